@@ -1,0 +1,31 @@
+/** A connection or transaction that runs parameterized SQL. */
+export interface Queryable {
+  /** Runs one statement with `$1…$n` parameters and returns its rows. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs a script of several statements without parameters (migrations, DDL). */
+  exec(sql: string): Promise<void>;
+  /** Runs a script and returns the rows of its last statement that returns a result set ([] when none does). */
+  execRows(sql: string): Promise<Record<string, unknown>[]>;
+}
+
+/** The one driver interface: PostgreSQL (postgres.js) and PGlite both implement it with the same SQL. */
+export interface Db extends Queryable {
+  readonly kind: "postgres" | "pglite";
+  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Subscribes to `LISTEN channel`; returns the function that unsubscribes. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Closes every connection. */
+  close(): Promise<void>;
+}
+
+/** Quotes an SQL identifier. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The SQLSTATE of a database error, if it carries one. */
+export function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}

@@ -1,0 +1,35 @@
+import { PGlite, type Transaction, types } from "@electric-sql/pglite";
+import type { Db, Queryable } from "./driver.ts";
+
+function wrap(db: PGlite | Transaction): Queryable {
+  return {
+    async query<T>(text: string, params: unknown[] = []) {
+      const result = await db.query<T>(text, params);
+      return result.rows;
+    },
+    async exec(text: string) {
+      await db.exec(text);
+    },
+    async execRows(text: string) {
+      const results = await db.exec(text);
+      return (results.findLast((r) => r.fields.length > 0)?.rows ?? []) as Record<string, unknown>[];
+    },
+  };
+}
+
+/** Opens (creating when new) an embedded PGlite database in `dir`. One process may hold a directory. */
+export async function openPglite(dir: string): Promise<Db> {
+  await Deno.mkdir(dir, { recursive: true });
+  // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
+  const pg = await PGlite.create(dir, { parsers: { [types.INT8]: (value: string) => value } });
+  const base = wrap(pg);
+  return {
+    kind: "pglite",
+    query: base.query,
+    exec: base.exec,
+    execRows: base.execRows,
+    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    listen: (channel, onPayload) => pg.listen(channel, onPayload),
+    close: () => pg.close(),
+  };
+}

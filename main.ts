@@ -1,0 +1,62 @@
+import { createHandler } from "./routes/mod.ts";
+import { loadConfig } from "./services/config.ts";
+import { describeError, log } from "./services/log.ts";
+import { closePlatform, openPlatform, type Platform } from "./services/platform.ts";
+
+/** Prints what `supabase start` prints: where the platform listens, the default project's keys, the admin. */
+async function printBanner(platform: Platform, url: string): Promise<void> {
+  const { config, bootstrap } = platform;
+  const keys = await platform.projects.keys(config.DEFAULT_PROJECT_REF);
+  const lines = [
+    "",
+    `Platform started: ${url}`,
+    `  project      ${config.DEFAULT_PROJECT_REF}${bootstrap.createdDefaultProject ? " (created)" : ""}`,
+    `  public key   ${keys.public_key}`,
+    `  secret key   ${keys.secret_key}`,
+    `  docs         ${url}/docs`,
+  ];
+  if (bootstrap.admin?.generatedPassword) {
+    lines.push(
+      `  admin        ${bootstrap.admin.email}`,
+      `  password     ${bootstrap.admin.generatedPassword}   (shown once: keep it)`,
+    );
+  } else if (bootstrap.admin) {
+    lines.push(`  admin        ${bootstrap.admin.email}`);
+  }
+  console.log(lines.join("\n") + "\n");
+}
+
+if (import.meta.main) {
+  const config = loadConfig();
+  const platform = await openPlatform(config);
+  const handler = createHandler(platform);
+  const controller = new AbortController();
+  const server = Deno.serve({
+    port: config.PORT,
+    hostname: config.HOSTNAME,
+    signal: controller.signal,
+    onListen: async ({ port, hostname }) => {
+      const host = hostname === "0.0.0.0" || hostname === "::" ? config.BASE_DOMAIN : hostname;
+      const url = config.PUBLIC_URL ?? `http://${host}:${port}`;
+      log.info("listening", { port, database: platform.dbs.kind });
+      if (!config.QUIET) await printBanner(platform, url);
+    },
+  }, handler);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("shutting down", { signal });
+    try {
+      await server.shutdown(); // stops accepting, waits for in-flight requests
+      await closePlatform(platform);
+    } catch (err) {
+      log.error("shutdown failed", { cause: describeError(err) });
+      Deno.exit(1);
+    }
+    Deno.exit(0);
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => stop(signal));
+  await server.finished;
+}

@@ -1,0 +1,30 @@
+import type { AdminIdentity } from "../services/admin/admins.ts";
+import type { UserClaims } from "../services/auth/tokens.ts";
+import type { Platform } from "../services/platform.ts";
+import type { Project } from "../services/projects/projects.ts";
+
+/** The roles of spec §5. */
+export type Role = "anon" | "authenticated" | "service_role" | "admin";
+
+/** Who is calling, resolved once per request by the auth middleware. */
+export interface Caller {
+  project: Project;
+  role: Role;
+  /** The verified claims of a signed-in user (role authenticated). */
+  user?: UserClaims;
+  /** The raw bearer token of that user. */
+  userToken?: string;
+  /** The console admin, for role admin. */
+  admin?: AdminIdentity;
+}
+
+/** The Hono environment of every route. */
+export interface AppEnv {
+  Variables: {
+    platform: Platform;
+    requestId: string;
+    project: Project;
+    caller: Caller;
+    admin: AdminIdentity;
+  };
+}

@@ -1,0 +1,57 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { z } from "zod";
+import { AppError, errors } from "../services/errors.ts";
+import { describeError, log } from "../services/log.ts";
+
+/** Maps any thrown value to an AppError; unknown errors become a bare 500 whose cause is only logged. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof HTTPException) {
+    if (err.status === 413) return new AppError(413, "PAYLOAD_TOO_LARGE", "Request body is too large");
+    if (err.status === 400) return errors.validation(publicHttpMessage(err.message));
+    if (err.status === 415) {
+      return new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+    }
+    if (err.status === 401) return errors.unauthorized(err.message || "Unauthorized");
+    return new AppError(err.status as ContentfulStatusCode, "ERROR", err.message || "Request failed");
+  }
+  return errors.internal(err);
+}
+
+// Hono's validator says "Malformed JSON in request body" or "Invalid HTTP header: Content-Type=…".
+function publicHttpMessage(message: string): string {
+  if (message.startsWith("Invalid HTTP header: Content-Type")) return "Content-Type must be application/json";
+  return message || "Invalid request";
+}
+
+/** Writes the failure envelope for `err`. */
+export function errorResponse(c: Context, err: unknown): Response {
+  const e = toAppError(err);
+  if (e.status >= 500) {
+    log.error("request failed", {
+      request_id: c.get("requestId"),
+      path: c.req.path,
+      code: e.code,
+      cause: describeError(e.cause ?? e),
+    });
+  }
+  for (const [name, value] of Object.entries(e.headers)) c.header(name, value);
+  return c.json({
+    error: { code: e.code, message: e.message, type: e.type, request_id: c.get("requestId") ?? "" },
+  }, e.status);
+}
+
+/** The one validation hook: every zod failure becomes 400 VALIDATION_ERROR naming each field. */
+export function validationHook(
+  result: { success: true } | { success: false; error: z.ZodError; target?: string },
+): void {
+  if (result.success) return;
+  const where = result.target === "json" ? "body" : result.target ?? "request";
+  const issues = result.error.issues.map((i) => {
+    const path = i.path.map(String).join(".");
+    return path ? `${path}: ${i.message}` : i.message;
+  });
+  throw errors.validation(`Invalid ${where}: ${issues.join("; ")}`);
+}

@@ -1,0 +1,44 @@
+import { createMiddleware } from "hono/factory";
+import { errors } from "../../services/errors.ts";
+import { PROJECT_REF } from "../../services/projects/projects.ts";
+import type { AppEnv } from "../env.ts";
+
+/** Requests whose project came from the long form of a path (`/v1/functions/{project_id}/…`). */
+const pathProjects = new WeakMap<Request, string>();
+
+/** Records that `req` names its project in its path. Used by the long-form rewrite only. */
+export function setPathProject(req: Request, ref: string): void {
+  pathProjects.set(req, ref);
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/**
+ * The project ref a host selects (decisions §2): `<ref>.<base domain>` selects `ref`; the bare base domain and
+ * any IP address select the default project. Any other host selects nothing (null).
+ */
+export function projectFromHost(host: string, baseDomain: string, defaultRef: string): string | null {
+  let name = host.toLowerCase();
+  if (name.startsWith("[")) return defaultRef; // IPv6 literal
+  name = name.replace(/:\d+$/, "").replace(/\.$/, "");
+  const base = baseDomain.toLowerCase();
+  if (name === base || IPV4.test(name)) return defaultRef;
+  if (name.endsWith(`.${base}`)) {
+    const ref = name.slice(0, -(base.length + 1));
+    return PROJECT_REF.test(ref) ? ref : null;
+  }
+  return null;
+}
+
+/** Resolves the request's project from its path (long form) or its host; 404 PROJECT_NOT_FOUND otherwise. */
+export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
+  const { config, projects } = c.var.platform;
+  const host = new URL(c.req.url).host;
+  const ref = pathProjects.get(c.req.raw) ??
+    projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
+  if (!ref) {
+    throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
+  }
+  c.set("project", await projects.get(ref));
+  await next();
+});

@@ -1,0 +1,118 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { requestId } from "hono/request-id";
+import { errors } from "../services/errors.ts";
+import type { Platform } from "../services/platform.ts";
+import { PROJECT_REF } from "../services/projects/projects.ts";
+import { adminRoutes } from "./admin.ts";
+import { authRoutes } from "./auth.ts";
+import { docsRoutes } from "./docs.ts";
+import type { AppEnv } from "./env.ts";
+import { errorResponse, validationHook } from "./errors.ts";
+import { splitLongForm } from "./long_form.ts";
+import { setPathProject } from "./middleware/project.ts";
+import { projectRoutes } from "./project.ts";
+import { systemRoutes } from "./system.ts";
+
+/** Builds the Hono app of the whole platform over `platform`. */
+export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+  app.use("*", requestId({ headerName: "x-request-id" }));
+  app.use(
+    "*",
+    cors({
+      origin: platform.config.CORS_ORIGINS === "*"
+        ? "*"
+        : platform.config.CORS_ORIGINS.split(",").map((o) => o.trim()),
+      allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+      allowHeaders: [
+        "apikey",
+        "authorization",
+        "content-type",
+        "x-client-info",
+        "prefer",
+        "range",
+        "accept-profile",
+        "content-profile",
+        "x-service-invoke-mode",
+        "x-request-id",
+      ],
+      exposeHeaders: ["x-request-id", "content-range", "preference-applied", "location", "retry-after"],
+      maxAge: 86400,
+    }),
+  );
+  app.use("*", async (c, next) => {
+    c.set("platform", platform);
+    await next();
+  });
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: platform.config.MAX_BODY_BYTES,
+      onError: (c) => errorResponse(c, errors.tooLarge(platform.config.MAX_BODY_BYTES)),
+    }),
+  );
+
+  app.route("/", systemRoutes);
+  app.route("/", adminRoutes);
+  app.route("/", authRoutes);
+  app.route("/", projectRoutes);
+  app.route("/", docsRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
+    type: "apiKey",
+    in: "header",
+    name: "apikey",
+    description: "The project's public key (pk_…, role anon) or secret key (sk_…, role service_role)",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "A user access token (JWT, role authenticated) or the secret key",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "console", {
+    type: "http",
+    scheme: "bearer",
+    description: "A console session token (cs_…) from POST /v1/admin/login",
+  });
+  app.doc31("/v1/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Platform API",
+      version: "1.0.0",
+      description:
+        "A Deno-native backend platform: data, auth, functions, jobs, realtime, notifications, AI.",
+    },
+  });
+
+  app.notFound((c) =>
+    errorResponse(c, errors.notFound(`Route ${c.req.method} ${c.req.path} does not exist`))
+  );
+  app.onError((err, c) => errorResponse(c, err));
+  return app;
+}
+
+/** A fetch handler: the app behind the long-form rewrite of `/v1/functions/{project_id}/…`. */
+export type Handler = (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Response>;
+
+/** Builds the platform's fetch handler. */
+export function createHandler(platform: Platform): Handler {
+  const app = createApp(platform);
+  const isProject = async (ref: string) =>
+    PROJECT_REF.test(ref) && (await platform.projects.find(ref)) !== null;
+  return async (req, info) => {
+    if (req.url.includes("/v1/functions/")) {
+      const url = new URL(req.url);
+      const long = await splitLongForm(url.pathname, isProject);
+      if (long) {
+        url.pathname = long.path;
+        const rewritten = new Request(url, req);
+        setPathProject(rewritten, long.ref);
+        return await app.fetch(rewritten, info);
+      }
+    }
+    return await app.fetch(req, info);
+  };
+}

@@ -1,0 +1,104 @@
+import { errors as joseErrors, importJWK, type JWTPayload, jwtVerify, SignJWT } from "jose";
+import { errors } from "../errors.ts";
+import type { Project, ProjectService } from "../projects/projects.ts";
+import { TtlCache } from "../ttl_cache.ts";
+
+/** Seconds an access token lives (decisions §2: 1 h). */
+export const ACCESS_TOKEN_SECONDS = 3600;
+
+/** The claims of a user access token. */
+export interface UserClaims extends JWTPayload {
+  sub: string;
+  role: "authenticated";
+  aud: "authenticated";
+  exp: number;
+  iat: number;
+  email: string;
+  ref: string;
+  session_id: string;
+}
+
+/** A freshly signed access token. */
+export interface AccessToken {
+  access_token: string;
+  expires_in: number;
+  expires_at: number;
+}
+
+/** True when a bearer value has the shape of a JWT (three base64url parts). */
+export function looksLikeJwt(value: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(value);
+}
+
+/**
+ * TokenService signs and verifies the ES256 access tokens of each project. Verified tokens are cached until
+ * they expire, so a hot path pays for the signature check once per token.
+ */
+export class TokenService {
+  private readonly verified = new TtlCache<string, UserClaims>({
+    ttlMs: ACCESS_TOKEN_SECONDS * 1000,
+    maxEntries: 50_000,
+  });
+  private readonly publicKeys = new Map<string, Promise<CryptoKey>>();
+
+  constructor(private readonly projects: ProjectService) {}
+
+  /** Signs an access token for a user's session. */
+  async sign(project: Project, user: { id: string; email: string }, sessionId: string): Promise<AccessToken> {
+    const iat = Math.floor(Date.now() / 1000);
+    const exp = iat + ACCESS_TOKEN_SECONDS;
+    const token = await new SignJWT({
+      role: "authenticated",
+      email: user.email,
+      ref: project.ref,
+      session_id: sessionId,
+    })
+      .setProtectedHeader({ alg: "ES256", kid: project.jwt_kid, typ: "JWT" })
+      .setSubject(user.id)
+      .setAudience("authenticated")
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .sign(await this.projects.signingKey(project.ref));
+    return { access_token: token, expires_in: ACCESS_TOKEN_SECONDS, expires_at: exp };
+  }
+
+  /** Verifies a user token of `project`; 401 INVALID_TOKEN when it is expired, tampered or foreign. */
+  async verify(project: Project, token: string): Promise<UserClaims> {
+    const cacheKey = `${project.ref}:${project.jwt_kid}:${token}`;
+    const cached = this.verified.get(cacheKey);
+    if (cached) {
+      if (cached.exp * 1000 > Date.now()) return cached;
+      this.verified.delete(cacheKey);
+    }
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, await this.publicKey(project), {
+        algorithms: ["ES256"],
+        audience: "authenticated",
+        requiredClaims: ["sub", "exp", "iat"],
+      }));
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) throw errors.invalidToken("Token has expired");
+      throw errors.invalidToken("Token is invalid");
+    }
+    if (
+      payload.ref !== project.ref || payload.role !== "authenticated" ||
+      typeof payload.session_id !== "string"
+    ) {
+      throw errors.invalidToken("Token is invalid");
+    }
+    const claims = payload as UserClaims;
+    this.verified.set(cacheKey, claims, claims.exp * 1000 - Date.now());
+    return claims;
+  }
+
+  private publicKey(project: Project): Promise<CryptoKey> {
+    const id = `${project.ref}:${project.jwt_kid}`;
+    let key = this.publicKeys.get(id);
+    if (!key) {
+      key = importJWK(project.jwt_public_jwk, "ES256") as Promise<CryptoKey>;
+      this.publicKeys.set(id, key);
+    }
+    return key;
+  }
+}

@@ -1,0 +1,178 @@
+import type { Databases } from "../../db/databases.ts";
+import { type Queryable, sqlState } from "../../db/driver.ts";
+import { randomToken, sha256Hex } from "../crypto.ts";
+import { errors } from "../errors.ts";
+import { DUMMY_HASH, hashPassword, verifyPassword } from "../passwords.ts";
+import type { Project } from "../projects/projects.ts";
+import type { TokenService, UserClaims } from "./tokens.ts";
+
+/** A user as the API shows it: never with a password or a hash. */
+export interface User {
+  id: string;
+  email: string;
+  created_at: string;
+  user_metadata: Record<string, unknown>;
+}
+
+/** A session as the API returns it (Supabase's shape). */
+export interface Session {
+  access_token: string;
+  token_type: "bearer";
+  expires_in: number;
+  expires_at: number;
+  refresh_token: string;
+}
+
+/** What sign-up and both token grants answer. */
+export interface UserSession {
+  user: User;
+  session: Session;
+}
+
+interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  user_metadata: Record<string, unknown>;
+  created_at: Date | string;
+}
+
+function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    email: row.email,
+    created_at: new Date(row.created_at).toISOString(),
+    user_metadata: row.user_metadata ?? {},
+  };
+}
+
+const USER_COLUMNS = "id, email, password_hash, user_metadata, created_at";
+
+/**
+ * AuthService signs users up and in, rotates refresh tokens (a reused one revokes its whole session, as
+ * GoTrue does) and signs them out. Users live in the project's own `auth.users`.
+ */
+export class AuthService {
+  constructor(private readonly dbs: Databases, private readonly tokens: TokenService) {}
+
+  /** Creates a user and its first session; 409 CONFLICT when the email is taken. */
+  async signUp(project: Project, input: { email: string; password: string; data?: Record<string, unknown> }) {
+    const db = await this.dbs.project(project.ref);
+    const hash = await hashPassword(input.password);
+    try {
+      return await db.transaction(async (tx) => {
+        const [row] = await tx.query<UserRow>(
+          `insert into auth.users (email, password_hash, user_metadata) values ($1, $2, $3) returning ${USER_COLUMNS}`,
+          [input.email.toLowerCase(), hash, JSON.stringify(input.data ?? {})],
+        );
+        return await this.startSession(tx, project, row!);
+      });
+    } catch (err) {
+      if (sqlState(err) === "23505") {
+        throw errors.conflict("A user with this email address has already been registered");
+      }
+      throw err;
+    }
+  }
+
+  /** The password grant; the same 401 for an unknown email and a wrong password. */
+  async signInWithPassword(project: Project, email: string, password: string): Promise<UserSession> {
+    const db = await this.dbs.project(project.ref);
+    const [row] = await db.query<UserRow>(
+      `select ${USER_COLUMNS} from auth.users where lower(email) = lower($1)`,
+      [
+        email,
+      ],
+    );
+    const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
+    if (!row || !ok) throw errors.unauthorized("Invalid login credentials");
+    return await db.transaction((tx) => this.startSession(tx, project, row));
+  }
+
+  /** The refresh grant: the token is spent and replaced; spending it twice revokes the session. */
+  async refresh(project: Project, refreshToken: string): Promise<UserSession> {
+    const db = await this.dbs.project(project.ref);
+    const hash = await sha256Hex(refreshToken);
+    // The transaction returns the failure instead of throwing it, so that a detected reuse stays revoked.
+    const outcome = await db.transaction(
+      async (tx): Promise<{ error: string; value?: never } | { error: undefined; value: UserSession }> => {
+        const [token] = await tx.query<{ session_id: string; used_at: Date | null; revoked_at: Date | null }>(
+          `select t.session_id, t.used_at, s.revoked_at from auth.refresh_tokens t
+         join auth.sessions s on s.id = t.session_id where t.token_hash = $1 for update of t`,
+          [hash],
+        );
+        if (!token || token.revoked_at) return { error: "Refresh token is invalid or revoked" };
+        if (token.used_at) {
+          await tx.query("update auth.sessions set revoked_at = now() where id = $1", [token.session_id]);
+          return { error: "Refresh token was already used; the session is revoked" };
+        }
+        await tx.query("update auth.refresh_tokens set used_at = now() where token_hash = $1", [hash]);
+        const [row] = await tx.query<UserRow>(
+          `select ${USER_COLUMNS} from auth.users u where id = (select user_id from auth.sessions where id = $1)`,
+          [token.session_id],
+        );
+        if (!row) return { error: "Refresh token is invalid or revoked" };
+        return { error: undefined, value: await this.issue(tx, project, row, token.session_id) };
+      },
+    );
+    if (outcome.error !== undefined) throw errors.invalidToken(outcome.error);
+    return outcome.value;
+  }
+
+  /** The user of a verified token, if its session is still live; 401 otherwise. */
+  async getUser(project: Project, claims: UserClaims): Promise<User> {
+    const db = await this.dbs.project(project.ref);
+    const [row] = await db.query<UserRow>(
+      `select ${USER_COLUMNS} from auth.users u
+       where u.id = $1 and exists (select 1 from auth.sessions s where s.id = $2 and s.user_id = u.id and s.revoked_at is null)`,
+      [claims.sub, claims.session_id],
+    );
+    if (!row) throw errors.invalidToken("Session has ended");
+    return toUser(row);
+  }
+
+  /** Ends the token's session (`local`) or every session of its user (`global`). */
+  async signOut(project: Project, claims: UserClaims, scope: "local" | "global"): Promise<void> {
+    const db = await this.dbs.project(project.ref);
+    if (scope === "global") {
+      await db.query(
+        "update auth.sessions set revoked_at = now() where user_id = $1 and revoked_at is null",
+        [
+          claims.sub,
+        ],
+      );
+    } else {
+      await db.query("update auth.sessions set revoked_at = now() where id = $1 and revoked_at is null", [
+        claims.session_id,
+      ]);
+    }
+  }
+
+  private async startSession(tx: Queryable, project: Project, user: UserRow): Promise<UserSession> {
+    const [session] = await tx.query<{ id: string }>(
+      "insert into auth.sessions (user_id) values ($1) returning id",
+      [
+        user.id,
+      ],
+    );
+    return await this.issue(tx, project, user, session!.id);
+  }
+
+  private async issue(
+    tx: Queryable,
+    project: Project,
+    user: UserRow,
+    sessionId: string,
+  ): Promise<UserSession> {
+    const refreshToken = `rt_${randomToken(32)}`;
+    await tx.query("insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)", [
+      await sha256Hex(refreshToken),
+      sessionId,
+    ]);
+    const access = await this.tokens.sign(project, user, sessionId);
+    return {
+      user: toUser(user),
+      session: { ...access, token_type: "bearer", refresh_token: refreshToken },
+    };
+  }
+}

@@ -1,0 +1,43 @@
+import { z } from "zod";
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+const ref = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be a project ref");
+
+/** The environment variables of the platform (decisions §2a), validated once at start-up. */
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8000),
+  HOSTNAME: z.string().default("0.0.0.0"),
+  DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_URL: z.string().url().optional(),
+  KV_PATH: z.string().optional(),
+  KV_URL: z.string().url().optional(),
+  BASE_DOMAIN: z.string().min(1).default("localhost"),
+  PUBLIC_URL: z.string().url().optional(),
+  PLATFORM_SECRET: z.string().min(32, "must be at least 32 bytes").optional(),
+  ADMIN_EMAIL: z.string().email().optional(),
+  ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  DEFAULT_PROJECT_REF: ref.default("default"),
+  DEFAULT_PUBLIC_KEY: z.string().regex(/^pk_[A-Za-z0-9_-]{16,}$/, "must look like pk_<16+ characters>")
+    .optional(),
+  DEFAULT_SECRET_KEY: z.string().regex(/^sk_[A-Za-z0-9_-]{16,}$/, "must look like sk_<16+ characters>")
+    .optional(),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  PG_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  CORS_ORIGINS: z.string().default("*"),
+  QUIET: bool.default(false),
+});
+
+/** The validated configuration, read once by main.ts and passed down. */
+export type Config = z.infer<typeof Env>;
+
+/** Parses and validates the environment; throws one readable error naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = Env.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration: ${lines.join("; ")}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,27 @@
+/** Encodes bytes as base64url without padding. */
+export function encodeBase64Url(bytes: Uint8Array): string {
+  return encodeBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** Decodes base64url (padding optional). */
+export function decodeBase64Url(text: string): Uint8Array {
+  const b64 = text.replaceAll("-", "+").replaceAll("_", "/");
+  return decodeBase64(b64 + "=".repeat((4 - (b64.length % 4)) % 4));
+}
+
+/** Encodes bytes as standard base64. */
+export function encodeBase64(bytes: Uint8Array): string {
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
+
+/** Decodes standard base64. */
+export function decodeBase64(text: string): Uint8Array {
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}

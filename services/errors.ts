@@ -1,0 +1,63 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** The `type` of every error code in the catalogue (decisions §3). */
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: "invalid_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  413: "invalid_request",
+  415: "invalid_request",
+  429: "rate_limit",
+  500: "internal",
+  503: "unavailable",
+  504: "timeout",
+};
+
+/** Options of an {@linkcode AppError}. */
+export interface AppErrorOptions {
+  /** Overrides the `type` derived from the status (e.g. `quota` for QUOTA_EXCEEDED). */
+  type?: string;
+  /** The private cause: logged, never sent to the client. */
+  cause?: unknown;
+  /** Extra response headers, such as `Retry-After`. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * AppError is the one error type of the platform: a status, a code of the catalogue and a public message.
+ * Anything else that reaches the error handler becomes a bare 500 that leaks nothing.
+ */
+export class AppError extends Error {
+  readonly status: ContentfulStatusCode;
+  readonly code: string;
+  readonly type: string;
+  readonly headers: Record<string, string>;
+
+  constructor(status: ContentfulStatusCode, code: string, message: string, options: AppErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.name = "AppError";
+    this.status = status;
+    this.code = code;
+    this.type = options.type ?? TYPE_BY_STATUS[status] ?? "internal";
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** Shorthands for the catalogue of decisions §3. */
+export const errors = {
+  validation: (message: string) => new AppError(400, "VALIDATION_ERROR", message),
+  unauthorized: (message: string) => new AppError(401, "UNAUTHORIZED", message),
+  invalidToken: (message: string) => new AppError(401, "INVALID_TOKEN", message),
+  forbidden: (message: string) => new AppError(403, "FORBIDDEN", message),
+  reservedTo: (role: string) => new AppError(403, "FORBIDDEN", `This operation is reserved to ${role}`),
+  notFound: (message: string) => new AppError(404, "NOT_FOUND", message),
+  projectNotFound: (ref: string) => new AppError(404, "PROJECT_NOT_FOUND", `Project "${ref}" does not exist`),
+  conflict: (message: string) => new AppError(409, "CONFLICT", message),
+  tooLarge: (limit: number) =>
+    new AppError(413, "PAYLOAD_TOO_LARGE", `Request body is larger than the limit of ${limit} bytes`),
+  unavailable: (message: string, cause?: unknown) =>
+    new AppError(503, "SERVICE_UNAVAILABLE", message, { cause }),
+  internal: (cause?: unknown) => new AppError(500, "INTERNAL_ERROR", "Internal server error", { cause }),
+};

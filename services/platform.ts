@@ -1,0 +1,108 @@
+import { join } from "node:path";
+import { Databases } from "../db/databases.ts";
+import { openKv } from "../db/kv.ts";
+import { AdminService, type BootstrapResult } from "./admin/admins.ts";
+import { TokenService } from "./auth/tokens.ts";
+import { AuthService } from "./auth/users.ts";
+import type { Config } from "./config.ts";
+import { Cipher, randomToken } from "./crypto.ts";
+import { setLogLevel } from "./log.ts";
+import { ProjectService } from "./projects/projects.ts";
+
+/** Everything a route or a worker needs, built once by {@linkcode openPlatform}. */
+export interface Platform {
+  config: Config;
+  dbs: Databases;
+  kv: Deno.Kv;
+  cipher: Cipher;
+  projects: ProjectService;
+  tokens: TokenService;
+  auth: AuthService;
+  admins: AdminService;
+  /** What the first start created, for the banner. */
+  bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
+}
+
+/** Reads `PLATFORM_SECRET`, or the one generated into `<DATA_DIR>/.secret` (mode 0600) on first start. */
+async function platformSecret(config: Config): Promise<string> {
+  if (config.PLATFORM_SECRET) return config.PLATFORM_SECRET;
+  const path = join(config.DATA_DIR, ".secret");
+  try {
+    return (await Deno.readTextFile(path)).trim();
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  await Deno.mkdir(config.DATA_DIR, { recursive: true });
+  const secret = randomToken(48);
+  await Deno.writeTextFile(path, secret + "\n", { mode: 0o600, createNew: true });
+  return secret;
+}
+
+/** Opens the databases and KV, applies migrations and creates the default project and the first admin. */
+export async function openPlatform(config: Config): Promise<Platform> {
+  setLogLevel(config.LOG_LEVEL);
+  const cipher = await Cipher.fromSecret(await platformSecret(config));
+  const dbs = await Databases.open({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolSize: config.PG_POOL_SIZE,
+  });
+  let kv: Deno.Kv | undefined;
+  try {
+    kv = await openKv({ url: config.KV_URL, path: config.KV_PATH, dataDir: config.DATA_DIR });
+    const projects = new ProjectService(dbs, cipher);
+    const tokens = new TokenService(projects);
+    const admins = new AdminService(dbs.control);
+    const createdDefaultProject = await ensureDefaultProject(config, projects, dbs);
+    const admin = await admins.bootstrap(config.ADMIN_EMAIL, config.ADMIN_PASSWORD);
+    return {
+      config,
+      dbs,
+      kv,
+      cipher,
+      projects,
+      tokens,
+      auth: new AuthService(dbs, tokens),
+      admins,
+      bootstrap: { createdDefaultProject, admin },
+    };
+  } catch (err) {
+    kv?.close();
+    await dbs.close();
+    throw err;
+  }
+}
+
+async function ensureDefaultProject(
+  config: Config,
+  projects: ProjectService,
+  dbs: Databases,
+): Promise<boolean> {
+  const ref = config.DEFAULT_PROJECT_REF;
+  if (await projects.find(ref)) {
+    await projects.keys(ref).catch(() => {
+      throw new Error(
+        "Cannot decrypt the project keys: PLATFORM_SECRET differs from the one that wrote this data",
+      );
+    });
+    await dbs.project(ref); // migrate and warm the default project before the first request
+    return false;
+  }
+  try {
+    await projects.create({
+      ref,
+      name: "Default project",
+      keys: { public_key: config.DEFAULT_PUBLIC_KEY, secret_key: config.DEFAULT_SECRET_KEY },
+    });
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code === "CONFLICT") return false; // another instance created it
+    throw err;
+  }
+}
+
+/** Closes KV and every database. */
+export async function closePlatform(platform: Platform): Promise<void> {
+  platform.kv.close();
+  await platform.dbs.close();
+}

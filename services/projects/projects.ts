@@ -1,0 +1,230 @@
+import { exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type JWK } from "jose";
+import type { Databases } from "../../db/databases.ts";
+import { sqlState } from "../../db/driver.ts";
+import { type Cipher, randomHex, sha256Hex } from "../crypto.ts";
+import { AppError, errors } from "../errors.ts";
+import { TtlCache } from "../ttl_cache.ts";
+
+/** The kinds of project key: `public` gives role anon, `secret` gives role service_role. */
+export type KeyKind = "public" | "secret";
+
+/** A project as the platform serves it. */
+export interface Project {
+  ref: string;
+  name: string;
+  created_at: string;
+  jwt_kid: string;
+  jwt_public_jwk: JWK;
+}
+
+/** The current keys of a project, in clear. */
+export interface ProjectKeys {
+  public_key: string;
+  secret_key: string;
+}
+
+/** What a key resolves to. */
+export interface KeyOwner {
+  ref: string;
+  kind: KeyKind;
+}
+
+/** Project refs: lowercase letters, digits and `-`, 1 to 40 characters. */
+export const PROJECT_REF = /^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/;
+
+const KEY_PREFIX: Record<KeyKind, string> = { public: "pk", secret: "sk" };
+// Lookups are cached briefly: a revoked key stops working everywhere within this time (at once locally).
+const CACHE_MS = 10_000;
+
+interface ProjectRow {
+  ref: string;
+  name: string;
+  created_at: Date | string;
+  jwt_kid: string;
+  jwt_public_jwk: JWK;
+}
+
+function toProject(row: ProjectRow): Project {
+  return {
+    ref: row.ref,
+    name: row.name,
+    created_at: new Date(row.created_at).toISOString(),
+    jwt_kid: row.jwt_kid,
+    jwt_public_jwk: row.jwt_public_jwk,
+  };
+}
+
+/** Makes a new key of a kind for a project: `pk_<ref>_<128 random bits>`. */
+export function newKey(ref: string, kind: KeyKind): string {
+  return `${KEY_PREFIX[kind]}_${ref}_${randomHex(16)}`;
+}
+
+/**
+ * ProjectService creates, finds, deletes projects and manages their API keys and JWT signing keys.
+ * Keys are looked up by SHA-256 hash and kept encrypted so that the console can show them.
+ */
+export class ProjectService {
+  private readonly projects = new TtlCache<string, Project | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
+  private readonly keyOwners = new TtlCache<string, KeyOwner | null>({
+    ttlMs: CACHE_MS,
+    maxEntries: 100_000,
+  });
+  private readonly signingKeys = new Map<string, Promise<CryptoKey>>();
+
+  constructor(private readonly dbs: Databases, private readonly cipher: Cipher) {}
+
+  /** The project `ref`, or null. Cached briefly. */
+  async find(ref: string): Promise<Project | null> {
+    const cached = this.projects.get(ref);
+    if (cached !== undefined) return cached;
+    const [row] = await this.dbs.control.query<ProjectRow>(
+      "select ref, name, created_at, jwt_kid, jwt_public_jwk from platform.projects where ref = $1",
+      [ref],
+    );
+    const project = row ? toProject(row) : null;
+    this.projects.set(ref, project);
+    return project;
+  }
+
+  /** The project `ref`; 404 PROJECT_NOT_FOUND when it does not exist. */
+  async get(ref: string): Promise<Project> {
+    const project = PROJECT_REF.test(ref) ? await this.find(ref) : null;
+    if (!project) throw errors.projectNotFound(ref);
+    return project;
+  }
+
+  /** Every project, oldest first. */
+  async list(): Promise<Project[]> {
+    const rows = await this.dbs.control.query<ProjectRow>(
+      "select ref, name, created_at, jwt_kid, jwt_public_jwk from platform.projects order by created_at, ref",
+    );
+    return rows.map(toProject);
+  }
+
+  /**
+   * Creates a project: its row, its keys (given or new), its signing key pair, then its database.
+   * 409 CONFLICT when the ref is taken.
+   */
+  async create(input: { ref: string; name?: string; keys?: Partial<ProjectKeys> }): Promise<Project> {
+    if (!PROJECT_REF.test(input.ref)) {
+      throw errors.validation(`Project ref "${input.ref}" must be 1-40 lowercase letters, digits or "-"`);
+    }
+    const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+    const kid = randomHex(8);
+    const jwk = { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" };
+    const pkcs8 = await this.cipher.encrypt(await exportPKCS8(privateKey));
+    const keys = {
+      public: input.keys?.public_key ?? newKey(input.ref, "public"),
+      secret: input.keys?.secret_key ?? newKey(input.ref, "secret"),
+    };
+    try {
+      await this.dbs.control.transaction(async (tx) => {
+        await tx.query(
+          `insert into platform.projects (ref, name, jwt_kid, jwt_private_key, jwt_public_jwk)
+           values ($1, $2, $3, $4, $5)`,
+          [input.ref, input.name ?? input.ref, kid, pkcs8, JSON.stringify(jwk)],
+        );
+        for (const kind of ["public", "secret"] as const) {
+          await tx.query(
+            "insert into platform.api_keys (project_ref, kind, key_hash, key_encrypted) values ($1, $2, $3, $4)",
+            [input.ref, kind, await sha256Hex(keys[kind]), await this.cipher.encrypt(keys[kind])],
+          );
+        }
+      });
+    } catch (err) {
+      if (sqlState(err) === "23505") throw errors.conflict(`Project "${input.ref}" already exists`);
+      throw err;
+    }
+    this.projects.delete(input.ref);
+    try {
+      await this.dbs.createProject(input.ref);
+    } catch (err) {
+      await this.dbs.control.query("delete from platform.projects where ref = $1", [input.ref]);
+      throw errors.unavailable(`Cannot create the database of project "${input.ref}"`, err);
+    }
+    return await this.get(input.ref);
+  }
+
+  /** Deletes a project, its keys and its database. */
+  async delete(ref: string): Promise<void> {
+    await this.get(ref);
+    await this.dbs.control.query("delete from platform.projects where ref = $1", [ref]);
+    this.forget(ref);
+    await this.dbs.dropProject(ref);
+  }
+
+  /** The current keys of a project, decrypted. */
+  async keys(ref: string): Promise<ProjectKeys> {
+    const rows = await this.dbs.control.query<{ kind: KeyKind; key_encrypted: string }>(
+      `select kind, key_encrypted from platform.api_keys
+       where project_ref = $1 and revoked_at is null order by created_at`,
+      [ref],
+    );
+    const out: Partial<ProjectKeys> = {};
+    for (const row of rows) {
+      out[row.kind === "public" ? "public_key" : "secret_key"] = await this.cipher.decrypt(row.key_encrypted);
+    }
+    if (!out.public_key || !out.secret_key) throw errors.internal(new Error(`Project ${ref} lacks a key`));
+    return out as ProjectKeys;
+  }
+
+  /** Replaces the key of one kind; the old key stops working at once on this instance. */
+  async rotateKey(ref: string, kind: KeyKind): Promise<ProjectKeys> {
+    await this.get(ref);
+    const key = newKey(ref, kind);
+    await this.dbs.control.transaction(async (tx) => {
+      await tx.query(
+        "update platform.api_keys set revoked_at = now() where project_ref = $1 and kind = $2 and revoked_at is null",
+        [ref, kind],
+      );
+      await tx.query(
+        "insert into platform.api_keys (project_ref, kind, key_hash, key_encrypted) values ($1, $2, $3, $4)",
+        [ref, kind, await sha256Hex(key), await this.cipher.encrypt(key)],
+      );
+    });
+    this.keyOwners.deleteWhere((owner) => owner?.ref === ref);
+    return await this.keys(ref);
+  }
+
+  /** The project and kind of a live key, or null. Cached briefly, negative answers too. */
+  async lookupKey(key: string): Promise<KeyOwner | null> {
+    const cached = this.keyOwners.get(key);
+    if (cached !== undefined) return cached;
+    const [row] = await this.dbs.control.query<{ project_ref: string; kind: KeyKind }>(
+      "select project_ref, kind from platform.api_keys where key_hash = $1 and revoked_at is null",
+      [await sha256Hex(key)],
+    );
+    const owner = row ? { ref: row.project_ref, kind: row.kind } : null;
+    this.keyOwners.set(key, owner);
+    return owner;
+  }
+
+  /** The private ES256 key that signs the project's user tokens. */
+  signingKey(ref: string): Promise<CryptoKey> {
+    let key = this.signingKeys.get(ref);
+    if (!key) {
+      key = (async () => {
+        const [row] = await this.dbs.control.query<{ jwt_private_key: string }>(
+          "select jwt_private_key from platform.projects where ref = $1",
+          [ref],
+        );
+        if (!row) throw errors.projectNotFound(ref);
+        return await importPKCS8(await this.cipher.decrypt(row.jwt_private_key), "ES256");
+      })();
+      this.signingKeys.set(ref, key);
+      key.catch(() => this.signingKeys.delete(ref));
+    }
+    return key;
+  }
+
+  private forget(ref: string): void {
+    this.projects.delete(ref);
+    this.signingKeys.delete(ref);
+    this.keyOwners.deleteWhere((owner) => owner?.ref === ref);
+  }
+}
+
+/** True when an error is a 4xx the caller should see as it is. */
+export function isClientError(err: unknown): err is AppError {
+  return err instanceof AppError && err.status < 500;
+}

@@ -1,0 +1,31 @@
+import type { Db } from "../../db/driver.ts";
+import { sqlState } from "../../db/driver.ts";
+import { AppError } from "../errors.ts";
+
+/** Seconds a statement of `POST /v1/sql` may run. */
+export const OWNER_SQL_TIMEOUT_SECONDS = 60;
+
+/**
+ * Runs SQL in a project database as its owner, in one transaction with a statement timeout, and returns the
+ * rows of the last statement. A database error becomes 400 with its SQLSTATE and message (the caller wrote
+ * the SQL, so the message reveals nothing new); nothing is committed then.
+ */
+export async function runOwnerSql(
+  db: Db,
+  query: string,
+  params?: unknown[],
+): Promise<Record<string, unknown>[]> {
+  try {
+    return await db.transaction(async (tx) => {
+      await tx.query(`set local statement_timeout = '${OWNER_SQL_TIMEOUT_SECONDS}s'`);
+      if (params && params.length > 0) return await tx.query(query, params);
+      return await tx.execRows(query);
+    });
+  } catch (err) {
+    const state = sqlState(err);
+    if (state && /^[0-9A-Z]{5}$/.test(state)) {
+      throw new AppError(400, state, (err as Error).message);
+    }
+    throw err;
+  }
+}
