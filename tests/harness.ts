@@ -1,0 +1,237 @@
+import postgres from "postgres";
+import { createHandler, type Handler } from "../routes/mod.ts";
+import { type Config, loadConfig } from "../services/config.ts";
+import { randomHex } from "../services/crypto.ts";
+import { closePlatform, openPlatform, type Platform } from "../services/platform.ts";
+
+/** The admin every test platform starts with. */
+export const ADMIN = { email: "admin@example.com", password: "admin-password-1" };
+
+/** A fresh place for one platform: a temp data dir, and a fresh database when DATABASE_URL is set. */
+export interface Sandbox {
+  env: Record<string, string>;
+  publicKey: string;
+  secretKey: string;
+  /** Drops the databases and removes the data dir. */
+  destroy(): Promise<void>;
+}
+
+/** The server URL of `DATABASE_URL` when the suite runs against PostgreSQL. */
+export const serverUrl = Deno.env.get("DATABASE_URL");
+
+/** Makes a sandbox; `env` overrides the defaults. */
+export async function makeSandbox(env: Record<string, string> = {}): Promise<Sandbox> {
+  const id = randomHex(6);
+  const dataDir = await Deno.makeTempDir({ prefix: "platform-test-" });
+  const publicKey = `pk_default_${randomHex(16)}`;
+  const secretKey = `sk_default_${randomHex(16)}`;
+  const base: Record<string, string> = {
+    DATA_DIR: dataDir,
+    DEFAULT_PUBLIC_KEY: publicKey,
+    DEFAULT_SECRET_KEY: secretKey,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    PLATFORM_SECRET: `test-secret-${randomHex(16)}`,
+    LOG_LEVEL: "warn",
+    QUIET: "true",
+  };
+  let dbName: string | undefined;
+  if (serverUrl) {
+    dbName = `t_${id}`;
+    const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database "${dbName}"`);
+    await admin.end();
+    const url = new URL(serverUrl);
+    url.pathname = `/${dbName}`;
+    base.DATABASE_URL = url.toString();
+  }
+  return {
+    env: { ...base, ...env },
+    publicKey,
+    secretKey,
+    async destroy() {
+      if (serverUrl && dbName) {
+        const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+        const dbs = await admin.unsafe<{ datname: string }[]>(
+          "select datname from pg_database where datname = $1 or datname like $2",
+          [dbName, `${dbName}\\_%`],
+        );
+        for (const { datname } of dbs) {
+          await admin.unsafe(`drop database if exists "${datname}" with (force)`);
+        }
+        await admin.end();
+      }
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** A platform running in this process, called through its fetch handler. */
+export interface TestPlatform {
+  platform: Platform;
+  config: Config;
+  handler: Handler;
+  sandbox: Sandbox;
+  publicKey: string;
+  secretKey: string;
+  /** Calls the platform; `path` may be a full URL (to choose the host) or a path on the default project. */
+  fetch(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  /** Signs in as the admin and returns a console session token. */
+  adminToken(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Starts a platform in this process against PGlite, or PostgreSQL when DATABASE_URL is set. */
+export async function startPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
+  const sandbox = await makeSandbox(env);
+  const config = loadConfig(sandbox.env);
+  const platform = await openPlatform(config);
+  const handler = createHandler(platform);
+  let adminToken: string | undefined;
+  const tp: TestPlatform = {
+    platform,
+    config,
+    handler,
+    sandbox,
+    publicKey: sandbox.publicKey,
+    secretKey: sandbox.secretKey,
+    fetch(path, init = {}) {
+      const url = path.startsWith("http") ? path : `http://127.0.0.1${path}`;
+      const headers = new Headers(init.headers);
+      let body = init.body;
+      if (init.json !== undefined) {
+        body = JSON.stringify(init.json);
+        if (!headers.has("content-type")) headers.set("content-type", "application/json");
+      }
+      return handler(new Request(url, { ...init, headers, body }));
+    },
+    async adminToken() {
+      if (!adminToken) {
+        const res = await tp.fetch("/v1/admin/login", { method: "POST", json: ADMIN });
+        adminToken = (await res.json()).data.token as string;
+      }
+      return adminToken;
+    },
+    async close() {
+      await closePlatform(platform);
+      await sandbox.destroy();
+    },
+  };
+  return tp;
+}
+
+/** A platform in a child process (`deno run main.ts`), for restarts, signals and real sockets. */
+export interface ChildPlatform {
+  port: number;
+  url: string;
+  process: Deno.ChildProcess;
+  /** Output lines seen so far (stdout and stderr). */
+  output: string[];
+  /** Sends a signal and waits for the exit status. */
+  stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
+}
+
+/** Starts `main.ts` in a child process with `env` and waits until it listens. */
+export async function spawnPlatform(env: Record<string, string>): Promise<ChildPlatform> {
+  const main = new URL("../main.ts", import.meta.url).pathname;
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--unstable-kv", "--unstable-worker-options", main],
+    env: { ...env, PORT: "0", HOSTNAME: "127.0.0.1", LOG_LEVEL: "info", QUIET: "false" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output: string[] = [];
+  const { promise: listening, resolve, reject } = Promise.withResolvers<number>();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    let buffered = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk;
+      const lines = buffered.split("\n");
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        output.push(line);
+        const port = line.match(/"msg":"listening","port":(\d+)/)?.[1];
+        if (port) resolve(Number(port));
+      }
+    }
+  };
+  const pumps = Promise.all([pump(process.stdout), pump(process.stderr)]);
+  const exited = process.status.then((s) => {
+    reject(new Error(`Platform exited with ${s.code} before listening:\n${output.join("\n")}`));
+    return s;
+  });
+  const timer = setTimeout(
+    () => reject(new Error(`Platform did not listen in 60 s:\n${output.join("\n")}`)),
+    60_000,
+  );
+  const port = await listening.finally(() => clearTimeout(timer));
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    process,
+    output,
+    async stop(signal: Deno.Signal = "SIGTERM") {
+      try {
+        process.kill(signal);
+      } catch { /* already gone */ }
+      const status = await exited;
+      await pumps;
+      return status;
+    },
+  };
+}
+
+/**
+ * Sends one HTTP/1.1 request over a raw TCP socket, so that the `Host` header is exactly the one given
+ * (Deno's fetch replaces it and does not resolve `*.localhost`).
+ */
+export async function rawRequest(
+  port: number,
+  request: { method: string; path: string; host: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: Headers; body: string }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const body = request.body ?? "";
+  const head = [
+    `${request.method} ${request.path} HTTP/1.1`,
+    `Host: ${request.host}`,
+    "Connection: close",
+    `Content-Length: ${new TextEncoder().encode(body).length}`,
+    ...Object.entries(request.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    "",
+    "",
+  ].join("\r\n");
+  await conn.write(new TextEncoder().encode(head + body));
+  const text = await new Response(conn.readable).text();
+  const [headText = "", ...rest] = text.split("\r\n\r\n");
+  const [statusLine = "", ...headerLines] = headText.split("\r\n");
+  const headers = new Headers();
+  for (const line of headerLines) {
+    const i = line.indexOf(":");
+    if (i > 0) headers.append(line.slice(0, i).trim(), line.slice(i + 1).trim());
+  }
+  let payload = rest.join("\r\n\r\n");
+  if (headers.get("transfer-encoding") === "chunked") payload = unchunk(payload);
+  return { status: Number(statusLine.split(" ")[1]), headers, body: payload };
+}
+
+function unchunk(text: string): string {
+  let out = "";
+  let rest = text;
+  while (rest.length > 0) {
+    const nl = rest.indexOf("\r\n");
+    const size = parseInt(rest.slice(0, nl), 16);
+    if (!size) break;
+    out += rest.slice(nl + 2, nl + 2 + size);
+    rest = rest.slice(nl + 2 + size + 2);
+  }
+  return out;
+}
+
+/** A parsed JSON body: tests read into it freely and assert on what they find. */
+// deno-lint-ignore no-explicit-any
+export type Json = any;
+
+/** Reads a JSON response body with its status, for compact assertions. */
+export async function json(res: Response): Promise<{ status: number; body: Json }> {
+  return { status: res.status, body: await res.json() };
+}
