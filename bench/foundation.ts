@@ -88,6 +88,7 @@ try {
       ratio >= 0.6 ? "MET" : "MISSED"
     }`,
   );
+  console.log(`throughput ratio platform/bare async handler: ${(asyncRatio * 100).toFixed(1)}% (reference)`);
   console.log(
     `added p50 latency: ${addedP50.toFixed(3)} ms (target <= 0.5 ms) ${addedP50 <= 0.5 ? "MET" : "MISSED"}`,
   );
