@@ -6,6 +6,7 @@ import { type Project as ProjectRecord, PROJECT_REF } from "../services/projects
 import { errors } from "../services/errors.ts";
 import { bearerToken, CONSOLE_COOKIE, consoleToken, requireAdmin } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
+import { passwordRateLimit } from "./middleware/rate_limit.ts";
 import { ADMIN_SECURITY, failures, jsonBody, ok } from "./schemas.ts";
 
 const Login = z.strictObject({ email: z.email(), password: z.string().min(1).max(1024) }).openapi(
@@ -43,10 +44,11 @@ adminRoutes.openapi(
     path: "/v1/admin/login",
     tags: ["Admin"],
     summary: "Sign in to the console; the token counts as role admin on every project",
+    middleware: [passwordRateLimit] as const,
     request: jsonBody(Login),
     responses: {
       200: ok(ConsoleSession, "A console session token (cs_…), valid 12 h"),
-      ...failures(400, 401),
+      ...failures(400, 401, 429),
     },
   }),
   async (c) => {

@@ -8,6 +8,7 @@ import type { Config } from "./config.ts";
 import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
 import { ProjectService } from "./projects/projects.ts";
+import { TokenBucket } from "./rate_limit.ts";
 
 /** Everything a route or a worker needs, built once by {@linkcode openPlatform}. */
 export interface Platform {
@@ -19,6 +20,8 @@ export interface Platform {
   tokens: TokenService;
   auth: AuthService;
   admins: AdminService;
+  /** Per-client limit of password work (sign-up, sign-in, admin login): each attempt costs ~250 ms of CPU. */
+  authLimit: TokenBucket;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -64,6 +67,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       tokens,
       auth: new AuthService(dbs, tokens),
       admins,
+      authLimit: new TokenBucket({ perMinute: config.AUTH_RATE_PER_MIN }),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
