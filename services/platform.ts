@@ -4,6 +4,7 @@ import { openKv } from "../db/kv.ts";
 import { AdminService, type BootstrapResult } from "./admin/admins.ts";
 import { TokenService } from "./auth/tokens.ts";
 import { AuthService } from "./auth/users.ts";
+import { DataService } from "./data/data.ts";
 import type { Config } from "./config.ts";
 import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
@@ -19,6 +20,8 @@ export interface Platform {
   tokens: TokenService;
   auth: AuthService;
   admins: AdminService;
+  /** The data API engine (PostgREST dialect). */
+  data: DataService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -64,6 +67,10 @@ export async function openPlatform(config: Config): Promise<Platform> {
       tokens,
       auth: new AuthService(dbs, tokens),
       admins,
+      data: new DataService(dbs, {
+        maxRows: config.DATA_MAX_ROWS,
+        statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
+      }),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -104,5 +111,6 @@ async function ensureDefaultProject(
 /** Closes KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
   platform.kv.close();
+  await platform.data.close();
   await platform.dbs.close();
 }
