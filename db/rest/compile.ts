@@ -63,6 +63,7 @@ const OPS: Record<string, string> = {
   nxl: "&>",
   adj: "-|-",
 };
+const TEXT_OPS = new Set(["like", "ilike", "match", "imatch"]);
 const TSQUERY: Record<string, string> = {
   fts: "to_tsquery",
   plfts: "plainto_tsquery",
@@ -123,35 +124,54 @@ export class Compiler {
     return sql;
   }
 
+  /**
+   * The SQL type of a filter's left side: the column's catalog type, text after `->>`, json(b) after `->`.
+   * Values are sent as text and cast to it (`$n::text::type`): the driver never re-encodes them by type
+   * (postgres.js would JSON-encode a jsonb parameter and map any bool string but "true" to false).
+   */
+  private fieldType(t: TableInfo, f: Field): string {
+    const col = t.columns.get(f.name)!;
+    const last = f.path.at(-1);
+    if (!last) return col.type;
+    return last.op === "->>" ? "text" : col.udt === "json" ? "json" : "jsonb";
+  }
+
+  private value(value: string, type: string): string {
+    return `${this.param(value)}::text::${type}`;
+  }
+
   private filter(t: TableInfo, alias: string, f: Filter): string {
     const lhs = this.field(t, alias, f.field);
+    const type = this.fieldType(t, f.field);
     let sql: string;
     const value = f.value;
     if (f.op === "in") {
-      sql = `${lhs} = any(${this.param(arrayLiteral(value as string[]))})`;
+      sql = `${lhs} = any(${this.value(arrayLiteral(value as string[]), `${type}[]`)})`;
     } else if (f.op === "is") {
       const word = value as string;
       sql = `${lhs} is ${word === "not_null" ? "not null" : word}`;
     } else if (f.op === "isdistinct") {
-      sql = `${lhs} is distinct from ${this.param(value)}`;
+      sql = `${lhs} is distinct from ${this.value(value as string, type)}`;
     } else if (f.op in TSQUERY) {
-      const config = f.language ? `${this.param(f.language)}::regconfig, ` : "";
+      const config = f.language ? `${this.param(f.language)}::text::regconfig, ` : "";
       const col = t.columns.get(f.field.name);
       const vector = f.field.path.length === 0 && col?.udt === "tsvector"
         ? lhs
         : `to_tsvector(${config}${lhs})`;
-      sql = `${vector} @@ ${TSQUERY[f.op]}(${config}${this.param(value)})`;
+      sql = `${vector} @@ ${TSQUERY[f.op]}(${config}${this.param(value)}::text)`;
     } else {
       const op = OPS[f.op]!;
-      const like = f.op === "like" || f.op === "ilike";
-      const fix = (v: string) => like ? v.replaceAll("*", "%") : v;
+      const textual = TEXT_OPS.has(f.op);
+      const fix = (v: string) => f.op === "like" || f.op === "ilike" ? v.replaceAll("*", "%") : v;
       if (f.quantifier) {
         const list = (value as string[]).map(fix);
-        sql = `${lhs} ${op} ${f.quantifier}(${this.param(arrayLiteral(list))})`;
+        sql = `${lhs} ${op} ${f.quantifier}(${
+          this.value(arrayLiteral(list), textual ? "text[]" : `${type}[]`)
+        })`;
       } else {
         let v = fix(value as string);
         if (f.op === "ov" && v.startsWith("(") && v.endsWith(")")) v = `{${v.slice(1, -1)}}`;
-        sql = `${lhs} ${op} ${this.param(v)}`;
+        sql = `${lhs} ${op} ${textual ? `${this.param(v)}::text` : this.value(v, type)}`;
       }
     }
     return f.negate ? `not (${sql})` : sql;
@@ -376,7 +396,7 @@ export class Compiler {
         const rows = group.rows.map((r) => Object.fromEntries(group.columns.map((c) => [c, r[c] ?? null])));
         body = `insert into ${table(t.name)} (${cols}) select ${cols} from json_populate_recordset(null::${
           table(t.name)
-        }, ${this.param(JSON.stringify(rows))}::json) _i${conflict} returning *`;
+        }, ${this.param(JSON.stringify(rows))}::text::json) _i${conflict} returning *`;
       }
       ctes.push(`${name} as (${body})`);
       sources.push(`select * from ${name}`);
@@ -410,7 +430,7 @@ export class Compiler {
         table(t.name)
       } as ${alias} set ${set} from (select * from json_populate_record(null::${
         table(t.name)
-      }, ${value}::json)) _b where ${where} returning ${alias}.*`;
+      }, ${value}::text::json)) _b where ${where} returning ${alias}.*`;
     }
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options.representation)}`,
