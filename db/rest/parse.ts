@@ -67,7 +67,7 @@ function splitTopLevel(text: string, what: string): string[] {
     if (quoted) {
       if (ch === "\\") i++;
       else if (ch === '"') quoted = false;
-    } else if (ch === '"') quoted = true;
+    } else if (ch === '"' && (i === 0 || ".,(".includes(text[i - 1]!))) quoted = true;
     else if (ch === "(") depth++;
     else if (ch === ")") {
       depth--;
@@ -101,7 +101,9 @@ export function parseList(text: string, open: "(" | "{", what: string): string[]
       if (ch === "\\" && i + 1 < inner.length) current += inner[++i];
       else if (ch === '"') quoted = false;
       else current += ch;
-    } else if (ch === '"') {
+    } else if (ch === '"' && current.trim() === "" && !wasQuoted) {
+      // A double quote opens a quoted element only at its start: x"y is the three characters x"y.
+      current = "";
       quoted = true;
       wasQuoted = true;
     } else if (ch === ",") {
