@@ -9,7 +9,7 @@ import type {
   SelectEmbed,
   SelectItem,
 } from "./ast.ts";
-import { restErrors } from "./errors.ts";
+import { RestError, restErrors } from "./errors.ts";
 import { resolveRelationship } from "./relationships.ts";
 import { EXPOSED_SCHEMA, type SchemaCache, type TableInfo } from "./schema.ts";
 
@@ -87,6 +87,7 @@ function table(name: string): string {
 export class Compiler {
   readonly params: unknown[] = [];
   private aliases = 0;
+  private readonly used = new Set<string>([""]);
 
   constructor(private readonly cache: SchemaCache, private readonly query: ParsedQuery) {}
 
@@ -219,6 +220,7 @@ export class Compiler {
     const target = this.table(rel.target);
     const alias = this.alias();
     const path = this.embedPath(parentPath, e);
+    this.used.add(path);
     let from = `${table(target.name)} ${alias}`;
     const where: string[] = [];
     if (rel.junction) {
@@ -276,6 +278,17 @@ export class Compiler {
     return out.join(", ");
   }
 
+  /** PGRST108 when a filter, order or limit names a resource that the select does not embed. */
+  private checkPaths(): void {
+    for (const path of this.query.nodes.keys()) {
+      if (!this.used.has(path)) {
+        throw new RestError(400, "PGRST108", `'${path}' is not an embedded resource in this request`, {
+          hint: `Verify that '${path}' is included in the 'select' query parameter`,
+        });
+      }
+    }
+  }
+
   /** The root WHERE clause (without the keyword), or "" when there is no condition. */
   rootWhere(t: TableInfo, alias: string): string {
     return this.where(t, alias, "", this.query.select).join(" and ");
@@ -295,6 +308,7 @@ export class Compiler {
     }`;
     inner += ` limit ${this.param(limit)}`;
     if (root.offset) inner += ` offset ${this.param(root.offset)}`;
+    this.checkPaths();
     const total = options.count
       ? `, (select count(*) from ${table(t.name)} ${alias}${whereSql})::int8 as total`
       : "";
@@ -330,6 +344,7 @@ export class Compiler {
     }
     const columns = this.projection(t, alias, this.query.select, "");
     const order = this.orderBy(t, alias, this.node("").order);
+    this.checkPaths();
     return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
       `coalesce((select json_agg(_t) from (select ${columns} from pgrst_source ${alias}${order}) _t), '[]')::text ` +
       `as body${location}`;

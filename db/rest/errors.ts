@@ -14,6 +14,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   415: "invalid_request",
   416: "invalid_request",
   500: "internal",
+  503: "unavailable",
   504: "timeout",
 };
 

@@ -368,6 +368,12 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
     nodes: new Map([["", { conditions: [], order: [] }]]),
   };
   for (const [key, value] of params) {
+    if (key.includes("\0") || value.includes("\0")) {
+      throw restErrors.parse(
+        `failed to parse parameter (${key})`,
+        "a NUL character cannot reach the database",
+      );
+    }
     if (key === "select") {
       out.select = parseSelect(value);
       out.explicitSelect = true;
