@@ -41,6 +41,12 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   const url = new URL(c.req.url);
   const prefix = mount === "envelope" ? ENVELOPE_PREFIX : POSTGREST_PREFIX;
   const table = decodeURIComponent(url.pathname.slice(url.pathname.indexOf(prefix) + prefix.length));
+  const profile = c.req.header(method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
+  if (profile !== undefined && profile !== "public") {
+    throw new RestError(406, "PGRST106", "The schema must be one of the following: public", {
+      details: `Schema "${profile}" is not exposed`,
+    });
+  }
   const body = method === "POST" || method === "PATCH" ? await readBody(c) : undefined;
   const result = await c.var.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
     method,

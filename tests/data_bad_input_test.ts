@@ -58,6 +58,13 @@ const BAD: BadCase[] = [
   },
   { name: "NUL in a column name", url: "books?select=id%00", status: 400, code: "PGRST100" },
   { name: "NUL in a table name", url: "books%00", status: 404, code: "PGRST205" },
+  {
+    name: "a schema other than public",
+    url: "books",
+    headers: { "accept-profile": "auth" },
+    status: 406,
+    code: "PGRST106",
+  },
   { name: "bad Range header", url: "books", headers: { range: "abc" }, status: 400, code: "PGRST100" },
   { name: "inverted Range header", url: "books", headers: { range: "5-2" }, status: 416, code: "PGRST103" },
   {

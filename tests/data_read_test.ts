@@ -255,6 +255,46 @@ const CASES: ReadCase[] = [
     ],
   },
   {
+    name: "spread a to-one",
+    url: "books?select=title,...authors(author:name)&id=eq.3",
+    data: [
+      { title: "Solaris", author: "Stanisław Lem" },
+    ],
+  },
+  {
+    name: "spread with a star",
+    url: "bios?select=text,...authors(*)",
+    data: [
+      {
+        text: "Born in Berkeley",
+        id: 1,
+        name: "Ursula Le Guin",
+        email: "ursula@example.com",
+        meta: {
+          country: "US",
+          awards: { hugo: 5 },
+          langs: ["en"],
+        },
+      },
+    ],
+  },
+  { name: "spread a to-many is refused", url: "authors?select=...books(id)", status: 400, code: "PGRST100" },
+  {
+    name: "embed is null",
+    url: "books?select=id,authors(id)&authors=is.null",
+    data: [{ id: 5, authors: null }],
+  },
+  {
+    name: "embed not null, empty embed hidden",
+    url: "books?select=id,authors()&authors=not.is.null&order=id",
+    ids: [1, 2, 3, 4],
+  },
+  {
+    name: "embed not null with its filter",
+    url: "books?select=id,authors()&authors.name=like.Stan*&authors=not.is.null&order=id",
+    ids: [3, 4],
+  },
+  {
     name: "embed without a relationship is PGRST200",
     url: "books?select=id,genres_typo(id)",
     status: 400,

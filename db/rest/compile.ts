@@ -13,6 +13,12 @@ import { RestError, restErrors } from "./errors.ts";
 import { resolveRelationship } from "./relationships.ts";
 import { EXPOSED_SCHEMA, type SchemaCache, type TableInfo } from "./schema.ts";
 
+/** The select list and path of the resource whose conditions are compiled. */
+interface Level {
+  select: SelectItem[];
+  path: string;
+}
+
 /** One parameterized SQL statement: the only thing the data API sends to the database for a request. */
 export interface Statement {
   sql: string;
@@ -178,11 +184,25 @@ export class Compiler {
     return f.negate ? `not (${sql})` : sql;
   }
 
-  private condition(t: TableInfo, alias: string, c: Condition): string {
-    if (c.kind === "filter") return this.filter(t, alias, c);
+  private condition(t: TableInfo, alias: string, c: Condition, level: Level): string {
+    if (c.kind === "filter") return this.embedNull(t, alias, c, level) ?? this.filter(t, alias, c);
     if (c.children.length === 0) return c.negate ? "false" : "true";
-    const inner = c.children.map((child) => this.condition(t, alias, child)).join(` ${c.op} `);
+    const inner = c.children.map((child) => this.condition(t, alias, child, level)).join(` ${c.op} `);
     return c.negate ? `not (${inner})` : `(${inner})`;
+  }
+
+  /** `embed=is.null` / `embed=not.is.null`: whether an embedded resource (with its filters) exists. */
+  private embedNull(t: TableInfo, alias: string, f: Filter, level: Level): string | null {
+    if (f.op !== "is" || f.field.path.length > 0 || t.columns.has(f.field.name)) return null;
+    if (f.value !== "null" && f.value !== "not_null") return null;
+    const e = level.select.find((i): i is SelectEmbed =>
+      i.kind === "embed" && (i.alias ?? i.name) === f.field.name
+    );
+    if (!e) return null;
+    const sub = this.embedFrom(t, alias, e, level.path);
+    const exists = `exists (select 1 from ${sub.from} where ${sub.where.join(" and ")})`;
+    const sql = f.value === "null" ? `not ${exists}` : exists;
+    return f.negate ? `not (${sql})` : sql;
   }
 
   private orderBy(t: TableInfo, alias: string, terms: OrderTerm[]): string {
@@ -206,7 +226,7 @@ export class Compiler {
 
   /** The WHERE conditions of a resource: its filters and the `!inner` embeds that must exist. */
   private where(t: TableInfo, alias: string, path: string, select: SelectItem[]): string[] {
-    const parts = this.node(path).conditions.map((c) => this.condition(t, alias, c));
+    const parts = this.node(path).conditions.map((c) => this.condition(t, alias, c, { select, path }));
     for (const item of select) {
       if (item.kind !== "embed" || item.join !== "inner") continue;
       const sub = this.embedFrom(t, alias, item, path);
@@ -255,27 +275,46 @@ export class Compiler {
     return `coalesce((select json_agg(${row}) from (${base}${tail}) ${row}), '[]')`;
   }
 
-  /** The select list of a resource: `alias.*`, columns with renames, casts and JSON paths, embeds. */
-  projection(t: TableInfo, alias: string, select: SelectItem[], path: string): string {
-    const out: string[] = [];
+  /** The items of a select list as [SQL expression, output name] (`alias.*` has no name). */
+  private items(t: TableInfo, alias: string, select: SelectItem[], path: string): [string, string | null][] {
+    const out: [string, string | null][] = [];
     for (const item of select) {
-      if (item.kind === "star") out.push(`${alias}.*`);
+      if (item.kind === "star") out.push([`${alias}.*`, null]);
       else if (item.kind === "column") {
         let sql = this.field(t, alias, item.field);
         if (item.cast) sql = `(${sql})::${item.cast}`;
-        const name = item.alias ?? item.field.path.at(-1)?.key ?? item.field.name;
-        out.push(`${sql} as ${quoteIdent(name)}`);
-      } else {
-        if (item.spread) {
-          throw restErrors.parse(
-            "Spread embedding (...) is not supported",
-            "embed the resource as an object",
-          );
+        out.push([sql, item.alias ?? item.field.path.at(-1)?.key ?? item.field.name]);
+      } else if (item.spread) {
+        // `...table(cols)`: the columns of a to-one resource, flattened into the parent.
+        const sub = this.embedFrom(t, alias, item, path);
+        if (!sub.rel.toOne) {
+          throw restErrors.parse(`failed to spread '${item.name}'`, "only a to-one resource can be spread");
         }
-        out.push(`${this.embed(t, alias, item, path)} as ${quoteIdent(item.alias ?? item.name)}`);
+        const where = sub.where.join(" and ");
+        for (const [sql, name] of this.items(sub.target, sub.alias, item.select, sub.path)) {
+          const names = name === null
+            ? [...sub.target.columns.keys()].map((c) => [`${sub.alias}.${quoteIdent(c)}`, c] as const)
+            : [[sql, name] as const];
+          for (const [expr, n] of names) {
+            out.push([`(select ${expr} from ${sub.from} where ${where} limit 1)`, n]);
+          }
+        }
+      } else if (item.select.length === 0) {
+        // `table()`: embedded for filtering only (`!inner`, `table=not.is.null`), absent from the output.
+        resolveRelationship(this.cache, t.name, item.name, item.hint);
+        this.used.add(this.embedPath(path, item));
+      } else {
+        out.push([this.embed(t, alias, item, path), item.alias ?? item.name]);
       }
     }
-    return out.join(", ");
+    return out;
+  }
+
+  /** The select list of a resource: `alias.*`, columns with renames, casts and JSON paths, embeds. */
+  projection(t: TableInfo, alias: string, select: SelectItem[], path: string): string {
+    return this.items(t, alias, select, path)
+      .map(([sql, name]) => name === null ? sql : `${sql} as ${quoteIdent(name)}`)
+      .join(", ");
   }
 
   /** PGRST108 when a filter, order or limit names a resource that the select does not embed. */
