@@ -46,6 +46,22 @@ Deno.test("user migrations folder", async (t) => {
       assertEquals(await applyUserMigrations(databaseTarget(db), await readUserMigrations(dir)), []);
     });
 
+    await t.step("DDL outside the platform reaches the schema cache through NOTIFY", async () => {
+      // An unknown column never forces a reload, so only the event trigger's NOTIFY can make it visible.
+      await db.exec("alter table todos add column priority int not null default 3");
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        const res = await p.fetch("/v1/db/todos?select=priority&limit=1", {
+          headers: { apikey: p.secretKey },
+        });
+        status = res.status;
+        if (status === 200) assertEquals((await res.json()).data, [{ priority: 3 }]);
+        else await res.body?.cancel();
+        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      assertEquals(status, 200);
+    });
+
     await t.step("a changed applied file is refused", async () => {
       await Deno.writeTextFile(join(dir, "0001_todos.sql"), "create table todos (id int);");
       await assertRejects(
