@@ -84,8 +84,8 @@ async function load(
     await Deno.remove(script);
     const text = new TextDecoder().decode(out.stdout);
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
-    const p50 = ms(/50%\s+(\S+)/.exec(text)?.[1] ?? "");
-    const p99 = ms(/99%\s+(\S+)/.exec(text)?.[1] ?? "");
+    const p50 = ms(/^\s*50%\s+(\S+)/m.exec(text)?.[1] ?? "");
+    const p99 = ms(/^\s*99%\s+(\S+)/m.exec(text)?.[1] ?? "");
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(text)?.[1] ?? 0);
     const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? 0);
     return { requests, rps, p50, p99, errors: non2xx };
