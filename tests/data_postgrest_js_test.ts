@@ -166,6 +166,15 @@ Deno.test("postgrest-js works unchanged against /rest/v1", async (t) => {
       assertEquals([missing.status, missing.error?.code], [400, "PGRST200"]);
     });
 
+    await t.step("stripNulls leaves null fields out", async () => {
+      const { data, error } = await db.from("books").select("id, rating, published").in("id", [4, 5]).order(
+        "id",
+      )
+        .stripNulls();
+      assertEquals(error, null);
+      assertEquals(data, [{ id: 4 }, { id: 5, rating: 3 }]);
+    });
+
     await t.step("single and maybeSingle", async () => {
       const one = await db.from("books").select("id").eq("id", 1).single();
       assertEquals([one.status, one.data], [200, { id: 1 }]);

@@ -182,6 +182,17 @@ Deno.test("data API under row-level security", async (t) => {
       assertEquals(await row({ apikey: p.secretKey }), { role: "service_role", sub: null, email: null });
     });
 
+    await t.step("a table without grants is 401 42501 for anon, 403 for a user", async () => {
+      await ownerSql(p, "create table vault (id int); revoke all on vault from anon, authenticated;");
+      const anon = await p.fetch("/rest/v1/vault", { headers: as(null) });
+      assertEquals([anon.status, (await anon.json()).code], [401, "42501"]);
+      const user = await p.fetch("/v1/db/vault", { headers: as(a) });
+      assertEquals([user.status, (await user.json()).error.code], [403, "42501"]);
+      const service = await p.fetch("/v1/db/vault", { headers: { apikey: p.secretKey } });
+      assertEquals(service.status, 200);
+      await service.body?.cancel();
+    });
+
     await t.step("a bad or foreign token is 401", async () => {
       const res = await p.fetch("/v1/db/notes", {
         headers: { apikey: p.publicKey, authorization: "Bearer a.b.c" },

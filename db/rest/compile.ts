@@ -94,6 +94,8 @@ export class Compiler {
   readonly params: unknown[] = [];
   private aliases = 0;
   private readonly used = new Set<string>([""]);
+  /** `Accept: …;nulls=stripped`: leave null fields out of the rows (postgrest-js `stripNulls()`). */
+  stripNulls = false;
 
   constructor(private readonly cache: SchemaCache, private readonly query: ParsedQuery) {}
 
@@ -317,6 +319,10 @@ export class Compiler {
       .join(", ");
   }
 
+  private aggregate(): string {
+    return this.stripNulls ? "json_agg(json_strip_nulls(row_to_json(_t)))" : "json_agg(_t)";
+  }
+
   /** PGRST108 when a filter, order or limit names a resource that the select does not embed. */
   private checkPaths(): void {
     for (const path of this.query.nodes.keys()) {
@@ -352,7 +358,7 @@ export class Compiler {
       ? `, (select count(*) from ${table(t.name)} ${alias}${whereSql})::int8 as total`
       : "";
     return {
-      sql: `select count(*)::int8 as page_total, coalesce(json_agg(_t), '[]')::text as body${total} ` +
+      sql: `select count(*)::int8 as page_total, coalesce(${this.aggregate()}, '[]')::text as body${total} ` +
         `from (${inner}) _t`,
       params: this.params,
     };
@@ -385,7 +391,7 @@ export class Compiler {
     const order = this.orderBy(t, alias, this.node("").order);
     this.checkPaths();
     return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
-      `coalesce((select json_agg(_t) from (select ${columns} from pgrst_source ${alias}${order}) _t), '[]')::text ` +
+      `coalesce((select ${this.aggregate()} from (select ${columns} from pgrst_source ${alias}${order}) _t), '[]')::text ` +
       `as body${location}`;
   }
 
