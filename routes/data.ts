@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { RestError } from "../db/rest/errors.ts";
+import { rowsToCsv } from "../services/data/csv.ts";
 import type { DataIdentity, DataRequest, DataResult } from "../services/data/data.ts";
 import type { AppEnv, Caller } from "./env.ts";
 import { errorResponse, toAppError } from "./errors.ts";
@@ -58,14 +59,18 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     body,
     defaultReturn: mount === "envelope" ? "representation" : "minimal",
   });
-  return serialize(result, mount, method === "HEAD");
+  const csv = mount === "postgrest" && /\btext\/csv\b/i.test(c.req.header("accept") ?? "");
+  return serialize(result, mount, method === "HEAD", csv);
 }
 
-function serialize(result: DataResult, mount: Mount, head: boolean): Response {
+function serialize(result: DataResult, mount: Mount, head: boolean, csv: boolean): Response {
   const headers = new Headers(result.headers);
   if (result.status === 204) return new Response(null, { status: 204, headers });
   let text: string | null;
-  if (mount === "envelope") {
+  if (csv && !result.singular) {
+    text = result.body === null ? null : rowsToCsv(result.body);
+    headers.set("content-type", "text/csv; charset=utf-8");
+  } else if (mount === "envelope") {
     text = `{"data":${result.body ?? "null"},"meta":null}`;
     headers.set("content-type", "application/json; charset=utf-8");
   } else {

@@ -175,6 +175,13 @@ Deno.test("postgrest-js works unchanged against /rest/v1", async (t) => {
       assertEquals(data, [{ id: 4 }, { id: 5, rating: 3 }]);
     });
 
+    await t.step("csv", async () => {
+      const { data, error } = await db.from("books").select("id, title, tags").in("id", [1, 5]).order("id")
+        .csv();
+      assertEquals(error, null);
+      assertEquals(data, 'id,title,tags\n1,The Dispossessed,"[""scifi"",""classic""]"\n5,Beowulf,[]');
+    });
+
     await t.step("single and maybeSingle", async () => {
       const one = await db.from("books").select("id").eq("id", 1).single();
       assertEquals([one.status, one.data], [200, { id: 1 }]);
