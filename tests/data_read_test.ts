@@ -295,6 +295,28 @@ const CASES: ReadCase[] = [
     ids: [3, 4],
   },
   {
+    name: "order by a to-one embed",
+    url: "books?select=id,authors(name)&id=lt.5&order=authors(name).asc,id",
+    data: [
+      { id: 3, authors: { name: "Stanisław Lem" } },
+      { id: 4, authors: { name: "Stanisław Lem" } },
+      { id: 1, authors: { name: "Ursula Le Guin" } },
+      { id: 2, authors: { name: "Ursula Le Guin" } },
+    ],
+  },
+  {
+    name: "order by a to-many embed is PGRST118",
+    url: "authors?select=id,books(id)&order=books(id)",
+    status: 400,
+    code: "PGRST118",
+  },
+  {
+    name: "order by a resource not embedded is PGRST108",
+    url: "books?select=id&order=authors(name)",
+    status: 400,
+    code: "PGRST108",
+  },
+  {
     name: "embed without a relationship is PGRST200",
     url: "books?select=id,genres_typo(id)",
     status: 400,

@@ -99,6 +99,8 @@ export type Condition = Filter | Logic;
 /** One key of `order=`. */
 export interface OrderTerm {
   field: Field;
+  /** `order=authors(name)`: a column of an embedded to-one resource. */
+  embed?: string;
   direction?: "asc" | "desc";
   nulls?: "first" | "last";
 }

@@ -207,10 +207,32 @@ export class Compiler {
     return f.negate ? `not (${sql})` : sql;
   }
 
-  private orderBy(t: TableInfo, alias: string, terms: OrderTerm[]): string {
+  private orderBy(t: TableInfo, alias: string, terms: OrderTerm[], level: Level): string {
     if (terms.length === 0) return "";
     const parts = terms.map((o) => {
-      let sql = this.field(t, alias, o.field);
+      let sql: string;
+      if (o.embed !== undefined) {
+        // A column of an embedded to-one resource, read by a scalar subquery.
+        const e = level.select.find((i): i is SelectEmbed =>
+          i.kind === "embed" && (i.alias ?? i.name) === o.embed
+        );
+        if (!e) {
+          throw new RestError(400, "PGRST108", `'${o.embed}' is not an embedded resource in this request`, {
+            hint: `Embed '${o.embed}' in the 'select' query parameter to order by it`,
+          });
+        }
+        const sub = this.embedFrom(t, alias, e, level.path);
+        if (!sub.rel.toOne) {
+          throw new RestError(400, "PGRST118", `A related order on '${o.embed}' is not possible`, {
+            details: "only a to-one resource can order its parent",
+          });
+        }
+        sql = `(select ${this.field(sub.target, sub.alias, o.field)} from ${sub.from} where ${
+          sub.where.join(" and ")
+        } limit 1)`;
+      } else {
+        sql = this.field(t, alias, o.field);
+      }
       if (o.direction) sql += ` ${o.direction}`;
       if (o.nulls) sql += ` nulls ${o.nulls}`;
       return sql;
@@ -271,7 +293,7 @@ export class Compiler {
     const row = quoteIdent(`_e${this.aliases++}`);
     const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}`;
     if (sub.rel.toOne) return `(select row_to_json(${row}) from (${base} limit 1) ${row})`;
-    let tail = this.orderBy(sub.target, sub.alias, node.order);
+    let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
     if (node.limit !== undefined) tail += ` limit ${this.param(node.limit)}`;
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
     return `coalesce((select json_agg(${row}) from (${base}${tail}) ${row}), '[]')`;
@@ -349,7 +371,7 @@ export class Compiler {
     const columns = this.projection(t, alias, this.query.select, "");
     const limit = Math.min(root.limit ?? options.maxRows, options.maxRows);
     let inner = `select ${columns} from ${table(t.name)} ${alias}${whereSql}${
-      this.orderBy(t, alias, root.order)
+      this.orderBy(t, alias, root.order, { select: this.query.select, path: "" })
     }`;
     inner += ` limit ${this.param(limit)}`;
     if (root.offset) inner += ` offset ${this.param(root.offset)}`;
@@ -388,7 +410,7 @@ export class Compiler {
       return `select count(*)::int8 as page_total, null::text as body${location} from pgrst_source`;
     }
     const columns = this.projection(t, alias, this.query.select, "");
-    const order = this.orderBy(t, alias, this.node("").order);
+    const order = this.orderBy(t, alias, this.node("").order, { select: this.query.select, path: "" });
     this.checkPaths();
     return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
       `coalesce((select ${this.aggregate()} from (select ${columns} from pgrst_source ${alias}${order}) _t), '[]')::text ` +

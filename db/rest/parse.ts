@@ -207,11 +207,14 @@ export function parseLogic(op: "and" | "or", negate: boolean, raw: string, depth
 export function parseOrder(raw: string): OrderTerm[] {
   return splitTopLevel(raw, `order (${raw})`).map((term) => {
     const t = term.trim();
-    const lastArrow = t.lastIndexOf("->");
+    const lastArrow = Math.max(t.lastIndexOf("->"), t.lastIndexOf(")"));
     const firstDot = t.indexOf(".", lastArrow >= 0 ? lastArrow : 0);
     const fieldText = firstDot < 0 ? t : t.slice(0, firstDot);
     const mods = firstDot < 0 ? [] : t.slice(firstDot + 1).split(".");
-    const out: OrderTerm = { field: parseField(fieldText) };
+    const related = /^([^()]+)\(([^()]+)\)$/.exec(fieldText);
+    const out: OrderTerm = related
+      ? { embed: related[1]!.trim(), field: parseField(related[2]!) }
+      : { field: parseField(fieldText) };
     for (const mod of mods) {
       if (mod === "asc" || mod === "desc") out.direction = mod;
       else if (mod === "nullsfirst") out.nulls = "first";
