@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { RestError } from "../db/rest/errors.ts";
+import { RestError, restErrors } from "../db/rest/errors.ts";
 import { rowsToCsv } from "../services/data/csv.ts";
 import type { DataIdentity, DataRequest, DataResult } from "../services/data/data.ts";
 import type { AppEnv, Caller } from "./env.ts";
@@ -41,7 +41,13 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   const method = c.req.method.toUpperCase() as DataRequest["method"];
   const url = new URL(c.req.url);
   const prefix = mount === "envelope" ? ENVELOPE_PREFIX : POSTGREST_PREFIX;
-  const table = decodeURIComponent(url.pathname.slice(url.pathname.indexOf(prefix) + prefix.length));
+  const raw = url.pathname.slice(url.pathname.indexOf(prefix) + prefix.length);
+  let table: string;
+  try {
+    table = decodeURIComponent(raw);
+  } catch {
+    throw restErrors.unknownTable(raw); // malformed percent-encoding names no table
+  }
   const profile = c.req.header(method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
   if (profile !== undefined && profile !== "public") {
     throw new RestError(406, "PGRST106", "The schema must be one of the following: public", {

@@ -57,6 +57,7 @@ const BAD: BadCase[] = [
     code: "PGRST108",
   },
   { name: "NUL in a column name", url: "books?select=id%00", status: 400, code: "PGRST100" },
+  { name: "malformed percent-encoding in a table name", url: "%E0%A4%A", status: 404, code: "PGRST205" },
   { name: "NUL in a table name", url: "books%00", status: 404, code: "PGRST205" },
   {
     name: "a schema other than public",
@@ -256,7 +257,12 @@ Deno.test("data API bad input: clear 4xx, nothing changed, parser fuzzed", async
       let n = 0;
       while (Date.now() < deadline) {
         const query = rand() < 0.7 ? mutate(rand, SEEDS[n % SEEDS.length]!) : randomQuery(rand);
-        const prefix = n % 2 === 0 ? "/v1/db/books?" : "/rest/v1/authors?";
+        const table = rand() < 0.2
+          ? mutate(rand, n % 2 === 0 ? "books" : "authors")
+          : n % 2 === 0
+          ? "books"
+          : "authors";
+        const prefix = `${n % 2 === 0 ? "/v1/db/" : "/rest/v1/"}${table}?`;
         let url: string;
         try {
           url = new URL(`http://127.0.0.1${prefix}${query}`).toString();
@@ -272,6 +278,35 @@ Deno.test("data API bad input: clear 4xx, nothing changed, parser fuzzed", async
         n++;
       }
       assert(n > 50, `only ${n} fuzz requests ran`);
+      assertEquals(await fingerprint(p), before);
+    });
+
+    await t.step("fuzz: mutated write bodies never answer 500 (dry runs)", async () => {
+      const seed = Date.now() % 1_000_000;
+      const rand = random(seed);
+      const bodies = [
+        '{"name":"x","value":1,"note":null}',
+        '[{"name":"y"},{"name":"z","value":2}]',
+        '{"value":3}',
+      ];
+      const deadline = Date.now() + 2000;
+      let n = 0;
+      while (Date.now() < deadline) {
+        const body = mutate(rand, bodies[n % bodies.length]!);
+        const method = n % 3 === 2 ? "PATCH" : "POST";
+        const path = `${n % 2 === 0 ? "/v1/db" : "/rest/v1"}/counters${
+          method === "PATCH" ? "?name=eq.a" : ""
+        }`;
+        const res = await p.fetch(path, {
+          method,
+          headers: { apikey: p.secretKey, "content-type": "application/json", prefer: "tx=rollback" },
+          body,
+        });
+        const text = await res.text();
+        assert(res.status < 500, `seed ${seed}, ${method} ${path} ${body} → ${res.status} ${text}`);
+        n++;
+      }
+      assert(n > 20, `only ${n} fuzz requests ran`);
       assertEquals(await fingerprint(p), before);
     });
   } finally {
