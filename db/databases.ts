@@ -62,10 +62,16 @@ export class Databases {
   /** Creates the database of a new project (idempotent) and applies its migrations. */
   async createProject(ref: string): Promise<Db> {
     if (this.kind === "postgres") {
-      try {
-        await this.control.exec(`create database ${quoteIdent(this.databaseName(ref))}`);
-      } catch (err) {
-        if (sqlState(err) !== "42P04") throw err; // duplicate_database: created by another instance
+      for (let attempt = 1;; attempt++) {
+        try {
+          await this.control.exec(`create database ${quoteIdent(this.databaseName(ref))}`);
+          break;
+        } catch (err) {
+          if (sqlState(err) === "42P04") break; // duplicate_database: created by another instance
+          // object_in_use: another session is copying template1 at this moment; wait and try again.
+          if (sqlState(err) !== "55006" || attempt >= 5) throw err;
+          await new Promise((r) => setTimeout(r, 100 * attempt));
+        }
       }
     }
     return await this.project(ref);

@@ -5,6 +5,7 @@ import type { Platform } from "../services/platform.ts";
 import { PROJECT_REF } from "../services/projects/projects.ts";
 import { adminRoutes } from "./admin.ts";
 import { authRoutes } from "./auth.ts";
+import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
 import type { AppEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
@@ -51,6 +52,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", adminRoutes);
   app.route("/", authRoutes);
   app.route("/", projectRoutes);
+  app.route("/", dataRoutes);
   app.route("/", docsRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {

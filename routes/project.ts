@@ -58,6 +58,7 @@ projectRoutes.openapi(
     const { query, params } = c.req.valid("json");
     const db = await c.var.platform.dbs.project(c.var.project.ref);
     const rows = await runOwnerSql(db, query, params);
+    c.var.platform.data.schemaChanged(c.var.project.ref); // the SQL may have been DDL
     return c.json({ data: rows, meta: null }, 200);
   },
 );

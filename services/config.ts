@@ -26,6 +26,8 @@ const Env = z.object({
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   CORS_ORIGINS: z.string().default("*"),
   AUTH_RATE_PER_MIN: z.coerce.number().int().min(1).default(30),
+  DATA_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  DATA_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(8000),
   QUIET: bool.default(false),
 });
 

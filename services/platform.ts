@@ -4,6 +4,7 @@ import { openKv } from "../db/kv.ts";
 import { AdminService, type BootstrapResult } from "./admin/admins.ts";
 import { TokenService } from "./auth/tokens.ts";
 import { AuthService } from "./auth/users.ts";
+import { DataService } from "./data/data.ts";
 import type { Config } from "./config.ts";
 import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
@@ -22,6 +23,8 @@ export interface Platform {
   admins: AdminService;
   /** Per-client limit of password work (sign-up, sign-in, admin login): each attempt costs ~250 ms of CPU. */
   authLimit: TokenBucket;
+  /** The data API engine (PostgREST dialect). */
+  data: DataService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -68,6 +71,10 @@ export async function openPlatform(config: Config): Promise<Platform> {
       auth: new AuthService(dbs, tokens),
       admins,
       authLimit: new TokenBucket({ perMinute: config.AUTH_RATE_PER_MIN }),
+      data: new DataService(dbs, {
+        maxRows: config.DATA_MAX_ROWS,
+        statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
+      }),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -108,5 +115,6 @@ async function ensureDefaultProject(
 /** Closes KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
   platform.kv.close();
+  await platform.data.close();
   await platform.dbs.close();
 }

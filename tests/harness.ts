@@ -40,7 +40,16 @@ export async function makeSandbox(env: Record<string, string> = {}): Promise<San
   if (serverUrl) {
     dbName = `t_${id}`;
     const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${dbName}"`);
+    for (let attempt = 1;; attempt++) {
+      try {
+        await admin.unsafe(`create database "${dbName}"`);
+        break;
+      } catch (err) {
+        // 55006: another session is copying template1 right now (tests run side by side); try again.
+        if ((err as { code?: string }).code !== "55006" || attempt >= 10) throw err;
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
     await admin.end();
     const url = new URL(serverUrl);
     url.pathname = `/${dbName}`;

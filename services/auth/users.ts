@@ -62,7 +62,7 @@ export class AuthService {
     try {
       return await db.transaction(async (tx) => {
         const [row] = await tx.query<UserRow>(
-          `insert into auth.users (email, password_hash, user_metadata) values ($1, $2, $3) returning ${USER_COLUMNS}`,
+          `insert into auth.users (email, password_hash, user_metadata) values ($1, $2, $3::text::jsonb) returning ${USER_COLUMNS}`,
           [input.email.toLowerCase(), hash, JSON.stringify(input.data ?? {})],
         );
         return await this.startSession(tx, project, row!);

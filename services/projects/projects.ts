@@ -121,7 +121,7 @@ export class ProjectService {
       await this.dbs.control.transaction(async (tx) => {
         await tx.query(
           `insert into platform.projects (ref, name, jwt_kid, jwt_private_key, jwt_public_jwk)
-           values ($1, $2, $3, $4, $5)`,
+           values ($1, $2, $3, $4, $5::text::jsonb)`,
           [input.ref, input.name ?? input.ref, kid, pkcs8, JSON.stringify(jwk)],
         );
         for (const kind of ["public", "secret"] as const) {

@@ -1,0 +1,126 @@
+/** The typed AST of a PostgREST request, produced by parse.ts and turned into SQL by compile.ts. */
+
+/** One step of a JSON path: `->key` (json) or `->>key` (text). */
+export interface JsonStep {
+  op: "->" | "->>";
+  key: string;
+}
+
+/** A column, optionally followed by a JSON path (`data->a->>b`). */
+export interface Field {
+  name: string;
+  path: JsonStep[];
+}
+
+/** `col`, `alias:col`, `col::type`, `data->a->>b`. */
+export interface SelectColumn {
+  kind: "column";
+  field: Field;
+  alias?: string;
+  cast?: string;
+}
+
+/** `*`: every column. */
+export interface SelectStar {
+  kind: "star";
+}
+
+/** `alias:table!hint!inner(select…)` or `...table(select…)`: a resource embedded through a foreign key. */
+export interface SelectEmbed {
+  kind: "embed";
+  name: string;
+  alias?: string;
+  hint?: string;
+  join: "left" | "inner";
+  spread: boolean;
+  select: SelectItem[];
+}
+
+/** One item of `select=`. */
+export type SelectItem = SelectColumn | SelectStar | SelectEmbed;
+
+/** Every filter operator of PostgREST. */
+export const OPERATORS = [
+  "eq",
+  "neq",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "like",
+  "ilike",
+  "match",
+  "imatch",
+  "in",
+  "is",
+  "isdistinct",
+  "fts",
+  "plfts",
+  "phfts",
+  "wfts",
+  "cs",
+  "cd",
+  "ov",
+  "sl",
+  "sr",
+  "nxr",
+  "nxl",
+  "adj",
+] as const;
+
+/** A filter operator. */
+export type Operator = typeof OPERATORS[number];
+
+/** `col=[not.]op[(any|all)|(lang)].value`. */
+export interface Filter {
+  kind: "filter";
+  field: Field;
+  negate: boolean;
+  op: Operator;
+  /** `any`/`all` for eq, neq, gt…, like, ilike, match, imatch: the value is a list. */
+  quantifier?: "any" | "all";
+  /** The text search configuration of fts, plfts, phfts, wfts. */
+  language?: string;
+  /** The raw value, or the parsed list for `in` and quantified operators. */
+  value: string | string[];
+}
+
+/** `[not.]and=(…)` / `[not.]or=(…)`, nested. */
+export interface Logic {
+  kind: "logic";
+  op: "and" | "or";
+  negate: boolean;
+  children: Condition[];
+}
+
+/** A condition of a WHERE clause. */
+export type Condition = Filter | Logic;
+
+/** One key of `order=`. */
+export interface OrderTerm {
+  field: Field;
+  /** `order=authors(name)`: a column of an embedded to-one resource. */
+  embed?: string;
+  direction?: "asc" | "desc";
+  nulls?: "first" | "last";
+}
+
+/** Filters, order and paging of the root resource or of one embedded resource. */
+export interface Node {
+  conditions: Condition[];
+  order: OrderTerm[];
+  limit?: number;
+  offset?: number;
+}
+
+/** A parsed query string: the select tree, and a node per resource path ("" is the root, "a.b" embedded). */
+export interface ParsedQuery {
+  select: SelectItem[];
+  /** True when the query string had a `select=`. */
+  explicitSelect: boolean;
+  nodes: Map<string, Node>;
+  /** `columns=` of an insert. */
+  columns?: string[];
+  /** `on_conflict=` of an upsert. */
+  onConflict?: string[];
+}

@@ -1,0 +1,126 @@
+import { assertEquals } from "../../tests/assert.ts";
+import {
+  parseField,
+  parseFilter,
+  parseList,
+  parseLogic,
+  parseOrder,
+  parseQuery,
+  parseSelect,
+} from "./parse.ts";
+import { RestError } from "./errors.ts";
+
+function code(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof RestError) return err.code;
+    throw err;
+  }
+  return "none";
+}
+
+Deno.test("parse: select items", () => {
+  assertEquals(parseSelect("*"), [{ kind: "star" }]);
+  assertEquals(parseSelect("id, n:name, data->a->>b, price::text"), [
+    { kind: "column", field: { name: "id", path: [] }, alias: undefined, cast: undefined },
+    { kind: "column", field: { name: "name", path: [] }, alias: "n", cast: undefined },
+    {
+      kind: "column",
+      field: { name: "data", path: [{ op: "->", key: "a" }, { op: "->>", key: "b" }] },
+      alias: undefined,
+      cast: undefined,
+    },
+    { kind: "column", field: { name: "price", path: [] }, alias: undefined, cast: "text" },
+  ]);
+  assertEquals(parseSelect("w:authors!fk!inner(name,books(*))"), [{
+    kind: "embed",
+    name: "authors",
+    alias: "w",
+    hint: "fk",
+    join: "inner",
+    spread: false,
+    select: [
+      { kind: "column", field: { name: "name", path: [] }, alias: undefined, cast: undefined },
+      {
+        kind: "embed",
+        name: "books",
+        alias: undefined,
+        hint: undefined,
+        join: "left",
+        spread: false,
+        select: [{ kind: "star" }],
+      },
+    ],
+  }]);
+  assertEquals(parseSelect('"odd name"')[0], {
+    kind: "column",
+    field: { name: "odd name", path: [] },
+    alias: undefined,
+    cast: undefined,
+  });
+});
+
+Deno.test("parse: filters, lists and logic trees", () => {
+  const f = (raw: string) => parseFilter(parseField("c"), raw);
+  assertEquals(f("eq.a.b"), {
+    kind: "filter",
+    field: { name: "c", path: [] },
+    negate: false,
+    op: "eq",
+    value: "a.b",
+  });
+  assertEquals(f('not.in.(1,"a,b",x"y)').value, ["1", "a,b", 'x"y']);
+  assertEquals(f("not.in.(1)").negate, true);
+  assertEquals(f("like(any).{a*,b*}").quantifier, "any");
+  assertEquals(f("fts(english).cat").language, "english");
+  assertEquals(parseList("()", "(", "in"), []);
+  assertEquals(parseList('("a\\"b", c )', "(", "in"), ['a"b', "c"]);
+  const logic = parseLogic("or", false, '(a.eq.1,and(b.gt.2,c.not.is.null),d->>e.eq."x,y")');
+  assertEquals(logic.children.length, 3);
+  assertEquals(logic.children[1]!.kind, "logic");
+  assertEquals(logic.children[2], {
+    kind: "filter",
+    field: { name: "d", path: [{ op: "->>", key: "e" }] },
+    negate: false,
+    op: "eq",
+    value: "x,y",
+  });
+  assertEquals(parseOrder("a.desc.nullslast,b,c->d.asc"), [
+    { field: { name: "a", path: [] }, direction: "desc", nulls: "last" },
+    { field: { name: "b", path: [] } },
+    { field: { name: "c", path: [{ op: "->", key: "d" }] }, direction: "asc" },
+  ]);
+});
+
+Deno.test("parse: query string nodes for embedded resources", () => {
+  const q = parseQuery(
+    new URLSearchParams("select=*,a(b(*))&a.b.x=eq.1&a.order=y&a.limit=2&not.or=(z.eq.1)&a.b.or=(x.eq.2)"),
+  );
+  assertEquals([...q.nodes.keys()].sort(), ["", "a", "a.b"]);
+  assertEquals(q.nodes.get("a")!.limit, 2);
+  assertEquals(q.nodes.get("a.b")!.conditions.length, 2);
+  assertEquals((q.nodes.get("")!.conditions[0] as { negate: boolean }).negate, true);
+});
+
+Deno.test("parse: malformed input is PGRST100", () => {
+  const bad = [
+    () => parseSelect("a,(b"),
+    () => parseSelect("a::int;drop"),
+    () => parseSelect("...a"),
+    () => parseSelect("a(b"),
+    () => parseFilter(parseField("c"), "nope.1"),
+    () => parseFilter(parseField("c"), "eq"),
+    () => parseFilter(parseField("c"), "is.maybe"),
+    () => parseFilter(parseField("c"), "in.1,2"),
+    () => parseFilter(parseField("c"), "eq(any).1"),
+    () => parseLogic("or", false, "(a.eq.1"),
+    () => parseLogic("or", false, "a.eq.1"),
+    () => parseLogic("or", false, "(a)"),
+    () => parseOrder("a.up"),
+    () => parseQuery(new URLSearchParams("limit=x")),
+    () => parseQuery(new URLSearchParams("a=eq.\0")),
+    () => parseSelect("a(".repeat(40) + ")".repeat(40)),
+  ];
+  for (const fn of bad) assertEquals(code(fn), "PGRST100");
+});

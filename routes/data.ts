@@ -1,0 +1,214 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { RestError, restErrors } from "../db/rest/errors.ts";
+import { rowsToCsv } from "../services/data/csv.ts";
+import type { DataIdentity, DataRequest, DataResult } from "../services/data/data.ts";
+import type { AppEnv, Caller } from "./env.ts";
+import { errorResponse, toAppError } from "./errors.ts";
+import { authenticate } from "./middleware/auth.ts";
+import { resolveProject } from "./middleware/project.ts";
+import { ErrorEnvelope, PROJECT_SECURITY } from "./schemas.ts";
+
+/** The two mounts of the one engine (decisions §3). */
+type Mount = "envelope" | "postgrest";
+
+const ENVELOPE_PREFIX = "/v1/db/";
+const POSTGREST_PREFIX = "/rest/v1/";
+
+/** The database role and claims of a caller: admin acts as service_role. */
+export function dataIdentity(caller: Caller): DataIdentity {
+  if (caller.role === "authenticated" && caller.user) {
+    return { role: "authenticated", claims: { ...caller.user } };
+  }
+  const role = caller.role === "anon" ? "anon" : "service_role";
+  return { role, claims: { role } };
+}
+
+async function readBody(c: Context<AppEnv>): Promise<unknown> {
+  const type = c.req.header("content-type") ?? "application/json";
+  if (!/^application\/(json|vnd\.pgrst\.[a-z+]*json)\b/i.test(type.trim())) {
+    throw new RestError(415, "PGRST107", "Content-Type must be application/json");
+  }
+  const text = await c.req.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RestError(400, "PGRST102", "Empty or invalid json", { details: "the body is not valid JSON" });
+  }
+}
+
+async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
+  const method = c.req.method.toUpperCase() as DataRequest["method"];
+  const url = new URL(c.req.url);
+  const prefix = mount === "envelope" ? ENVELOPE_PREFIX : POSTGREST_PREFIX;
+  const raw = url.pathname.slice(url.pathname.indexOf(prefix) + prefix.length);
+  let table: string;
+  try {
+    table = decodeURIComponent(raw);
+  } catch {
+    throw restErrors.unknownTable(raw); // malformed percent-encoding names no table
+  }
+  const profile = c.req.header(method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
+  if (profile !== undefined && profile !== "public") {
+    throw new RestError(406, "PGRST106", "The schema must be one of the following: public", {
+      details: `Schema "${profile}" is not exposed`,
+    });
+  }
+  const body = method === "POST" || method === "PATCH" ? await readBody(c) : undefined;
+  const result = await c.var.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
+    method,
+    table,
+    search: url.searchParams,
+    prefer: c.req.header("prefer"),
+    range: c.req.header("range"),
+    accept: c.req.header("accept"),
+    body,
+    defaultReturn: mount === "envelope" ? "representation" : "minimal",
+  });
+  const csv = mount === "postgrest" && /\btext\/csv\b/i.test(c.req.header("accept") ?? "");
+  return serialize(result, mount, method === "HEAD", csv);
+}
+
+function serialize(result: DataResult, mount: Mount, head: boolean, csv: boolean): Response {
+  const headers = new Headers(result.headers);
+  if (result.status === 204) return new Response(null, { status: 204, headers });
+  let text: string | null;
+  if (csv && !result.singular) {
+    text = result.body === null ? null : rowsToCsv(result.body);
+    headers.set("content-type", "text/csv; charset=utf-8");
+  } else if (mount === "envelope") {
+    text = `{"data":${result.body ?? "null"},"meta":null}`;
+    headers.set("content-type", "application/json; charset=utf-8");
+  } else {
+    text = result.body;
+    if (text !== null || head) {
+      headers.set(
+        "content-type",
+        result.singular
+          ? "application/vnd.pgrst.object+json; charset=utf-8"
+          : "application/json; charset=utf-8",
+      );
+    }
+  }
+  return new Response(head ? null : text, { status: result.status, headers });
+}
+
+/** The PostgREST error body `{code, message, details, hint}`. */
+function postgrestError(c: Context<AppEnv>, err: unknown): Response {
+  const e = toAppError(err);
+  if (e.status >= 500) return errorResponse(c, err); // logged there; the body stays generic
+  const rest = e instanceof RestError ? e : null;
+  const body = { code: e.code, message: e.message, details: rest?.details ?? null, hint: rest?.hint ?? null };
+  const headers: Record<string, string> = { ...e.headers, "x-request-id": c.get("requestId") ?? "" };
+  return c.json(body, e.status, headers);
+}
+
+/** The envelope error, with PostgREST's details and hint when there are some. */
+function envelopeError(c: Context<AppEnv>, err: unknown): Response {
+  if (!(err instanceof RestError) || err.status >= 500) return errorResponse(c, err);
+  const error: Record<string, unknown> = {
+    code: err.code,
+    message: err.message,
+    type: err.type,
+    request_id: c.get("requestId") ?? "",
+  };
+  if (err.details !== null) error.details = err.details;
+  if (err.hint !== null) error.hint = err.hint;
+  return c.json({ error }, err.status);
+}
+
+/** Routes the data API's errors to the serializer of the mount. */
+export function dataError(c: Context<AppEnv>, err: unknown): Response {
+  return c.req.path.startsWith(POSTGREST_PREFIX) ? postgrestError(c, err) : envelopeError(c, err);
+}
+
+const TableParam = z.object({
+  table: z.string().min(1).openapi({ param: { name: "table", in: "path" }, example: "todos" }),
+});
+
+const QUERY_TEXT = "PostgREST query string: `select` (columns, `alias:col`, `col::type`, `data->a->>b`, " +
+  "embeds `table(cols)`, `table!fk(cols)`, `table!inner(cols)`), filters `col=op.value` (eq neq gt gte lt lte " +
+  "like ilike match imatch in is isdistinct fts plfts phfts wfts cs cd ov sl sr nxr nxl adj, with `not.` and " +
+  "`(any)`/`(all)`), `or=(…)`, `and=(…)`, `order=col.desc.nullslast`, `limit`, `offset`; embedded " +
+  "`table.col=…`, `table.order`, `table.limit`. See docs/data.md.";
+
+const Rows = z.array(z.record(z.string(), z.unknown()));
+const rowsResponse = (description: string) => ({
+  content: { "application/json": { schema: z.object({ data: Rows, meta: z.null() }) } },
+  description,
+  headers: z.object({ "content-range": z.string().openapi({ example: "0-19/100" }) }),
+});
+const dataFailures = {
+  400: {
+    content: { "application/json": { schema: ErrorEnvelope } },
+    description: "Bad query (PGRST100, 42703…)",
+  },
+  401: {
+    content: { "application/json": { schema: ErrorEnvelope } },
+    description: "Missing key, or anon denied",
+  },
+  403: { content: { "application/json": { schema: ErrorEnvelope } }, description: "Denied by RLS (42501)" },
+  404: {
+    content: { "application/json": { schema: ErrorEnvelope } },
+    description: "Unknown table (PGRST205)",
+  },
+  409: { content: { "application/json": { schema: ErrorEnvelope } }, description: "Conflict (23505, 23503)" },
+};
+const headerDoc =
+  "Headers: `Prefer` (return=minimal|headers-only|representation, count=exact|planned|estimated, " +
+  "resolution=merge-duplicates|ignore-duplicates, missing=default), `Range: 0-9`, " +
+  "`Accept: application/vnd.pgrst.object+json` for one object.";
+
+/** The data API: `/v1/db/{table}` in the envelope and `/rest/v1/{table}` in PostgREST's wire format. */
+export const dataRoutes = new OpenAPIHono<AppEnv>();
+for (const path of ["/v1/db/*", "/rest/v1/*"]) dataRoutes.use(path, resolveProject, authenticate);
+dataRoutes.onError((err, c) => dataError(c, err));
+
+const common = { tags: ["Data"], security: PROJECT_SECURITY, request: { params: TableParam } };
+const bodyDoc = "Body: a JSON object, or an array of objects (bulk insert). ";
+// The routes are documented here and served below by one handler per mount: the query string and the body
+// follow PostgREST's grammar, which the engine parses itself (errors PGRST100, PGRST102…).
+for (
+  const route of [
+    createRoute({
+      ...common,
+      method: "get",
+      path: "/v1/db/{table}",
+      summary: "Read rows (PostgREST filters, RLS applies); HEAD for the count only",
+      description: `${QUERY_TEXT} ${headerDoc}`,
+      responses: {
+        200: rowsResponse("The rows"),
+        206: rowsResponse("A partial page (with a count)"),
+        ...dataFailures,
+      },
+    }),
+    createRoute({
+      ...common,
+      method: "post",
+      path: "/v1/db/{table}",
+      summary: "Insert a row or rows; upsert with Prefer: resolution=…",
+      description: `${bodyDoc}Query: \`columns\`, \`on_conflict\`, \`select\`. ${headerDoc}`,
+      responses: { 201: rowsResponse("The inserted rows (unless Prefer: return=minimal)"), ...dataFailures },
+    }),
+    createRoute({
+      ...common,
+      method: "patch",
+      path: "/v1/db/{table}",
+      summary: "Update the rows the filters match (a filter is required)",
+      description: `${bodyDoc}${QUERY_TEXT} ${headerDoc}`,
+      responses: { 200: rowsResponse("The updated rows"), ...dataFailures },
+    }),
+    createRoute({
+      ...common,
+      method: "delete",
+      path: "/v1/db/{table}",
+      summary: "Delete the rows the filters match (a filter is required)",
+      description: `${QUERY_TEXT} ${headerDoc}`,
+      responses: { 200: rowsResponse("The deleted rows"), ...dataFailures },
+    }),
+  ]
+) dataRoutes.openAPIRegistry.registerPath(route);
+
+const METHODS = ["GET", "POST", "PATCH", "DELETE"];
+dataRoutes.on(METHODS, "/v1/db/:table", (c) => handle(c, "envelope"));
+dataRoutes.on(METHODS, "/rest/v1/:table", (c) => handle(c, "postgrest"));

@@ -1,0 +1,83 @@
+import type { Db } from "../../db/driver.ts";
+import { introspect, type SchemaCache } from "../../db/rest/schema.ts";
+import { log } from "../log.ts";
+
+/** The channel the project migration 0030 notifies after DDL (an event trigger). */
+export const SCHEMA_CHANNEL = "platform_schema";
+
+/** Least time between two reloads forced by an unknown table, so a stream of bad names cannot hammer the catalog. */
+const MIN_FORCED_RELOAD_MS = 1000;
+
+interface Entry {
+  /** The database the cache describes: a project dropped and created again gets a new one. */
+  db: Db;
+  cache: Promise<SchemaCache>;
+  generation: number;
+  unlisten?: Promise<(() => Promise<void>) | undefined>;
+}
+
+/**
+ * SchemaCaches keeps one schema cache per project: introspected on first use, reloaded after a `NOTIFY` on
+ * {@linkcode SCHEMA_CHANNEL} (sent by DDL) or an explicit {@linkcode SchemaCaches.invalidate} (after `POST /v1/sql`).
+ */
+export class SchemaCaches {
+  private readonly entries = new Map<string, Entry>();
+  private generation = 0;
+
+  /** The schema cache of project `ref` whose database is `db`. */
+  get(ref: string, db: Db): Promise<SchemaCache> {
+    let entry = this.entries.get(ref);
+    if (entry && entry.db !== db) {
+      this.forget(ref, entry);
+      entry = undefined;
+    }
+    if (!entry) {
+      entry = { db, cache: this.load(ref, db), generation: ++this.generation };
+      entry.unlisten = db.listen(SCHEMA_CHANNEL, () => this.invalidate(ref)).catch(() => undefined);
+      this.entries.set(ref, entry);
+    } else if (entry.generation < 0) {
+      entry.cache = this.load(ref, db);
+      entry.generation = ++this.generation;
+    }
+    return entry.cache;
+  }
+
+  private load(ref: string, db: Db): Promise<SchemaCache> {
+    const loading = introspect(db);
+    loading.catch((err) => {
+      log.warn("schema cache load failed", { project: ref, cause: (err as Error).name });
+      const entry = this.entries.get(ref);
+      if (entry && entry.cache === loading) entry.generation = -1;
+    });
+    return loading;
+  }
+
+  private forget(ref: string, entry: Entry): void {
+    this.entries.delete(ref);
+    entry.unlisten?.then((unlisten) => unlisten?.()).catch(() => {});
+  }
+
+  /** Marks the cache of `ref` stale: the next request reloads it. */
+  invalidate(ref: string): void {
+    const entry = this.entries.get(ref);
+    if (entry) entry.generation = -1;
+  }
+
+  /** Reloads now when the cache is older than a second (a table not found may be brand new). */
+  async refresh(ref: string, db: Db): Promise<SchemaCache> {
+    const current = await this.get(ref, db);
+    if (Date.now() - current.loadedAt < MIN_FORCED_RELOAD_MS) return current;
+    this.invalidate(ref);
+    return await this.get(ref, db);
+  }
+
+  /** Stops listening for every project. */
+  async close(): Promise<void> {
+    const entries = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(entries.map(async (e) => {
+      const unlisten = await e.unlisten;
+      await unlisten?.().catch(() => {});
+    }));
+  }
+}
