@@ -83,6 +83,6 @@ export function restClient(p: TestPlatform, key: string, token?: string): Postgr
   if (token) headers.authorization = `Bearer ${token}`;
   return new PostgrestClient("http://127.0.0.1/rest/v1", {
     headers,
-    fetch: (input, init) => p.handler(new Request(input, init)),
+    fetch: async (input, init) => await p.handler(new Request(input, init)),
   });
 }

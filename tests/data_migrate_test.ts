@@ -92,7 +92,7 @@ Deno.test("user migrations folder", async (t) => {
     await t.step("through a running platform with the secret key", async () => {
       const more = await folder({ "0003_tags.sql": "create table tags (name text primary key);" });
       dirs.push(more);
-      const target = httpTarget("http://127.0.0.1", p.secretKey, (req) => p.handler(req));
+      const target = httpTarget("http://127.0.0.1", p.secretKey, async (req) => await p.handler(req));
       assertEquals(await applyUserMigrations(target, await readUserMigrations(more)), ["0003_tags.sql"]);
       assertEquals(await applyUserMigrations(target, await readUserMigrations(more)), []);
       const res = await p.fetch("/v1/db/tags", { headers: { apikey: p.secretKey } });
