@@ -4,6 +4,10 @@ import { migrate, type Migration, readMigrations } from "./migrate.ts";
 import { openPglite } from "./pglite.ts";
 import { openPostgres } from "./postgres.ts";
 
+function isConcurrentCatalogUpdate(err: unknown): boolean {
+  return sqlState(err) === "XX000" && /tuple concurrently updated/.test((err as Error).message);
+}
+
 /** Options of {@linkcode Databases.open}. */
 export interface DatabasesOptions {
   /** A PostgreSQL server URL; its database becomes the control database. Unset: embedded PGlite. */
@@ -92,13 +96,21 @@ export class Databases {
     const db = this.kind === "postgres"
       ? openPostgres(this.projectUrl(ref), { max: this.options.poolSize })
       : await openPglite(this.projectDir(ref));
-    try {
-      await migrate(db, this.projectMigrations);
-    } catch (err) {
-      await db.close();
-      throw err;
+    for (let attempt = 1;; attempt++) {
+      try {
+        await migrate(db, this.projectMigrations);
+        return db;
+      } catch (err) {
+        // Role statements update cluster-wide catalogs; two databases migrating at once may collide there
+        // ("tuple concurrently updated"). The migration rolled back as a whole: run it again.
+        if (isConcurrentCatalogUpdate(err) && attempt < 5) {
+          await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
+          continue;
+        }
+        await db.close();
+        throw err;
+      }
     }
-    return db;
   }
 
   /** Closes and destroys a project's database. */

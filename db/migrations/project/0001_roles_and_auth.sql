@@ -12,15 +12,22 @@ begin
       end;
     end if;
   end loop;
-  begin
-    alter role service_role bypassrls;
-  exception when insufficient_privilege then null;
-  end;
-  -- The platform connects as the project owner and switches role per request.
-  begin
-    execute format('grant anon, authenticated, service_role to %I', current_user);
-  exception when others then null;
-  end;
+  -- Role changes touch cluster-wide catalogs: make them only when needed, so that databases migrating at the
+  -- same time rarely collide (the migrator retries when they do).
+  if not (select rolbypassrls from pg_roles where rolname = 'service_role') then
+    begin
+      alter role service_role bypassrls;
+    exception when insufficient_privilege then null;
+    end;
+  end if;
+  -- The platform connects as the project owner and switches role per request (a superuser needs no grant).
+  if not (select rolsuper from pg_roles where rolname = current_user) then
+    foreach r in array array['anon', 'authenticated', 'service_role'] loop
+      if not pg_has_role(current_user, r, 'member') then
+        execute format('grant %I to %I', r, current_user);
+      end if;
+    end loop;
+  end if;
 end $$;
 
 grant usage on schema public to anon, authenticated, service_role;
