@@ -8,6 +8,7 @@ import type { Config } from "./config.ts";
 import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
 import { ProjectService } from "./projects/projects.ts";
+import { RealtimeService } from "./realtime/service.ts";
 
 /** Everything a route or a worker needs, built once by {@linkcode openPlatform}. */
 export interface Platform {
@@ -19,6 +20,7 @@ export interface Platform {
   tokens: TokenService;
   auth: AuthService;
   admins: AdminService;
+  realtime: RealtimeService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -55,6 +57,13 @@ export async function openPlatform(config: Config): Promise<Platform> {
     const admins = new AdminService(dbs.control);
     const createdDefaultProject = await ensureDefaultProject(config, projects, dbs);
     const admin = await admins.bootstrap(config.ADMIN_EMAIL, config.ADMIN_PASSWORD);
+    const realtime = new RealtimeService({ dbs, projects, tokens }, {
+      tokenCheckMs: config.REALTIME_TOKEN_CHECK_MS,
+      maxBufferBytes: config.REALTIME_MAX_BUFFER_BYTES,
+      maxChannels: config.REALTIME_MAX_CHANNELS,
+      maxMessageBytes: config.REALTIME_MAX_MESSAGE_BYTES,
+      sseHeartbeatMs: config.REALTIME_SSE_HEARTBEAT_MS,
+    });
     return {
       config,
       dbs,
@@ -64,6 +73,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       tokens,
       auth: new AuthService(dbs, tokens),
       admins,
+      realtime,
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -101,8 +111,9 @@ async function ensureDefaultProject(
   }
 }
 
-/** Closes KV and every database. */
+/** Closes realtime connections, KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
+  await platform.realtime.close();
   platform.kv.close();
   await platform.dbs.close();
 }
