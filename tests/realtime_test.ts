@@ -126,6 +126,44 @@ Deno.test("realtime over WebSocket and SSE", async (t) => {
       await c.close();
     });
 
+    await t.step("realtime.disable stops the capture; enable refuses what it cannot capture", async () => {
+      const c = await connect({ apikey: p.publicKey });
+      await c.subscribe({ channel: "toggle", postgres_changes: [{ table: "items" }] });
+      await sql(p, "select realtime.disable('public.items')");
+      await sql(p, "insert into public.items (id, name) values (2, 'unseen')");
+      await barrier(p, [c]);
+      assertEquals(c.changes("toggle"), []);
+      const refused = await c.request({
+        type: "subscribe",
+        channel: "t2",
+        postgres_changes: [{ table: "items" }],
+      });
+      assertEquals(refused.code, "NOT_FOUND");
+      await sql(p, "select realtime.enable('public.items'); delete from public.items where id = 2");
+      assertEquals((await c.next((m) => m.channel === "toggle")).payload.old_record, { id: 2 });
+      const bad: [string, RegExp][] = [
+        ["create table public.nopk (v int); select realtime.enable('public.nopk')", /no primary key/],
+        ["select realtime.enable('auth.users')", /internal/],
+        ["select realtime.enable('public.nosuch')", /does not exist/],
+      ];
+      for (const [query, message] of bad) {
+        const res = await p.fetch("/v1/sql", {
+          method: "POST",
+          headers: { apikey: p.secretKey },
+          json: { query },
+        });
+        assertEquals(res.status, 400);
+        assertMatch((await res.json()).error.message, message);
+      }
+      const anon = await p.fetch("/v1/sql", {
+        method: "POST",
+        headers: { apikey: p.publicKey },
+        json: { query: "select realtime.enable('public.hidden')" },
+      });
+      assertEquals(anon.status, 403);
+      await c.close();
+    });
+
     await t.step("event kinds and filters eq, neq, lt, in", async () => {
       const c = await connect({ apikey: p.publicKey });
       const subs: [string, Record<string, unknown>][] = [

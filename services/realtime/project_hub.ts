@@ -25,6 +25,8 @@ type BusBody =
   | { kind: "presence_sync"; channel: string };
 type BusMessage = BusBody & { from: string };
 
+// Seconds an overflow payload is kept for the listeners of every instance to read it.
+const OVERFLOW_KEEP_SECONDS = 60;
 // Changes waiting for their RLS checks; past this a change is dropped with a warning rather than grow memory.
 const MAX_PENDING_CHANGES = 10_000;
 
@@ -44,6 +46,7 @@ export class ProjectHub {
   private readonly remotePresence = new Map<string, Map<string, PresenceState>>();
   private readonly unlisten: (() => Promise<void>)[] = [];
   private changeQueue: Promise<void> = Promise.resolve();
+  private cleaner: ReturnType<typeof setInterval> | undefined;
   private pending = 0;
   /** Changes delivered, for stats. */
   delivered = 0;
@@ -57,10 +60,18 @@ export class ProjectHub {
     if (this.options.useBus) {
       this.unlisten.push(await db.listen("realtime_bus", (text) => this.onBus(text)));
     }
+    // Overflow payloads were read by every listener within moments; old ones are only clutter.
+    this.cleaner = setInterval(() => {
+      db.query(
+        `delete from realtime.overflow where created_at < now() - interval '${OVERFLOW_KEEP_SECONDS} seconds'`,
+      )
+        .catch((err) => log.warn("realtime overflow cleanup failed", { cause: describeError(err) }));
+    }, OVERFLOW_KEEP_SECONDS * 1000);
   }
 
   /** Stops listening. */
   async stop(): Promise<void> {
+    clearInterval(this.cleaner);
     const fns = this.unlisten.splice(0);
     await Promise.all(fns.map((fn) => fn().catch(() => {})));
     await this.changeQueue;

@@ -91,7 +91,6 @@ begin
   );
   insert into realtime.tables (schema_name, table_name, primary_key) values (nsp, tbl, pk)
     on conflict (schema_name, table_name) do update set primary_key = excluded.primary_key;
-  perform pg_notify('realtime_tables', json_build_object('schema', nsp, 'table', tbl)::text);
 end $$;
 
 -- Stops capturing a table: `select realtime.disable('public.messages')`.
@@ -107,7 +106,6 @@ begin
    where c.oid = rel;
   execute format('drop trigger if exists realtime_capture on %I.%I', nsp, tbl);
   delete from realtime.tables where schema_name = nsp and table_name = tbl;
-  perform pg_notify('realtime_tables', json_build_object('schema', nsp, 'table', tbl)::text);
 end $$;
 
 revoke all on function realtime.publish(text, text), realtime.enable(text), realtime.disable(text)
