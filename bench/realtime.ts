@@ -69,6 +69,8 @@ async function settle(ms = 1500): Promise<void> {
 
 /** Memory per idle connection of a server process, in KB. */
 async function idleMemory(url: string, pid: number): Promise<number> {
+  // Warm up once with the same load, so that the heap and the allocator have grown before the measure.
+  closeAll(await openMany(url, IDLE, { channel: "idle" }));
   await settle();
   const before = rssKb(pid);
   const clients = await openMany(url, IDLE, { channel: "idle" });

@@ -236,6 +236,15 @@ Deno.test("realtime over WebSocket and SSE", async (t) => {
       assertEquals(anon.changes("secrets"), []);
       assertEquals(user.changes("secrets"), []);
       assertEquals(service.changes("secrets").map((m) => m.payload.type), ["INSERT", "UPDATE", "DELETE"]);
+      // The check runs as the subscriber's role: a grant revoked after subscribing stops delivery at once.
+      await sql(p, "create table public.open (id int primary key); select realtime.enable('public.open')");
+      for (const c of [anon, service]) {
+        await c.subscribe({ channel: "open", postgres_changes: [{ table: "open" }] });
+      }
+      await sql(p, "revoke select on public.open from anon; insert into public.open values (1)");
+      await barrier(p, [anon, service]);
+      assertEquals(anon.changes("open"), []);
+      assertEquals(service.changes("open").length, 1);
       for (const c of [anon, user, service]) await c.close();
     });
 

@@ -33,6 +33,7 @@ export interface RealtimeDeps {
 /** WebSocket close codes of the protocol. */
 export const CLOSE = { invalidToken: 4001, slowConsumer: 4008, shutdown: 1001 } as const;
 
+const encoder = new TextEncoder();
 const INTERNAL_SCHEMAS = new Set(["auth", "platform", "realtime", "pg_catalog", "information_schema"]);
 
 /** Options of one SSE subscription: a channel and the table changes it follows, if any. */
@@ -166,10 +167,9 @@ export class RealtimeService {
   /** Handles one text frame of a WebSocket client. */
   async receive(conn: Connection, text: string): Promise<void> {
     if (conn.closed) return;
-    if (
-      text.length > this.options.maxMessageBytes ||
-      new TextEncoder().encode(text).length > this.options.maxMessageBytes
-    ) {
+    // UTF-8 takes 1 to 3 bytes per UTF-16 unit: encode only when the length alone cannot decide.
+    const max = this.options.maxMessageBytes;
+    if (text.length > max || (text.length * 3 > max && encoder.encode(text).length > max)) {
       this.reply(conn, {
         type: "error",
         code: "PAYLOAD_TOO_LARGE",

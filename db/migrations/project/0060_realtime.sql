@@ -110,3 +110,30 @@ end $$;
 
 revoke all on function realtime.publish(text, text), realtime.enable(text), realtime.disable(text)
   from public;
+
+-- The RLS check of one change for every group of subscribers, in one statement: for each (role, claims) pair it
+-- switches role and claims (transaction-local) and runs the platform's check query, which evaluates the table's
+-- SELECT privilege and read policies on the changed row. A check that fails counts as not visible. Called by the
+-- platform as the owner only; it runs what the caller passes, so nobody else may execute it.
+create or replace function realtime.visible_to(roles text[], claims text[], check_sql text, row_json text)
+returns boolean[] language plpgsql as $$
+declare
+  result boolean[] := '{}';
+  v boolean;
+begin
+  for i in 1 .. coalesce(pg_catalog.array_length(roles, 1), 0) loop
+    perform pg_catalog.set_config('role', roles[i], true);
+    perform pg_catalog.set_config('request.jwt.claims', claims[i], true);
+    begin
+      execute check_sql into v using row_json;
+    exception when others then
+      v := false;
+    end;
+    result := result || coalesce(v, false);
+  end loop;
+  perform pg_catalog.set_config('role', 'none', true);
+  perform pg_catalog.set_config('request.jwt.claims', '', true);
+  return result;
+end $$;
+
+revoke all on function realtime.visible_to(text[], text[], text, text) from public;
