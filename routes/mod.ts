@@ -13,6 +13,7 @@ import { splitLongForm } from "./long_form.ts";
 import { edge } from "./middleware/edge.ts";
 import { setPathProject } from "./middleware/project.ts";
 import { projectRoutes } from "./project.ts";
+import { realtimeRoutes } from "./realtime.ts";
 import { systemRoutes } from "./system.ts";
 
 /** Builds the Hono app of the whole platform over `platform`. */
@@ -53,6 +54,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", authRoutes);
   app.route("/", projectRoutes);
   app.route("/", dataRoutes);
+  app.route("/", realtimeRoutes);
   app.route("/", docsRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {

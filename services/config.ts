@@ -29,6 +29,11 @@ const Env = z.object({
   DATA_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DATA_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(8000),
   QUIET: bool.default(false),
+  REALTIME_TOKEN_CHECK_MS: z.coerce.number().int().min(100).max(300_000).default(60_000),
+  REALTIME_MAX_BUFFER_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  REALTIME_MAX_CHANNELS: z.coerce.number().int().min(1).max(10_000).default(100),
+  REALTIME_MAX_MESSAGE_BYTES: z.coerce.number().int().min(256).max(16 * 1024 * 1024).default(256 * 1024),
+  REALTIME_SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

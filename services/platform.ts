@@ -10,6 +10,7 @@ import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
 import { ProjectService } from "./projects/projects.ts";
 import { TokenBucket } from "./rate_limit.ts";
+import { RealtimeService } from "./realtime/service.ts";
 
 /** Everything a route or a worker needs, built once by {@linkcode openPlatform}. */
 export interface Platform {
@@ -25,6 +26,7 @@ export interface Platform {
   authLimit: TokenBucket;
   /** The data API engine (PostgREST dialect). */
   data: DataService;
+  realtime: RealtimeService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -61,6 +63,13 @@ export async function openPlatform(config: Config): Promise<Platform> {
     const admins = new AdminService(dbs.control);
     const createdDefaultProject = await ensureDefaultProject(config, projects, dbs);
     const admin = await admins.bootstrap(config.ADMIN_EMAIL, config.ADMIN_PASSWORD);
+    const realtime = new RealtimeService({ dbs, projects, tokens }, {
+      tokenCheckMs: config.REALTIME_TOKEN_CHECK_MS,
+      maxBufferBytes: config.REALTIME_MAX_BUFFER_BYTES,
+      maxChannels: config.REALTIME_MAX_CHANNELS,
+      maxMessageBytes: config.REALTIME_MAX_MESSAGE_BYTES,
+      sseHeartbeatMs: config.REALTIME_SSE_HEARTBEAT_MS,
+    });
     return {
       config,
       dbs,
@@ -75,6 +84,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
         maxRows: config.DATA_MAX_ROWS,
         statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
       }),
+      realtime,
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -112,8 +122,9 @@ async function ensureDefaultProject(
   }
 }
 
-/** Closes KV and every database. */
+/** Closes realtime connections, KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
+  await platform.realtime.close();
   platform.kv.close();
   await platform.data.close();
   await platform.dbs.close();

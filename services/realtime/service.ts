@@ -1,0 +1,403 @@
+import type { Databases } from "../../db/databases.ts";
+import type { TokenService } from "../auth/tokens.ts";
+import { randomHex } from "../crypto.ts";
+import { AppError, errors } from "../errors.ts";
+import { describeError, log } from "../log.ts";
+import type { Project, ProjectService } from "../projects/projects.ts";
+import { FilterError, parseFilter } from "./filter.ts";
+import { ProjectHub } from "./project_hub.ts";
+import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
+import { type ChangeSpec, type Connection, type Credentials, groupKeyOf, type Sink } from "./types.ts";
+
+/** Limits and timings of realtime, from the configuration. */
+export interface RealtimeOptions {
+  /** How often every connection's token is re-validated (at most 5 minutes, spec §8). */
+  tokenCheckMs: number;
+  /** Bytes a connection may have queued before it is dropped as a slow consumer. */
+  maxBufferBytes: number;
+  /** Channels one connection may subscribe to. */
+  maxChannels: number;
+  /** Largest client message, in bytes. */
+  maxMessageBytes: number;
+  /** Interval of SSE heartbeat comments. */
+  sseHeartbeatMs: number;
+}
+
+/** Dependencies of the {@linkcode RealtimeService}. */
+export interface RealtimeDeps {
+  dbs: Databases;
+  projects: ProjectService;
+  tokens: TokenService;
+}
+
+/** WebSocket close codes of the protocol. */
+export const CLOSE = { invalidToken: 4001, slowConsumer: 4008, shutdown: 1001 } as const;
+
+const encoder = new TextEncoder();
+const INTERNAL_SCHEMAS = new Set(["auth", "platform", "realtime", "pg_catalog", "information_schema"]);
+
+/** Options of one SSE subscription: a channel and the table changes it follows, if any. */
+export interface SseSubscription {
+  channel: string;
+  changes: ChangeSpec[];
+}
+
+/**
+ * RealtimeService owns every realtime connection of this process: it authenticates them, runs the JSON
+ * protocol of decisions §8, keeps one {@linkcode ProjectHub} per project, re-validates tokens on a timer and
+ * drops slow consumers.
+ */
+export class RealtimeService {
+  readonly instanceId = randomHex(8);
+  private readonly hubs = new Map<string, Promise<ProjectHub>>();
+  private readonly connections = new Set<Connection>();
+  private readonly sweeper: ReturnType<typeof setInterval>;
+  private closing = false;
+
+  constructor(private readonly deps: RealtimeDeps, readonly options: RealtimeOptions) {
+    this.sweeper = setInterval(() => this.sweep(), options.tokenCheckMs);
+  }
+
+  /** Connections open in this process. */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /**
+   * Checks the credentials given at connect: an API key of the project (public: anon, secret: service_role)
+   * and optionally a user token (authenticated). 401 UNAUTHORIZED or INVALID_TOKEN otherwise.
+   */
+  async authenticate(project: Project, apikey: string | undefined, token?: string): Promise<Credentials> {
+    if (!apikey) {
+      throw errors.unauthorized('No API key found: pass the project key as the "apikey" query parameter');
+    }
+    const owner = await this.deps.projects.lookupKey(apikey);
+    if (!owner) throw errors.unauthorized("Invalid API key");
+    if (owner.ref !== project.ref) {
+      throw errors.unauthorized(`API key does not belong to project "${project.ref}"`);
+    }
+    const base: Credentials = { role: owner.kind === "secret" ? "service_role" : "anon", apikey };
+    if (!token) return base;
+    return await this.withToken(project, base, token);
+  }
+
+  private async withToken(project: Project, base: Credentials, token: string): Promise<Credentials> {
+    const claims = await this.deps.tokens.verify(project, token);
+    // A secret key stays service_role; a public key plus a user token acts as that user.
+    if (base.role === "service_role") return { ...base, claims: undefined, expiresAt: claims.exp * 1000 };
+    return {
+      role: "authenticated",
+      apikey: base.apikey,
+      claims: { ...claims },
+      expiresAt: claims.exp * 1000,
+    };
+  }
+
+  /** Registers a new connection over `sink`. */
+  open(project: Project, credentials: Credentials, sink: Sink): Connection {
+    const conn: Connection = {
+      id: randomHex(8),
+      project,
+      credentials,
+      groupKey: groupKeyOf(credentials),
+      channels: new Map(),
+      sink,
+      closed: false,
+    };
+    this.connections.add(conn);
+    return conn;
+  }
+
+  /** Forgets a closed connection: its subscriptions end and its presence leaves. */
+  async closed(conn: Connection): Promise<void> {
+    if (!this.connections.delete(conn)) return;
+    conn.closed = true;
+    const hub = await this.hubs.get(conn.project.ref)?.catch(() => null);
+    hub?.drop(conn);
+  }
+
+  /** Sends a serialized message unless the connection's buffer is past its bound; then drops it. */
+  deliver = (conn: Connection, text: string, kind: string): void => {
+    if (conn.closed) return;
+    if (conn.sink.bufferedAmount() > this.options.maxBufferBytes) {
+      this.fail(conn, CLOSE.slowConsumer, {
+        code: "SLOW_CONSUMER",
+        message: `Connection dropped: more than ${this.options.maxBufferBytes} bytes waiting to be read`,
+      });
+      return;
+    }
+    conn.sink.send(text, kind);
+  };
+
+  /** Sends an error and closes the connection. */
+  fail(conn: Connection, code: number, error: ProtocolError): void {
+    if (conn.closed) return;
+    try {
+      conn.sink.send(JSON.stringify({ type: "error", ...error }), "error");
+    } catch { /* the transport is gone */ }
+    conn.sink.close(code, error.code);
+    void this.closed(conn);
+  }
+
+  private reply(conn: Connection, message: Record<string, unknown>): void {
+    this.deliver(conn, JSON.stringify(message), String(message.type));
+  }
+
+  private hub(ref: string): Promise<ProjectHub> {
+    let hub = this.hubs.get(ref);
+    if (!hub) {
+      hub = (async () => {
+        const db = await this.deps.dbs.project(ref);
+        const h = new ProjectHub({
+          ref,
+          db,
+          instanceId: this.instanceId,
+          useBus: this.deps.dbs.kind === "postgres",
+          deliver: this.deliver,
+        });
+        await h.start();
+        return h;
+      })();
+      this.hubs.set(ref, hub);
+      hub.catch(() => this.hubs.delete(ref));
+    }
+    return hub;
+  }
+
+  /** Handles one text frame of a WebSocket client. */
+  async receive(conn: Connection, text: string): Promise<void> {
+    if (conn.closed) return;
+    // UTF-8 takes 1 to 3 bytes per UTF-16 unit: encode only when the length alone cannot decide.
+    const max = this.options.maxMessageBytes;
+    if (text.length > max || (text.length * 3 > max && encoder.encode(text).length > max)) {
+      this.reply(conn, {
+        type: "error",
+        code: "PAYLOAD_TOO_LARGE",
+        message: `Message is larger than the limit of ${this.options.maxMessageBytes} bytes`,
+      });
+      return;
+    }
+    const parsed = parseClientMessage(text);
+    if (!parsed.ok) {
+      this.reply(conn, {
+        type: "error",
+        ...(parsed.ref !== undefined ? { ref: parsed.ref } : {}),
+        ...parsed.error,
+      });
+      return;
+    }
+    const message = parsed.message;
+    try {
+      await this.handle(conn, message);
+    } catch (err) {
+      const e = err instanceof AppError ? err : null;
+      if (!e) log.warn("realtime message failed", { type: message.type, cause: describeError(err) });
+      const error = e
+        ? { code: e.code, message: e.message }
+        : { code: "INTERNAL_ERROR", message: "Internal error" };
+      if (e?.code === "INVALID_TOKEN") return this.fail(conn, CLOSE.invalidToken, error);
+      this.reply(conn, { type: "error", ...withRef(message), ...error });
+    }
+  }
+
+  private async handle(conn: Connection, message: ClientMessage): Promise<void> {
+    switch (message.type) {
+      case "ping":
+        return this.reply(conn, { type: "pong", ...withRef(message) });
+      case "access_token": {
+        conn.credentials = await this.withToken(conn.project, conn.credentials, message.token);
+        conn.groupKey = groupKeyOf(conn.credentials);
+        return this.reply(conn, {
+          type: "token_refreshed",
+          ...withRef(message),
+          expires_at: Math.floor((conn.credentials.expiresAt ?? 0) / 1000),
+        });
+      }
+      case "subscribe": {
+        if (!conn.channels.has(message.channel) && conn.channels.size >= this.options.maxChannels) {
+          throw new AppError(
+            429,
+            "LIMIT_EXCEEDED",
+            `A connection may subscribe to at most ${this.options.maxChannels} channels`,
+            { type: "rate_limit" },
+          );
+        }
+        await this.checkChannel(conn.project, message.channel);
+        const changes = await this.changeSpecs(conn, message.postgres_changes ?? []);
+        if (conn.closed) return;
+        const hub = await this.hub(conn.project.ref);
+        if (conn.closed) return;
+        // "subscribed" goes out before the channel's first presence_state, in the same tick as the subscription.
+        this.reply(conn, { type: "subscribed", ...withRef(message), channel: message.channel });
+        hub.subscribe(conn, {
+          channel: message.channel,
+          changes,
+          presenceKey: message.presence?.key,
+          broadcastSelf: message.broadcast?.self ?? false,
+          broadcastAck: message.broadcast?.ack ?? false,
+        });
+        return;
+      }
+      case "unsubscribe": {
+        const hub = await this.hub(conn.project.ref);
+        if (!hub.unsubscribe(conn, message.channel)) throw notSubscribed(message.channel);
+        return this.reply(conn, { type: "unsubscribed", ...withRef(message), channel: message.channel });
+      }
+      case "broadcast": {
+        const sub = conn.channels.get(message.channel);
+        if (!sub) throw notSubscribed(message.channel);
+        const hub = await this.hub(conn.project.ref);
+        hub.broadcast(conn, message.channel, message.event, message.payload ?? null);
+        if (sub.broadcastAck) {
+          this.reply(conn, { type: "broadcast_ack", ...withRef(message), channel: message.channel });
+        }
+        return;
+      }
+      case "presence_update": {
+        const sub = conn.channels.get(message.channel);
+        if (!sub) throw notSubscribed(message.channel);
+        if (!sub.presenceKey) {
+          throw errors.validation(`Channel "${message.channel}" was subscribed without a presence key`);
+        }
+        const hub = await this.hub(conn.project.ref);
+        hub.updatePresence(conn, message.channel, sub.presenceKey, message.state);
+        return;
+      }
+    }
+  }
+
+  /** A channel prefixed with another project's ref (`<ref>:…`) is forbidden. */
+  private async checkChannel(project: Project, channel: string): Promise<void> {
+    const colon = channel.indexOf(":");
+    if (colon <= 0) return;
+    const prefix = channel.slice(0, colon);
+    if (prefix !== project.ref && await this.deps.projects.find(prefix).catch(() => null)) {
+      throw errors.forbidden(`Channel "${channel}" belongs to another project`);
+    }
+  }
+
+  /** Validates the postgres_changes of a subscription: captured table, readable by the role, good filter. */
+  async changeSpecs(
+    conn: Pick<Connection, "project" | "credentials">,
+    specs: { event: ChangeSpec["event"]; schema: string; table: string; filter?: string }[],
+  ): Promise<ChangeSpec[]> {
+    const out: ChangeSpec[] = [];
+    const db = specs.length ? await this.deps.dbs.project(conn.project.ref) : null;
+    for (const spec of specs) {
+      const name = `${spec.schema}.${spec.table}`;
+      if (INTERNAL_SCHEMAS.has(spec.schema) || spec.schema.startsWith("pg_")) {
+        throw errors.forbidden(`Table "${name}" is internal and cannot be subscribed to`);
+      }
+      const [table] = await db!.query<{ columns: string[]; readable: boolean }>(
+        `select array(select a.attname::text from pg_catalog.pg_attribute a
+                       where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns,
+                pg_catalog.has_table_privilege($3, c.oid, 'SELECT') as readable
+           from realtime.tables t
+           join pg_catalog.pg_namespace n on n.nspname = t.schema_name
+           join pg_catalog.pg_class c on c.relnamespace = n.oid and c.relname = t.table_name
+          where t.schema_name = $1 and t.table_name = $2`,
+        [spec.schema, spec.table, conn.credentials.role],
+      );
+      if (!table) {
+        throw errors.notFound(
+          `Table "${name}" does not exist or is not enabled for realtime: run select realtime.enable('${name}')`,
+        );
+      }
+      if (!table.readable) {
+        throw errors.forbidden(`Role ${conn.credentials.role} may not read table "${name}"`);
+      }
+      let filter;
+      if (spec.filter !== undefined) {
+        try {
+          filter = parseFilter(spec.filter);
+        } catch (err) {
+          if (err instanceof FilterError) throw errors.validation(`Invalid filter: ${err.message}`);
+          throw err;
+        }
+        if (!table.columns.includes(filter.column)) {
+          throw errors.validation(`Invalid filter: table "${name}" has no column "${filter.column}"`);
+        }
+      }
+      out.push({ schema: spec.schema, table: spec.table, event: spec.event, filter });
+    }
+    return out;
+  }
+
+  /**
+   * The subscription of an SSE stream on topic `name`: the changes of the table of that name when it is
+   * captured (`table` or `schema.table`), and always the broadcasts of the channel `name`.
+   */
+  async streamSubscription(
+    project: Project,
+    credentials: Credentials,
+    input: { name: string; event?: ChangeSpec["event"]; filter?: string },
+  ): Promise<SseSubscription> {
+    const dot = input.name.indexOf(".");
+    const schema = dot > 0 ? input.name.slice(0, dot) : "public";
+    const table = dot > 0 ? input.name.slice(dot + 1) : input.name;
+    const db = await this.deps.dbs.project(project.ref);
+    const [captured] = await db.query(
+      "select 1 from realtime.tables where schema_name = $1 and table_name = $2",
+      [schema, table],
+    );
+    if (!captured) {
+      if (input.filter !== undefined) {
+        throw errors.notFound(`Table "${schema}.${table}" does not exist or is not enabled for realtime`);
+      }
+      return { channel: input.name, changes: [] };
+    }
+    const changes = await this.changeSpecs({ project, credentials }, [
+      { schema, table, event: input.event ?? "*", filter: input.filter },
+    ]);
+    return { channel: input.name, changes };
+  }
+
+  /** Subscribes a connection that cannot send messages (SSE) to one channel. */
+  async subscribeStream(conn: Connection, sub: SseSubscription): Promise<void> {
+    const hub = await this.hub(conn.project.ref);
+    hub.subscribe(conn, {
+      channel: sub.channel,
+      changes: sub.changes,
+      broadcastSelf: false,
+      broadcastAck: false,
+    });
+  }
+
+  /** Re-validates every connection: an expired token or a revoked key ends it, with an error first. */
+  private async sweep(): Promise<void> {
+    const now = Date.now();
+    for (const conn of [...this.connections]) {
+      const { credentials } = conn;
+      if (credentials.expiresAt !== undefined && credentials.expiresAt <= now) {
+        this.fail(conn, CLOSE.invalidToken, { code: "INVALID_TOKEN", message: "Token has expired" });
+        continue;
+      }
+      const owner = await this.deps.projects.lookupKey(credentials.apikey).catch(() => undefined);
+      if (owner === null) {
+        this.fail(conn, CLOSE.invalidToken, { code: "UNAUTHORIZED", message: "API key is no longer valid" });
+      }
+    }
+  }
+
+  /** Closes every connection and stops listening. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    clearInterval(this.sweeper);
+    for (const conn of [...this.connections]) {
+      conn.sink.close(CLOSE.shutdown, "server shutting down");
+      await this.closed(conn);
+    }
+    const hubs = [...this.hubs.values()];
+    this.hubs.clear();
+    await Promise.all(hubs.map(async (h) => (await h.catch(() => null))?.stop()));
+  }
+}
+
+function withRef(message: { ref?: string | number }): { ref?: string | number } {
+  return message.ref !== undefined ? { ref: message.ref } : {};
+}
+
+function notSubscribed(channel: string): AppError {
+  return errors.validation(`Not subscribed to channel "${channel}"`);
+}

@@ -1,0 +1,103 @@
+import type { Project } from "../projects/projects.ts";
+import type { Credentials } from "./types.ts";
+import type { RealtimeService, SseSubscription } from "./service.ts";
+
+const encoder = new TextEncoder();
+
+/** Runs the realtime protocol over a server-side WebSocket that `Deno.upgradeWebSocket` returned. */
+export function serveWebSocket(
+  service: RealtimeService,
+  socket: WebSocket,
+  project: Project,
+  credentials: Credentials,
+): void {
+  const conn = service.open(project, credentials, {
+    send: (text) => {
+      if (socket.readyState === WebSocket.OPEN) socket.send(text);
+    },
+    bufferedAmount: () => socket.bufferedAmount,
+    close: (code, reason) => {
+      try {
+        socket.close(code, reason);
+      } catch { /* already closing */ }
+    },
+  });
+  // Frames are handled one after another, so that answers keep the order of the requests.
+  let queue = Promise.resolve();
+  socket.onmessage = (event) => {
+    const data = event.data;
+    queue = queue.then(() => {
+      if (typeof data === "string") return service.receive(conn, data);
+      conn.sink.send(
+        JSON.stringify({
+          type: "error",
+          code: "VALIDATION_ERROR",
+          message: "Binary messages are not supported",
+        }),
+        "error",
+      );
+    });
+  };
+  socket.onclose = () => void service.closed(conn);
+  socket.onerror = () => void service.closed(conn);
+}
+
+/** Options of {@linkcode serveSse}. */
+export interface SseOptions {
+  project: Project;
+  credentials: Credentials;
+  subscription: SseSubscription;
+}
+
+/**
+ * Opens an SSE stream (decisions §8): `event: <type>` / `id: <n>` / `data: <json>` frames and a comment
+ * heartbeat. The stream's queue is bounded in bytes: a reader that falls behind is dropped with an error frame.
+ */
+export async function serveSse(
+  service: RealtimeService,
+  options: SseOptions,
+): Promise<ReadableStream<Uint8Array>> {
+  const { maxBufferBytes, sseHeartbeatMs } = service.options;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let id = 0;
+  // deno-lint-ignore prefer-const
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(heartbeat);
+    void service.closed(conn);
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+    cancel: end,
+  }, new ByteLengthQueuingStrategy({ highWaterMark: maxBufferBytes }));
+  const conn = service.open(options.project, options.credentials, {
+    send: (text, kind) => {
+      if (ended) return;
+      controller.enqueue(encoder.encode(`event: ${kind}\nid: ${++id}\ndata: ${text}\n\n`));
+    },
+    bufferedAmount: () => maxBufferBytes - (controller.desiredSize ?? 0),
+    close: () => {
+      if (ended) return;
+      end();
+      try {
+        controller.close();
+      } catch { /* cancelled */ }
+    },
+  });
+  try {
+    await service.subscribeStream(conn, options.subscription);
+  } catch (err) {
+    end();
+    throw err;
+  }
+  conn.sink.send(JSON.stringify({ type: "subscribed", channel: options.subscription.channel }), "subscribed");
+  heartbeat = setInterval(() => {
+    if (!ended && (controller.desiredSize ?? 0) > 0) controller.enqueue(encoder.encode(": heartbeat\n\n"));
+  }, sseHeartbeatMs);
+  return stream;
+}

@@ -1,0 +1,95 @@
+import { assertEquals } from "./assert.ts";
+import { type ChildPlatform, type Json, makeSandbox, serverUrl, spawnPlatform } from "./harness.ts";
+import { WsClient } from "./realtime_client.ts";
+
+async function sql(child: ChildPlatform, secretKey: string, query: string): Promise<void> {
+  const res = await fetch(`${child.url}/v1/sql`, {
+    method: "POST",
+    headers: { apikey: secretKey, "content-type": "application/json" },
+    body: JSON.stringify({ query }),
+  });
+  if (res.status !== 200) throw new Error(`SQL failed: ${await res.text()}`);
+  await res.body?.cancel();
+}
+
+// Two platform processes share one PostgreSQL database and use LISTEN/NOTIFY as their bus. PGlite keeps its
+// data in one process, so this scenario exists only when the suite runs against PostgreSQL.
+if (serverUrl) {
+  Deno.test("realtime across two instances on one PostgreSQL database (DATABASE_URL only: PGlite is single-process)", async (t) => {
+    const sandbox = await makeSandbox();
+    const one = await spawnPlatform(sandbox.env);
+    let two: ChildPlatform | undefined;
+    const clients: WsClient[] = [];
+    try {
+      two = await spawnPlatform(sandbox.env);
+      const second = two;
+      const connect = async (child: ChildPlatform) => {
+        const c = await WsClient.connect(
+          `${child.url.replace("http", "ws")}/v1/realtime/ws?apikey=${sandbox.publicKey}`,
+        );
+        clients.push(c);
+        return c;
+      };
+      await sql(
+        one,
+        sandbox.secretKey,
+        "create table public.items (id int primary key, name text); select realtime.enable('public.items');",
+      );
+      const a = await connect(one);
+      const b = await connect(second);
+      for (const [c, key] of [[a, "a"], [b, "b"]] as const) {
+        await c.subscribe({
+          channel: "room",
+          postgres_changes: [{ table: "items" }],
+          presence: { key },
+          broadcast: { self: false },
+        });
+      }
+
+      await t.step("a change made through one instance reaches subscribers of both", async () => {
+        await sql(one, sandbox.secretKey, "insert into public.items values (1, 'one')");
+        await sql(second, sandbox.secretKey, "insert into public.items values (2, 'two')");
+        for (const c of [a, b]) {
+          for (const id of [1, 2]) {
+            const ev = await c.next((m) => m.event === "postgres_changes" && m.payload.record.id === id);
+            assertEquals(ev.payload.type, "INSERT");
+          }
+        }
+      });
+
+      await t.step("a broadcast through one instance reaches the other, large ones too", async () => {
+        a.send({ type: "broadcast", channel: "room", event: "hello", payload: { from: "a" } });
+        assertEquals((await b.next((m) => m.event === "broadcast")).payload, {
+          event: "hello",
+          payload: { from: "a" },
+        });
+        const big = "z".repeat(20_000); // over the NOTIFY limit: carried through realtime.overflow
+        b.send({ type: "broadcast", channel: "room", event: "big", payload: big });
+        assertEquals((await a.next((m) => m.event === "broadcast")).payload.payload, big);
+      });
+
+      await t.step(
+        "presence is shared and a member that disconnects leaves on the other instance",
+        async () => {
+          const stateIs = (want: Json) => (m: Json) =>
+            m.type === "presence_state" && JSON.stringify(m.state) === JSON.stringify(want);
+          a.send({ type: "presence_update", channel: "room", state: { at: "one" } });
+          await b.next(stateIs({ a: [{ at: "one" }] }));
+          b.send({ type: "presence_update", channel: "room", state: { at: "two" } });
+          await a.next((m) => m.type === "presence_state" && m.state.a && m.state.b);
+          // A third client joining the second instance late gets the first instance's members.
+          const c = await connect(second);
+          await c.subscribe({ channel: "room", presence: { key: "c" } });
+          await c.next((m) => m.type === "presence_state" && m.state.a?.[0]?.at === "one" && m.state.b);
+          await a.close();
+          await b.next(stateIs({ b: [{ at: "two" }] }));
+        },
+      );
+    } finally {
+      for (const c of clients) await c.close().catch(() => {});
+      await two?.stop();
+      await one.stop();
+      await sandbox.destroy();
+    }
+  });
+}
