@@ -12,6 +12,7 @@ import type { AppEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
 import { splitLongForm } from "./long_form.ts";
 import { setPathProject } from "./middleware/project.ts";
+import { notificationRoutes } from "./notifications.ts";
 import { projectRoutes } from "./project.ts";
 import { systemRoutes } from "./system.ts";
 
@@ -59,6 +60,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", adminRoutes);
   app.route("/", authRoutes);
   app.route("/", projectRoutes);
+  app.route("/", notificationRoutes);
   app.route("/", docsRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {

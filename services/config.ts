@@ -26,6 +26,9 @@ const Env = z.object({
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   CORS_ORIGINS: z.string().default("*"),
   QUIET: bool.default(false),
+  NOTIFY_ALLOW_PRIVATE_NET: z.string().default(""),
+  NOTIFY_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  WORKERS: bool.default(true),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

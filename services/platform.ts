@@ -7,6 +7,9 @@ import { AuthService } from "./auth/users.ts";
 import type { Config } from "./config.ts";
 import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
+import { NetGuard } from "./notifications/net_guard.ts";
+import { NotificationService } from "./notifications/service.ts";
+import { SettingsStore } from "./notifications/settings.ts";
 import { ProjectService } from "./projects/projects.ts";
 
 /** Everything a route or a worker needs, built once by {@linkcode openPlatform}. */
@@ -19,6 +22,7 @@ export interface Platform {
   tokens: TokenService;
   auth: AuthService;
   admins: AdminService;
+  notifications: NotificationService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -64,6 +68,13 @@ export async function openPlatform(config: Config): Promise<Platform> {
       tokens,
       auth: new AuthService(dbs, tokens),
       admins,
+      notifications: new NotificationService({
+        dbs,
+        kv,
+        settings: new SettingsStore(cipher),
+        guard: new NetGuard(config.NOTIFY_ALLOW_PRIVATE_NET),
+        concurrency: config.NOTIFY_CONCURRENCY,
+      }),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -103,6 +114,7 @@ async function ensureDefaultProject(
 
 /** Closes KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
+  await platform.notifications.close();
   platform.kv.close();
   await platform.dbs.close();
 }
