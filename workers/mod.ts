@@ -11,7 +11,7 @@ export interface Workers {
 
 /** Options of {@linkcode startWorkers}. */
 export interface WorkerOptions {
-  /** Milliseconds between sweeps for overdue notifications (0 disables the sweeper). */
+  /** Milliseconds between sweeps for overdue notifications (0 disables the periodic sweeper). */
   sweepEveryMs?: number;
 }
 
@@ -23,19 +23,19 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
   const dispatcher = new QueueDispatcher(platform.kv)
     .on("notification.send", (m) => platform.notifications.deliver(m));
   dispatcher.start();
-  let sweeping: Promise<void> = Promise.resolve();
+  const sweep = (graceSecs: number) =>
+    (async () => {
+      for (const project of await platform.projects.list()) {
+        await platform.notifications.sweep(project.ref, graceSecs).catch((err) =>
+          log.warn("notification sweep failed", { project: project.ref, cause: describeError(err) })
+        );
+      }
+    })().catch((err) => log.warn("notification sweep failed", { cause: describeError(err) }));
+  // At start, whatever is due is re-enqueued at once: a message KV handed to the previous process just before
+  // it stopped may otherwise wait for KV's own redelivery deadline.
+  let sweeping: Promise<void> = sweep(0);
   const every = options.sweepEveryMs ?? 60_000;
-  const timer = every > 0
-    ? setInterval(() => {
-      sweeping = (async () => {
-        for (const project of await platform.projects.list()) {
-          await platform.notifications.sweep(project.ref).catch((err) =>
-            log.warn("notification sweep failed", { project: project.ref, cause: describeError(err) })
-          );
-        }
-      })().catch((err) => log.warn("notification sweep failed", { cause: describeError(err) }));
-    }, every)
-    : undefined;
+  const timer = every > 0 ? setInterval(() => (sweeping = sweep(120)), every) : undefined;
   return {
     dispatcher,
     async stop() {

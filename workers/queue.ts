@@ -54,14 +54,13 @@ function isMessage(value: unknown): value is { kind: string } {
 /**
  * QueueDispatcher is the single `kv.listenQueue` of the platform: it routes each message to the handler of its
  * kind, counts handlers in flight and stops cleanly (no new work, in-flight work finished). Messages that
- * arrive while stopping are left to KV, which redelivers them to the next process.
+ * arrive while stopping are put back on the queue for the next process.
  */
 export class QueueDispatcher {
   private readonly handlers = new Map<string, (message: never) => Promise<void>>();
   private readonly inFlight = new Set<Promise<void>>();
   private listening: Promise<void> | null = null;
   private stopping = false;
-  private readonly stopped = Promise.withResolvers<void>();
 
   constructor(private readonly kv: Deno.Kv) {}
 
@@ -82,10 +81,9 @@ export class QueueDispatcher {
 
   private dispatch(raw: unknown): Promise<void> {
     if (this.stopping) {
-      // Hold the message until KV closes: it stays in the queue and the next process receives it.
-      return this.stopped.promise.then(() => {
-        throw new Error("Queue dispatcher stopped");
-      });
+      // Put a copy back (delayed) before acknowledging this one: the copy is on disk before the ack, so the
+      // message survives however soon KV closes. A duplicate is harmless: handlers check state first.
+      return isMessage(raw) ? enqueue(this.kv, raw as QueueMessage, { delayMs: 1000 }) : Promise.resolve();
     }
     if (!isMessage(raw)) {
       log.warn("queue message dropped: not a message");
@@ -114,6 +112,5 @@ export class QueueDispatcher {
   async stop(): Promise<void> {
     this.stopping = true;
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
-    this.stopped.resolve();
   }
 }

@@ -302,10 +302,14 @@ export class NotificationService {
     return { status: "failed", retryInMs, dispatchId: crypto.randomUUID() };
   }
 
-  /** Re-enqueues notifications whose queue message is overdue (a lost enqueue or a crash mid-send). */
-  async sweep(ref: string): Promise<number> {
+  /**
+   * Re-enqueues notifications whose queue message is overdue by `graceSecs` (a lost enqueue, a crash
+   * mid-send, a message KV had handed to a process that stopped). Duplicates are harmless: the row's token and
+   * status let only one delivery act.
+   */
+  async sweep(ref: string, graceSecs = 120): Promise<number> {
     const db = await this.options.dbs.project(ref);
-    const stale = await overdue(db, 120, 500);
+    const stale = await overdue(db, graceSecs, 1000);
     for (const { id, dispatch_id } of stale) await this.schedule(ref, id, dispatch_id, 0);
     return stale.length;
   }
