@@ -7,8 +7,12 @@ import { describeError, log } from "../services/log.ts";
  * only when it still calls for it, so a duplicate delivery does nothing.
  */
 export type QueueMessage =
-  /** Deliver one notification; `dispatch` is the token that must still be current on the row. */
-  { kind: "notification.send"; project: string; id: string; dispatch: string };
+  /** Deliver notifications of a project; each `dispatch` token must still be current on its row. */
+  {
+    kind: "notification.send";
+    project: string;
+    items: { id: string; channel: string; dispatch: string }[];
+  };
 
 /** The kinds of {@linkcode QueueMessage}. */
 export type QueueKind = QueueMessage["kind"];

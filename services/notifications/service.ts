@@ -8,6 +8,7 @@ import { backoffMs } from "./backoff.ts";
 import type { NetGuard } from "./net_guard.ts";
 import type { Channel, OutboundMessage, ProviderResult } from "./providers/provider.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
+import { DispatchCoalescer, type DispatchItem } from "./coalescer.ts";
 import { renderTemplate } from "./render.ts";
 import { Semaphore } from "./semaphore.ts";
 import { type NotifySettings, SettingsStore } from "./settings.ts";
@@ -71,9 +72,11 @@ export class NotificationService {
   private readonly settingsCache = new TtlCache<string, NotifySettings>({ ttlMs: 5_000, maxEntries: 1000 });
   private readonly providers: ProviderRegistry;
   private readonly lanes: Record<Channel, Semaphore>;
+  private readonly coalescer: DispatchCoalescer;
 
   constructor(private readonly options: NotificationServiceOptions) {
     this.providers = new ProviderRegistry(options.guard, Math.max(1, Math.min(options.concurrency, 10)));
+    this.coalescer = new DispatchCoalescer({ kv: options.kv, maxItems: 50 });
     this.lanes = {
       email: new Semaphore(options.concurrency),
       sms: new Semaphore(options.concurrency),
@@ -203,14 +206,22 @@ export class NotificationService {
       if (existing) return existing;
       throw errors.conflict("Idempotency key is being used by a concurrent send");
     }
-    if (row.status === "queued") await this.schedule(ref, row.id, dispatchId, (origin.delaySecs ?? 0) * 1000);
+    if (row.status === "queued") await this.schedule(ref, row, dispatchId, (origin.delaySecs ?? 0) * 1000);
     return row;
   }
 
-  private async schedule(ref: string, id: string, dispatch: string, delayMs: number): Promise<void> {
-    await enqueue(this.options.kv, { kind: "notification.send", project: ref, id, dispatch }, {
+  /** Puts a dispatch on the queue: grouped with others when immediate, alone when delayed. */
+  private async schedule(
+    ref: string,
+    n: { id: string; channel: Channel },
+    dispatch: string,
+    delayMs: number,
+  ): Promise<void> {
+    const item: DispatchItem = { id: n.id, channel: n.channel, dispatch };
+    if (delayMs <= 0) return await this.coalescer.add(ref, item);
+    await enqueue(this.options.kv, { kind: "notification.send", project: ref, items: [item] }, {
       delayMs,
-      keysIfUndelivered: [["notifications", "undelivered", ref, id]],
+      keysIfUndelivered: [["notifications", "undelivered", ref, n.id]],
     });
   }
 
@@ -226,11 +237,15 @@ export class NotificationService {
         `Notification "${id}" is ${current.status}; only ${from.join(" or ")} notifications can be retried`,
       );
     }
-    await this.schedule(ref, id, dispatchId, 0);
+    await this.schedule(ref, row, dispatchId, 0);
     return row;
   }
 
-  /** The queue handler of `notification.send`: one attempt, recorded, then the next status. */
+  /**
+   * The queue handler of `notification.send`: one attempt per item, concurrently within each channel's lane.
+   * If any item could not be recorded the handler throws, KV delivers the message again, and the items already
+   * done are skipped because their tokens no longer match.
+   */
   async deliver(message: QueueMessageOf<"notification.send">): Promise<void> {
     let db: Db;
     try {
@@ -242,12 +257,19 @@ export class NotificationService {
       });
       throw err; // KV retries, then parks it under keysIfUndelivered
     }
-    const peek = await getNotification(db, message.id);
-    if (!peek) return;
-    await this.lanes[peek.channel].run(async () => {
-      const row = await claim(db, message.id, message.dispatch);
+    const results = await Promise.allSettled(
+      message.items.map((item) => this.attempt(message.project, db, item)),
+    );
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+  }
+
+  private async attempt(project: string, db: Db, item: DispatchItem): Promise<void> {
+    const lane = this.lanes[item.channel as Channel] ?? this.lanes.webhook;
+    await lane.run(async () => {
+      const row = await claim(db, item.id, item.dispatch);
       if (!row) return; // already handled, superseded by a retry, or being sent elsewhere
-      const settings = await this.settings(message.project, db);
+      const settings = await this.settings(project, db);
       const outbound: OutboundMessage = {
         id: row.id,
         channel: row.channel,
@@ -261,7 +283,7 @@ export class NotificationService {
       };
       const startedAt = new Date();
       const started = performance.now();
-      const routed = this.providers.for(message.project, settings).route(outbound);
+      const routed = this.providers.for(project, settings).route(outbound);
       let result: ProviderResult;
       if ("outcome" in routed) result = routed;
       else {
@@ -280,14 +302,14 @@ export class NotificationService {
       const next = this.nextStep(row, result, settings);
       const ok = await finishAttempt(db, {
         row,
-        dispatch: message.dispatch,
+        dispatch: item.dispatch,
         result,
         next,
         startedAt,
         durationMs: performance.now() - started,
       });
       if (ok && next.status === "failed") {
-        await this.schedule(message.project, row.id, next.dispatchId, next.retryInMs);
+        await this.schedule(project, row, next.dispatchId, next.retryInMs);
       }
     });
   }
@@ -310,12 +332,15 @@ export class NotificationService {
   async sweep(ref: string, graceSecs = 120): Promise<number> {
     const db = await this.options.dbs.project(ref);
     const stale = await overdue(db, graceSecs, 1000);
-    for (const { id, dispatch_id } of stale) await this.schedule(ref, id, dispatch_id, 0);
+    for (const { id, channel, dispatch_id } of stale) {
+      await this.schedule(ref, { id, channel }, dispatch_id, 0);
+    }
     return stale.length;
   }
 
-  /** Closes pooled provider connections. */
+  /** Closes pooled provider connections after writing pending dispatches. */
   async close(): Promise<void> {
+    await this.coalescer.drain();
     await this.providers.close();
   }
 }

@@ -260,9 +260,9 @@ export async function overdue(
   db: Queryable,
   graceSecs: number,
   limit: number,
-): Promise<{ id: string; dispatch_id: string }[]> {
+): Promise<{ id: string; channel: Channel; dispatch_id: string }[]> {
   return await db.query(
-    `select id, dispatch_id from notifications.messages
+    `select id, channel, dispatch_id from notifications.messages
       where dispatch_id is not null and (
         (status = 'queued' and scheduled_at < now() - make_interval(secs => $1))
         or (status = 'failed' and next_attempt_at < now() - make_interval(secs => $1))
