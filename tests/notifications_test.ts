@@ -46,6 +46,13 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
     });
 
   try {
+    await t.step("every route of decisions §9 is in the OpenAPI document", async () => {
+      const doc = await (await p.fetch("/v1/openapi.json")).json();
+      const paths = Object.keys(doc.paths).filter((k) => k.startsWith("/v1/notifications"));
+      assertEquals(paths.length, 18);
+      assert(doc.paths["/v1/notifications/send/batch"].post && doc.paths["/v1/notifications/settings"].patch);
+    });
+
     await t.step("only service_role and admin may call", async () => {
       const anon = await call("GET", "/v1/notifications", undefined, { apikey: p.publicKey });
       assertEquals(anon.status, 403);
@@ -97,6 +104,16 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       const bad = await call("PATCH", "/v1/notifications/settings", { webhook: { secret: "x", colour: 1 } });
       assertEquals(bad.status, 400);
       assertEquals(bad.body.error.code, "VALIDATION_ERROR");
+      const notBase64 = await call("PATCH", "/v1/notifications/settings", {
+        webhook: { secret: "whsec_abcdefghijklmnopq" },
+      });
+      assertEquals(notBase64.status, 400);
+      const badAccount = await call("PATCH", "/v1/notifications/settings", {
+        push: { fcm: { service_account: '{"client_email": 1}' } },
+      });
+      assertEquals(badAccount.status, 400);
+      const after = (await call("GET", "/v1/notifications/settings")).body.data;
+      assertEquals([after.webhook.secret_set, after.push.fcm.service_account_set], [true, true]);
     });
 
     await t.step("webhook: signed per Standard Webhooks, attempt and provider log kept", async () => {
@@ -158,7 +175,12 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       assertEquals(retried.status, 200);
       assertEquals(retried.body.data.status, "queued");
       const again = await settle(p, deadId);
-      assertEquals(again.status, "sent");
+      assertEquals([again.status, again.attempts], ["sent", 2]);
+      const history = (await call("GET", `/v1/notifications/${deadId}/attempts`)).body.data;
+      assertEquals(history.map((a: Json) => [a.attempt, a.outcome, a.http_status]), [
+        [1, "permanent_error", 410],
+        [2, "success", 200],
+      ]);
       const conflict = await call("POST", `/v1/notifications/${deadId}/retry`);
       assertEquals(conflict.status, 409);
       assertEquals(conflict.body.error.code, "CONFLICT");

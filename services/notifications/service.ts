@@ -229,7 +229,8 @@ export class NotificationService {
   async retry(ref: string, id: string, from: ("failed" | "dead_lettered")[]): Promise<NotificationRow> {
     const db = await this.options.dbs.project(ref);
     const dispatchId = crypto.randomUUID();
-    const row = await requeue(db, id, from, dispatchId);
+    const settings = await this.settings(ref, db);
+    const row = await requeue(db, id, { from, dispatchId, attempts: settings.retry.max_attempts });
     if (!row) {
       const current = await getNotification(db, id);
       if (!current) throw errors.notFound(`Notification "${id}" does not exist`);

@@ -46,7 +46,11 @@ export const SettingsPatch = z.strictObject({
     }).partial(),
   }).partial(),
   webhook: z.strictObject({
-    secret: z.string().regex(/^whsec_[A-Za-z0-9+/=]{16,}$/, "must be a whsec_<base64> secret").nullable(),
+    secret: z.string().max(200)
+      .regex(/^whsec_(?:[A-Za-z0-9+/]{4}){6,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, {
+        message: "must be whsec_ followed by base64 of at least 18 bytes",
+      })
+      .nullable(),
     timeout_ms: z.number().int().min(100).max(15_000),
   }).partial(),
   retry: z.strictObject({

@@ -237,20 +237,22 @@ export async function finishAttempt(
   return rows.length > 0;
 }
 
-/** Puts a failed or dead-lettered notification back to `queued` with a fresh token and attempts reset. */
+/**
+ * Puts a failed or dead-lettered notification back to `queued` with a fresh token and a fresh budget of
+ * `attempts` more tries; attempt numbers keep counting so the attempt history stays in order.
+ */
 export async function requeue(
   db: Queryable,
   id: string,
-  from: Status[],
-  dispatchId: string,
+  options: { from: Status[]; dispatchId: string; attempts: number },
 ): Promise<NotificationRow | null> {
   const [row] = await db.query<NotificationRow>(
     `update notifications.messages
-        set status = 'queued', queued_at = now(), attempts = 0, next_attempt_at = null, dispatch_id = $3,
-            dead_lettered_at = null, scheduled_at = now(), updated_at = now()
+        set status = 'queued', queued_at = now(), max_attempts = attempts + $4, next_attempt_at = null,
+            dispatch_id = $3, dead_lettered_at = null, scheduled_at = now(), updated_at = now()
       where id = $1 and status = any($2::text[])
       returning ${NOTIFICATION_COLUMNS}`,
-    [id, from, dispatchId],
+    [id, options.from, options.dispatchId, options.attempts],
   );
   return row ?? null;
 }
