@@ -24,9 +24,13 @@ export interface ReceivedWebhook {
 /**
  * A webhook receiver that verifies Standard Webhooks signatures with `secret`. `script[path]` lists the
  * statuses to answer in turn (the last one repeats); default 200. Unsigned or badly signed requests get 401
- * and are counted in `rejected`.
+ * and are counted in `rejected`. `delays[path]` makes that path answer after so many milliseconds.
  */
-export function webhookReceiver(secret: string, script: Record<string, number[]> = {}) {
+export function webhookReceiver(
+  secret: string,
+  script: Record<string, number[]> = {},
+  delays: Record<string, number> = {},
+) {
   const verifier = new Webhook(secret);
   const received: ReceivedWebhook[] = [];
   const hits = new Map<string, number>();
@@ -40,6 +44,7 @@ export function webhookReceiver(secret: string, script: Record<string, number[]>
       rejected++;
       return new Response("bad signature", { status: 401 });
     }
+    if (delays[path]) await new Promise((r) => setTimeout(r, delays[path]));
     const n = hits.get(path) ?? 0;
     hits.set(path, n + 1);
     const statuses = script[path] ?? [200];

@@ -23,6 +23,7 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
   const dispatcher = new QueueDispatcher(platform.kv)
     .on("notification.send", (m) => platform.notifications.deliver(m));
   dispatcher.start();
+  void platform.notifications.setLocalDispatch(true);
   const sweep = (graceSecs: number) =>
     (async () => {
       for (const project of await platform.projects.list()) {
@@ -40,6 +41,7 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
     dispatcher,
     async stop() {
       clearInterval(timer);
+      await platform.notifications.setLocalDispatch(false);
       await sweeping;
       await dispatcher.stop();
     },

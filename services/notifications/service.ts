@@ -73,6 +73,11 @@ export class NotificationService {
   private readonly providers: ProviderRegistry;
   private readonly lanes: Record<Channel, Semaphore>;
   private readonly coalescer: DispatchCoalescer;
+  /** Whether this process runs the dispatcher (so it may attempt its own immediate sends at once). */
+  private localDispatch = false;
+  private readonly localInFlight = new Set<Promise<void>>();
+  /** Dispatches this process already attempted: their KV copies are skipped without a database call. */
+  private readonly handledLocally = new TtlCache<string, true>({ ttlMs: 10 * 60_000, maxEntries: 200_000 });
 
   constructor(private readonly options: NotificationServiceOptions) {
     this.providers = new ProviderRegistry(options.guard, Math.max(1, Math.min(options.concurrency, 10)));
@@ -218,11 +223,42 @@ export class NotificationService {
     delayMs: number,
   ): Promise<void> {
     const item: DispatchItem = { id: n.id, channel: n.channel, dispatch };
-    if (delayMs <= 0) return await this.coalescer.add(ref, item);
+    if (delayMs <= 0) {
+      await this.coalescer.add(ref, item); // durable first: the KV copy is the backstop
+      if (this.localDispatch) this.attemptNow(ref, item);
+      return;
+    }
     await enqueue(this.options.kv, { kind: "notification.send", project: ref, items: [item] }, {
       delayMs,
       keysIfUndelivered: [["notifications", "undelivered", ref, n.id]],
     });
+  }
+
+  /**
+   * The local fast path: KV takes tens of milliseconds to hand a message over, so a process that runs the
+   * dispatcher attempts its own immediate sends at once. The KV copy then finds the work done (skipped from
+   * memory here, or by the row's token elsewhere); if the local attempt fails to record, the copy does it.
+   */
+  private attemptNow(ref: string, item: DispatchItem): void {
+    const run = (async () => {
+      const db = await this.options.dbs.project(ref);
+      if (await this.attempt(ref, db, item, true)) {
+        this.handledLocally.set(`${item.id}/${item.dispatch}`, true);
+      }
+    })().catch((err) =>
+      log.warn("local dispatch failed; the queue will retry", { cause: describeError(err) })
+    );
+    this.localInFlight.add(run);
+    run.finally(() => this.localInFlight.delete(run));
+  }
+
+  /**
+   * Turns dispatching on when the dispatcher starts here, off when it stops: then attempts not yet started
+   * are left to the queue and this waits for the local attempts in flight.
+   */
+  async setLocalDispatch(on: boolean): Promise<void> {
+    this.localDispatch = on;
+    if (!on) { while (this.localInFlight.size > 0) await Promise.all([...this.localInFlight]); }
   }
 
   /** Puts a `failed` or `dead_lettered` notification back in the queue (409 from any other status). */
@@ -258,18 +294,23 @@ export class NotificationService {
       });
       throw err; // KV retries, then parks it under keysIfUndelivered
     }
-    const results = await Promise.allSettled(
-      message.items.map((item) => this.attempt(message.project, db, item)),
-    );
+    const todo = message.items.filter((item) => !this.handledLocally.get(`${item.id}/${item.dispatch}`));
+    const results = await Promise.allSettled(todo.map((item) => this.attempt(message.project, db, item)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed) throw (failed as PromiseRejectedResult).reason;
   }
 
-  private async attempt(project: string, db: Db, item: DispatchItem): Promise<void> {
+  /** One attempt at an item; false when a local attempt was abandoned because the dispatcher is stopping. */
+  private async attempt(project: string, db: Db, item: DispatchItem, local = false): Promise<boolean> {
     const lane = this.lanes[item.channel as Channel] ?? this.lanes.webhook;
-    await lane.run(async () => {
+    return await lane.run(async () => {
+      if (!this.localDispatch) {
+        // Stopping: work not yet started is left to the queue (the next process gets it).
+        if (local) return false;
+        throw new Error("Dispatcher is stopping");
+      }
       const row = await claim(db, item.id, item.dispatch);
-      if (!row) return; // already handled, superseded by a retry, or being sent elsewhere
+      if (!row) return true; // already handled, superseded by a retry, or being sent elsewhere
       const settings = await this.settings(project, db);
       const outbound: OutboundMessage = {
         id: row.id,
@@ -312,6 +353,7 @@ export class NotificationService {
       if (ok && next.status === "failed") {
         await this.schedule(project, row, next.dispatchId, next.retryInMs);
       }
+      return true;
     });
   }
 
@@ -341,6 +383,7 @@ export class NotificationService {
 
   /** Closes pooled provider connections after writing pending dispatches. */
   async close(): Promise<void> {
+    await this.setLocalDispatch(false);
     await this.coalescer.drain();
     await this.providers.close();
   }
