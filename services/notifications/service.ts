@@ -240,14 +240,20 @@ export class NotificationService {
    * memory here, or by the row's token elsewhere); if the local attempt fails to record, the copy does it.
    */
   private attemptNow(ref: string, item: DispatchItem): void {
+    const key = `${item.id}/${item.dispatch}`;
+    this.handledLocally.set(key, true); // the KV copy skips it: under load it would otherwise double the work
     const run = (async () => {
       const db = await this.options.dbs.project(ref);
-      if (await this.attempt(ref, db, item, true)) {
-        this.handledLocally.set(`${item.id}/${item.dispatch}`, true);
-      }
-    })().catch((err) =>
-      log.warn("local dispatch failed; the queue will retry", { cause: describeError(err) })
-    );
+      if (!await this.attempt(ref, db, item, true)) this.handledLocally.delete(key); // abandoned: stopping
+    })().catch(async (err) => {
+      // The attempt could not be recorded: hand it back to the queue, which retries it.
+      this.handledLocally.delete(key);
+      log.warn("local dispatch failed; the queue will retry", { cause: describeError(err) });
+      await enqueue(this.options.kv, { kind: "notification.send", project: ref, items: [item] }, {
+        delayMs: 1000,
+      })
+        .catch(() => {}); // and if KV fails too, the sweeper finds the row
+    });
     this.localInFlight.add(run);
     run.finally(() => this.localInFlight.delete(run));
   }
