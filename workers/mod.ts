@@ -23,7 +23,7 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
   const dispatcher = new QueueDispatcher(platform.kv)
     .on("notification.send", (m) => platform.notifications.deliver(m));
   dispatcher.start();
-  void platform.notifications.setLocalDispatch(true);
+  void platform.notifications.setDispatching(true);
   const sweep = (graceSecs: number) =>
     (async () => {
       for (const project of await platform.projects.list()) {
@@ -41,7 +41,7 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
     dispatcher,
     async stop() {
       clearInterval(timer);
-      await platform.notifications.setLocalDispatch(false);
+      await platform.notifications.setDispatching(false);
       await sweeping;
       await dispatcher.stop();
     },

@@ -65,8 +65,9 @@ const MAX_DELAY_MS = 60 * 60 * 1000;
 
 /**
  * NotificationService sends, retries and delivers notifications. The project database holds the state of
- * record; the KV queue carries one `notification.send` message per pending attempt, whose `dispatch` token
- * must match the row for the attempt to happen, so duplicate or stale deliveries do nothing.
+ * record; the KV queue carries `notification.send` messages (immediate sends of a project grouped), each item
+ * with a `dispatch` token that must match the row for the attempt to happen, so duplicate or stale
+ * deliveries do nothing.
  */
 export class NotificationService {
   private readonly settingsCache = new TtlCache<string, NotifySettings>({ ttlMs: 5_000, maxEntries: 1000 });
@@ -74,7 +75,7 @@ export class NotificationService {
   private readonly lanes: Record<Channel, Semaphore>;
   private readonly coalescer: DispatchCoalescer;
   /** Whether this process runs the dispatcher (so it may attempt its own immediate sends at once). */
-  private localDispatch = false;
+  private dispatching = false;
   private readonly localInFlight = new Set<Promise<void>>();
   /** Dispatches this process already attempted: their KV copies are skipped without a database call. */
   private readonly handledLocally = new TtlCache<string, true>({ ttlMs: 10 * 60_000, maxEntries: 200_000 });
@@ -225,7 +226,7 @@ export class NotificationService {
     const item: DispatchItem = { id: n.id, channel: n.channel, dispatch };
     if (delayMs <= 0) {
       await this.coalescer.add(ref, item); // durable first: the KV copy is the backstop
-      if (this.localDispatch) this.attemptNow(ref, item);
+      if (this.dispatching) this.attemptNow(ref, item);
       return;
     }
     await enqueue(this.options.kv, { kind: "notification.send", project: ref, items: [item] }, {
@@ -262,8 +263,8 @@ export class NotificationService {
    * Turns dispatching on when the dispatcher starts here, off when it stops: then attempts not yet started
    * are left to the queue and this waits for the local attempts in flight.
    */
-  async setLocalDispatch(on: boolean): Promise<void> {
-    this.localDispatch = on;
+  async setDispatching(on: boolean): Promise<void> {
+    this.dispatching = on;
     if (!on) { while (this.localInFlight.size > 0) await Promise.all([...this.localInFlight]); }
   }
 
@@ -294,7 +295,7 @@ export class NotificationService {
     try {
       db = await this.options.dbs.project(message.project);
     } catch (err) {
-      log.warn("notification dropped: project database unavailable", {
+      log.warn("notification delivery postponed: project database unavailable", {
         project: message.project,
         cause: describeError(err),
       });
@@ -310,7 +311,7 @@ export class NotificationService {
   private async attempt(project: string, db: Db, item: DispatchItem, local = false): Promise<boolean> {
     const lane = this.lanes[item.channel as Channel] ?? this.lanes.webhook;
     return await lane.run(async () => {
-      if (!this.localDispatch) {
+      if (!this.dispatching) {
         // Stopping: work not yet started is left to the queue (the next process gets it).
         if (local) return false;
         throw new Error("Dispatcher is stopping");
@@ -389,7 +390,7 @@ export class NotificationService {
 
   /** Closes pooled provider connections after writing pending dispatches. */
   async close(): Promise<void> {
-    await this.setLocalDispatch(false);
+    await this.setDispatching(false);
     await this.coalescer.drain();
     await this.providers.close();
   }
