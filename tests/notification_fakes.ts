@@ -34,6 +34,9 @@ export function webhookReceiver(
   const verifier = new Webhook(secret);
   const received: ReceivedWebhook[] = [];
   const hits = new Map<string, number>();
+  const active = new Map<string, number>();
+  /** The most requests of a path seen in flight at once. */
+  const peak = new Map<string, number>();
   let rejected = 0;
   const server = serve(async (req) => {
     const path = new URL(req.url).pathname;
@@ -44,7 +47,10 @@ export function webhookReceiver(
       rejected++;
       return new Response("bad signature", { status: 401 });
     }
+    active.set(path, (active.get(path) ?? 0) + 1);
+    peak.set(path, Math.max(peak.get(path) ?? 0, active.get(path)!));
     if (delays[path]) await new Promise((r) => setTimeout(r, delays[path]));
+    active.set(path, active.get(path)! - 1);
     const n = hits.get(path) ?? 0;
     hits.set(path, n + 1);
     const statuses = script[path] ?? [200];
@@ -54,13 +60,14 @@ export function webhookReceiver(
     }
     return new Response(status >= 300 ? "nope" : "ok", {
       status,
-      headers: status === 503 ? { "retry-after": "0" } : {},
+      headers: status === 503 ? { "retry-after": "0" } : status === 429 ? { "retry-after": "1" } : {},
     });
   });
   return {
     ...server,
     received,
     hits,
+    peak,
     get rejected() {
       return rejected;
     },

@@ -113,6 +113,7 @@ Deno.test("notifications survive a restart: all sent, none twice", async (t) => 
           assertEquals([...got.keys()].sort(), [...ids].sort());
           assert([...got.values()].every((n) => n === 1), "no notification was sent twice");
           assert(before < 60, "some notifications were still queued when the first process stopped");
+          assert(hook.peak.get("/b")! <= 2, "NOTIFY_CONCURRENCY=2 bounds the webhook attempts in flight");
         } finally {
           assertEquals((await two.stop("SIGTERM")).code, 0);
         }

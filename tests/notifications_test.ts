@@ -27,6 +27,7 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
     "/gone-once": [410, 200],
     "/down": [500],
     "/busy": [503, 200],
+    "/slow-down": [429, 200],
   });
   const smtp = await smtpSink();
   const twilio = fakeTwilio("AC123", "twilio-token");
@@ -154,6 +155,16 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       const { body } = await webhook("/busy");
       const done = await settle(p, body.data.id);
       assertEquals([done.status, done.attempts], ["sent", 2]);
+    });
+
+    await t.step("429 waits at least its Retry-After before the next attempt", async () => {
+      const { body } = await webhook("/slow-down");
+      const done = await settle(p, body.data.id);
+      assertEquals([done.status, done.attempts], ["sent", 2]);
+      const attempts = (await call("GET", `/v1/notifications/${body.data.id}/attempts`)).body.data;
+      assertEquals([attempts[0].http_status, attempts[0].retry_after_ms], [429, 1000]);
+      const gap = new Date(attempts[1].started_at).getTime() - new Date(attempts[0].finished_at).getTime();
+      assert(gap >= 990, `the retry waited ${gap} ms`);
     });
 
     await t.step("retries run out → dead_lettered", async () => {
