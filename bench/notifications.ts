@@ -18,13 +18,18 @@ const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 30);
 const RATE = Number(Deno.env.get("BENCH_RATE") ?? 400);
 const TICK_MS = 50;
 
-let received = 0;
-const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-  await req.arrayBuffer();
-  received++;
-  return new Response("ok");
-});
-const target = `http://127.0.0.1:${(receiver.addr as Deno.NetAddr).port}/hook`;
+// The receiver runs in its own process, as a real webhook endpoint would.
+const receiver = new Deno.Command(Deno.execPath(), {
+  args: ["run", "--allow-net", new URL("./_receiver.ts", import.meta.url).pathname],
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+const reader = receiver.stdout.pipeThrough(new TextDecoderStream()).getReader();
+const port = Number((await reader.read()).value?.trim());
+reader.releaseLock();
+const receiverUrl = `http://127.0.0.1:${port}`;
+const target = `${receiverUrl}/hook`;
+const received = async () => Number(await (await fetch(receiverUrl)).text());
 
 async function baseline(seconds: number, concurrency: number): Promise<number> {
   const body = JSON.stringify({ type: "bench", timestamp: new Date().toISOString(), data: { n: 1 } });
@@ -61,7 +66,7 @@ try {
   })).arrayBuffer();
 
   const bare = await baseline(Math.min(5, SECONDS), config.NOTIFY_CONCURRENCY);
-  received = 0;
+  await (await fetch(receiverUrl, { method: "DELETE" })).arrayBuffer();
 
   // Offered load: RATE sends per second, open loop, for SECONDS.
   let offered = 0;
@@ -89,7 +94,7 @@ try {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
   await Promise.all(sends);
-  const deliveredInWindow = received;
+  const deliveredInWindow = await received();
   const windowSecs = (performance.now() - started) / 1000;
   // Drain what is left (bounded), so the latency figures cover every notification.
   const db = await platform.dbs.project(config.DEFAULT_PROJECT_REF);
@@ -114,7 +119,7 @@ try {
   );
   console.log(`  offered                   ${offered} (${refused} refused)`);
   console.log(`  delivered in the window   ${deliveredInWindow} → ${deliveredPerSec.toFixed(0)} delivered/s`);
-  console.log(`  delivered after draining  ${received} (sent rows ${lat?.sent})`);
+  console.log(`  delivered after draining  ${await received()} (sent rows ${lat?.sent})`);
   console.log(
     `  queued → sent             p50 ${Number(lat?.p50).toFixed(1)} ms, p95 ${
       Number(lat?.p95).toFixed(1)
@@ -125,6 +130,8 @@ try {
 } finally {
   await workers.stop();
   await closePlatform(platform);
-  await receiver.shutdown();
+  receiver.kill("SIGTERM");
+  await receiver.status;
+  await receiver.stdout.cancel().catch(() => {});
   await sandbox.destroy();
 }
