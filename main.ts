@@ -2,6 +2,7 @@ import { createHandler } from "./routes/mod.ts";
 import { loadConfig } from "./services/config.ts";
 import { describeError, log } from "./services/log.ts";
 import { closePlatform, openPlatform, type Platform } from "./services/platform.ts";
+import { startWorkers } from "./workers/mod.ts";
 
 /** Prints what `supabase start` prints: where the platform listens, the default project's keys, the admin. */
 async function printBanner(platform: Platform, url: string): Promise<void> {
@@ -30,6 +31,7 @@ if (import.meta.main) {
   const config = loadConfig();
   const platform = await openPlatform(config);
   const handler = createHandler(platform);
+  const workers = config.WORKERS ? startWorkers(platform) : null;
   const controller = new AbortController();
   const server = Deno.serve({
     port: config.PORT,
@@ -50,6 +52,7 @@ if (import.meta.main) {
     log.info("shutting down", { signal });
     try {
       await server.shutdown(); // stops accepting, waits for in-flight requests
+      await workers?.stop(); // no new queue messages; those in flight finish
       await closePlatform(platform);
     } catch (err) {
       log.error("shutdown failed", { cause: describeError(err) });

@@ -12,6 +12,7 @@ import { errorResponse, validationHook } from "./errors.ts";
 import { splitLongForm } from "./long_form.ts";
 import { edge } from "./middleware/edge.ts";
 import { setPathProject } from "./middleware/project.ts";
+import { notificationRoutes } from "./notifications.ts";
 import { projectRoutes } from "./project.ts";
 import { realtimeRoutes } from "./realtime.ts";
 import { systemRoutes } from "./system.ts";
@@ -55,6 +56,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", projectRoutes);
   app.route("/", dataRoutes);
   app.route("/", realtimeRoutes);
+  app.route("/", notificationRoutes);
   app.route("/", docsRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {

@@ -34,6 +34,9 @@ const Env = z.object({
   REALTIME_MAX_CHANNELS: z.coerce.number().int().min(1).max(10_000).default(100),
   REALTIME_MAX_MESSAGE_BYTES: z.coerce.number().int().min(256).max(16 * 1024 * 1024).default(256 * 1024),
   REALTIME_SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
+  NOTIFY_ALLOW_PRIVATE_NET: z.string().default(""),
+  NOTIFY_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  WORKERS: bool.default(true),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

@@ -8,6 +8,9 @@ import { DataService } from "./data/data.ts";
 import type { Config } from "./config.ts";
 import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
+import { NetGuard } from "./notifications/net_guard.ts";
+import { NotificationService } from "./notifications/service.ts";
+import { SettingsStore } from "./notifications/settings.ts";
 import { ProjectService } from "./projects/projects.ts";
 import { TokenBucket } from "./rate_limit.ts";
 import { RealtimeService } from "./realtime/service.ts";
@@ -27,6 +30,7 @@ export interface Platform {
   /** The data API engine (PostgREST dialect). */
   data: DataService;
   realtime: RealtimeService;
+  notifications: NotificationService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -85,6 +89,13 @@ export async function openPlatform(config: Config): Promise<Platform> {
         statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
       }),
       realtime,
+      notifications: new NotificationService({
+        dbs,
+        kv,
+        settings: new SettingsStore(cipher),
+        guard: new NetGuard(config.NOTIFY_ALLOW_PRIVATE_NET),
+        concurrency: config.NOTIFY_CONCURRENCY,
+      }),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -125,6 +136,7 @@ async function ensureDefaultProject(
 /** Closes realtime connections, KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
   await platform.realtime.close();
+  await platform.notifications.close();
   platform.kv.close();
   await platform.data.close();
   await platform.dbs.close();

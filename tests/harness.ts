@@ -3,6 +3,7 @@ import { createHandler, type Handler } from "../routes/mod.ts";
 import { type Config, loadConfig } from "../services/config.ts";
 import { randomHex } from "../services/crypto.ts";
 import { closePlatform, openPlatform, type Platform } from "../services/platform.ts";
+import { startWorkers, type Workers } from "../workers/mod.ts";
 
 /** The admin every test platform starts with. */
 export const ADMIN = { email: "admin@example.com", password: "admin-password-1" };
@@ -88,15 +89,30 @@ export interface TestPlatform {
   fetch(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   /** Signs in as the admin and returns a console session token. */
   adminToken(): Promise<string>;
-  close(): Promise<void>;
+  /** The background workers, when started with `{ workers: true }`. */
+  workers: Workers | null;
+  /** Stops the workers and closes the platform; `keepSandbox` keeps its data for a restart. */
+  close(options?: { keepSandbox?: boolean }): Promise<void>;
+}
+
+/** Options of {@linkcode startPlatform}. */
+export interface StartOptions {
+  /** Start the KV queue dispatcher and sweeper, as main.ts does. */
+  workers?: boolean;
+  /** Reuse the data of an earlier platform (a restart). */
+  sandbox?: Sandbox;
 }
 
 /** Starts a platform in this process against PGlite, or PostgreSQL when DATABASE_URL is set. */
-export async function startPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
-  const sandbox = await makeSandbox(env);
-  const config = loadConfig(sandbox.env);
+export async function startPlatform(
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<TestPlatform> {
+  const sandbox = options.sandbox ?? await makeSandbox(env);
+  const config = loadConfig({ ...sandbox.env, ...env });
   const platform = await openPlatform(config);
   const handler = createHandler(platform);
+  const workers = options.workers ? startWorkers(platform, { sweepEveryMs: 0 }) : null;
   let adminToken: string | undefined;
   const tp: TestPlatform = {
     platform,
@@ -122,9 +138,11 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<T
       }
       return adminToken;
     },
-    async close() {
+    workers,
+    async close(closeOptions = {}) {
+      await workers?.stop();
       await closePlatform(platform);
-      await sandbox.destroy();
+      if (!closeOptions.keepSandbox) await sandbox.destroy();
     },
   };
   return tp;

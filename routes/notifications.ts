@@ -1,0 +1,536 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { toAppError } from "./errors.ts";
+import { errors } from "../services/errors.ts";
+import { ingestEvent, listEvents } from "../services/notifications/events.ts";
+import {
+  listAttempts,
+  listDeadLetters,
+  listNotifications,
+  listProviderLogs,
+  queueDepth,
+  stats,
+} from "../services/notifications/queries.ts";
+import { createRule, deleteRule, getRule, listRules, updateRule } from "../services/notifications/rules.ts";
+import { SettingsPatch, SettingsStore } from "../services/notifications/settings.ts";
+import { getNotification } from "../services/notifications/store.ts";
+import {
+  createTemplate,
+  deleteTemplate,
+  getTemplate,
+  listTemplates,
+  renderWith,
+  updateTemplate,
+} from "../services/notifications/templates.ts";
+import type { AppEnv } from "./env.ts";
+import { allow, authenticate } from "./middleware/auth.ts";
+import { resolveProject } from "./middleware/project.ts";
+import {
+  AnyObject,
+  BatchRequest,
+  DeadLetterQuery,
+  EventIngest,
+  EventQuery,
+  IdParam,
+  ListQuery,
+  LogQuery,
+  Notification,
+  PreviewRequest,
+  RuleCreate,
+  RuleUpdate,
+  SendRequest,
+  StatsQuery,
+  TemplateCreate,
+  TemplateUpdate,
+} from "./notifications_schemas.ts";
+import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
+
+/** Notifications (spec §4.8, decisions §9): service_role and admin only. */
+export const notificationRoutes = new OpenAPIHono<AppEnv>();
+const guard = [resolveProject, authenticate, allow("service_role")] as const;
+notificationRoutes.use("/v1/notifications", ...guard);
+notificationRoutes.use("/v1/notifications/*", ...guard);
+
+const tags = ["Notifications"];
+const security = PROJECT_SECURITY;
+const Many = z.array(AnyObject);
+
+const db = (c: { var: AppEnv["Variables"] }) => c.var.platform.dbs.project(c.var.project.ref);
+
+// Static paths first: /{id} would otherwise catch them.
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/notifications/send",
+    tags,
+    security,
+    summary: "Send one notification (queued; suppressed when a quota is reached)",
+    request: jsonBody(SendRequest),
+    responses: { 200: ok(Notification, "The notification"), ...failures(400, 401, 403, 409) },
+  }),
+  async (c) => {
+    const row = await c.var.platform.notifications.send(c.var.project.ref, c.req.valid("json"));
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/notifications/send/batch",
+    tags,
+    security,
+    summary: "Send several notifications; each item succeeds or fails on its own",
+    request: jsonBody(BatchRequest),
+    responses: {
+      200: ok(
+        z.object({
+          results: z.array(z.object({
+            index: z.number().int(),
+            notification: Notification.optional(),
+            error: z.object({ code: z.string(), message: z.string() }).optional(),
+          })),
+        }),
+        "One result per request, in order",
+      ),
+      ...failures(400, 401, 403),
+    },
+  }),
+  async (c) => {
+    const { requests } = c.req.valid("json");
+    const results = [];
+    for (const [index, item] of requests.entries()) {
+      const parsed = SendRequest.safeParse(item);
+      if (!parsed.success) {
+        const message = parsed.error.issues.map((i) => `${i.path.join(".") || "request"}: ${i.message}`).join(
+          "; ",
+        );
+        results.push({ index, error: { code: "VALIDATION_ERROR", message } });
+        continue;
+      }
+      try {
+        const row = await c.var.platform.notifications.send(c.var.project.ref, parsed.data);
+        results.push({ index, notification: row as unknown as Record<string, unknown> });
+      } catch (err) {
+        const e = toAppError(err);
+        if (e.status >= 500) throw err;
+        results.push({ index, error: { code: e.code, message: e.message } });
+      }
+    }
+    return c.json({ data: { results }, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications",
+    tags,
+    security,
+    summary: "List notifications (channel, status, search, sort, order, limit 1–500, offset)",
+    request: { query: ListQuery },
+    responses: { 200: ok(z.array(Notification), "Notifications"), ...failures(400, 401, 403) },
+  }),
+  async (c) => {
+    const rows = await listNotifications(await db(c), c.req.valid("query"));
+    return c.json({ data: rows as unknown as Record<string, unknown>[], meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/queue",
+    tags,
+    security,
+    summary: "Queue depth and distribution of pending notifications",
+    responses: { 200: ok(AnyObject, "Depth by status and channel"), ...failures(401, 403) },
+  }),
+  async (c) => c.json({ data: await queueDepth(await db(c)), meta: null }, 200),
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/stats",
+    tags,
+    security,
+    summary: "Statistics over a window (1h, 24h, 7d, 30d), optionally for one channel",
+    request: { query: StatsQuery },
+    responses: { 200: ok(AnyObject, "Counts, success rate and latency"), ...failures(400, 401, 403) },
+  }),
+  async (c) => {
+    const { window, channel } = c.req.valid("query");
+    return c.json({ data: await stats(await db(c), window, channel), meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/settings",
+    tags,
+    security,
+    summary: "Public settings: suppliers per channel, retry and quotas (secrets shown as *_set)",
+    responses: { 200: ok(AnyObject, "Settings"), ...failures(401, 403) },
+  }),
+  async (c) => {
+    const settings = await c.var.platform.notifications.settingsStore.load(await db(c));
+    return c.json({ data: SettingsStore.publicView(settings), meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/notifications/settings",
+    tags,
+    security,
+    summary: "Change settings field by field; secrets are write-only and encrypted at rest",
+    request: jsonBody(SettingsPatch),
+    responses: { 200: ok(AnyObject, "Settings"), ...failures(400, 401, 403) },
+  }),
+  async (c) => {
+    const { notifications } = c.var.platform;
+    const database = await db(c);
+    await notifications.settingsStore.patch(database, c.req.valid("json"));
+    notifications.invalidateSettings(c.var.project.ref);
+    const settings = await notifications.settingsStore.load(database);
+    return c.json({ data: SettingsStore.publicView(settings), meta: null }, 200);
+  },
+);
+
+// Templates
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/templates",
+    tags,
+    security,
+    summary: "List templates",
+    responses: { 200: ok(Many, "Templates"), ...failures(401, 403) },
+  }),
+  async (c) =>
+    c.json(
+      { data: await listTemplates(await db(c)) as unknown as Record<string, unknown>[], meta: null },
+      200,
+    ),
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/notifications/templates",
+    tags,
+    security,
+    summary: "Create a template (exactly name, channel, subject, body)",
+    request: jsonBody(TemplateCreate),
+    responses: { 201: ok(AnyObject, "The template"), ...failures(400, 401, 403, 409) },
+  }),
+  async (c) => {
+    const row = await createTemplate(await db(c), c.req.valid("json"));
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 201);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/templates/{id}",
+    tags,
+    security,
+    summary: "Get a template",
+    request: { params: IdParam },
+    responses: { 200: ok(AnyObject, "The template"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const row = await getTemplate(await db(c), c.req.valid("param").id);
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/notifications/templates/{id}",
+    tags,
+    security,
+    summary: "Update a template's name, subject or body",
+    request: { params: IdParam, ...jsonBody(TemplateUpdate) },
+    responses: { 200: ok(AnyObject, "The template"), ...failures(400, 401, 403, 404, 409) },
+  }),
+  async (c) => {
+    const row = await updateTemplate(await db(c), c.req.valid("param").id, c.req.valid("json"));
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/notifications/templates/{id}",
+    tags,
+    security,
+    summary: "Delete a template",
+    request: { params: IdParam },
+    responses: { 200: ok(z.null(), "Deleted"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    await deleteTemplate(await db(c), c.req.valid("param").id);
+    return c.json({ data: null, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/notifications/templates/{id}/preview",
+    tags,
+    security,
+    summary: "Render a template with variables; nothing is sent",
+    request: { params: IdParam, ...jsonBody(PreviewRequest) },
+    responses: { 200: ok(AnyObject, "The rendered subject and body"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const template = await getTemplate(await db(c), c.req.valid("param").id);
+    const rendered = await renderWith(template, c.req.valid("json").variables);
+    return c.json({
+      data: { template_id: template.id, channel: template.channel, ...rendered },
+      meta: null,
+    }, 200);
+  },
+);
+
+// Rules
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/rules",
+    tags,
+    security,
+    summary: "List rules",
+    responses: { 200: ok(Many, "Rules"), ...failures(401, 403) },
+  }),
+  async (c) =>
+    c.json({ data: await listRules(await db(c)) as unknown as Record<string, unknown>[], meta: null }, 200),
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/notifications/rules",
+    tags,
+    security,
+    summary: "Create a rule (CEL condition and recipient_expr are type-checked)",
+    request: jsonBody(RuleCreate),
+    responses: { 201: ok(AnyObject, "The rule"), ...failures(400, 401, 403) },
+  }),
+  async (c) => {
+    const row = await createRule(await db(c), c.req.valid("json"));
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 201);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/rules/{id}",
+    tags,
+    security,
+    summary: "Get a rule",
+    request: { params: IdParam },
+    responses: { 200: ok(AnyObject, "The rule"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const row = await getRule(await db(c), c.req.valid("param").id);
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/notifications/rules/{id}",
+    tags,
+    security,
+    summary: "Update a rule: only the fields given change",
+    request: { params: IdParam, ...jsonBody(RuleUpdate) },
+    responses: { 200: ok(AnyObject, "The rule"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const row = await updateRule(await db(c), c.req.valid("param").id, c.req.valid("json"));
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/notifications/rules/{id}",
+    tags,
+    security,
+    summary: "Delete a rule",
+    request: { params: IdParam },
+    responses: { 200: ok(z.null(), "Deleted"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    await deleteRule(await db(c), c.req.valid("param").id);
+    return c.json({ data: null, meta: null }, 200);
+  },
+);
+
+// Rules-engine events
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/events",
+    tags,
+    security,
+    summary: "List rules-engine events (status, limit, offset)",
+    request: { query: EventQuery },
+    responses: { 200: ok(Many, "Events"), ...failures(400, 401, 403) },
+  }),
+  async (c) =>
+    c.json({
+      data: await listEvents(await db(c), c.req.valid("query")) as unknown as Record<string, unknown>[],
+      meta: null,
+    }, 200),
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/notifications/events",
+    tags,
+    security,
+    summary: "Ingest an event: rules of its type are evaluated and matching ones send",
+    request: jsonBody(EventIngest),
+    responses: { 200: ok(AnyObject, "The event with its status"), ...failures(400, 401, 403) },
+  }),
+  async (c) => {
+    const { platform } = c.var;
+    const row = await ingestEvent(
+      platform.dbs,
+      platform.notifications,
+      c.var.project.ref,
+      c.req.valid("json"),
+    );
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+// Dead letters and provider logs
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/dead-letters",
+    tags,
+    security,
+    summary: "List dead-lettered notifications (channel, search, limit, offset)",
+    request: { query: DeadLetterQuery },
+    responses: { 200: ok(z.array(Notification), "Dead letters"), ...failures(400, 401, 403) },
+  }),
+  async (c) =>
+    c.json({
+      data: await listDeadLetters(await db(c), c.req.valid("query")) as unknown as Record<string, unknown>[],
+      meta: null,
+    }, 200),
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/notifications/dead-letters/{id}/retry",
+    tags,
+    security,
+    summary: "Resend a dead-lettered notification",
+    request: { params: IdParam },
+    responses: {
+      200: ok(Notification, "The notification, queued again"),
+      ...failures(400, 401, 403, 404, 409),
+    },
+  }),
+  async (c) => {
+    const row = await c.var.platform.notifications.retry(c.var.project.ref, c.req.valid("param").id, [
+      "dead_lettered",
+    ]);
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/providers/logs",
+    tags,
+    security,
+    summary: "Provider logs: every call to a provider (channel, status, limit, offset)",
+    request: { query: LogQuery },
+    responses: { 200: ok(Many, "Provider logs"), ...failures(400, 401, 403) },
+  }),
+  async (c) => c.json({ data: await listProviderLogs(await db(c), c.req.valid("query")), meta: null }, 200),
+);
+
+// One notification
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/{id}",
+    tags,
+    security,
+    summary: "Get a notification",
+    request: { params: IdParam },
+    responses: { 200: ok(Notification, "The notification"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const { id } = c.req.valid("param");
+    const row = await getNotification(await db(c), id);
+    if (!row) throw errors.notFound(`Notification "${id}" does not exist`);
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/notifications/{id}/retry",
+    tags,
+    security,
+    summary: "Retry a failed or dead-lettered notification (409 otherwise)",
+    request: { params: IdParam },
+    responses: {
+      200: ok(Notification, "The notification, queued again"),
+      ...failures(400, 401, 403, 404, 409),
+    },
+  }),
+  async (c) => {
+    const row = await c.var.platform.notifications.retry(c.var.project.ref, c.req.valid("param").id, [
+      "failed",
+      "dead_lettered",
+    ]);
+    return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
+  },
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/notifications/{id}/attempts",
+    tags,
+    security,
+    summary: "Attempts of a notification with the provider's answers",
+    request: { params: IdParam },
+    responses: { 200: ok(Many, "Attempts"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const { id } = c.req.valid("param");
+    const database = await db(c);
+    if (!await getNotification(database, id)) throw errors.notFound(`Notification "${id}" does not exist`);
+    return c.json({ data: await listAttempts(database, id), meta: null }, 200);
+  },
+);

@@ -1,0 +1,107 @@
+import { retryAfterMs } from "../backoff.ts";
+import { BlockedTargetError } from "../net_guard.ts";
+
+/** A notification channel. */
+export type Channel = "email" | "sms" | "push" | "webhook";
+
+/** What a provider sends: one notification, already rendered. */
+export interface OutboundMessage {
+  id: string;
+  channel: Channel;
+  recipient: string;
+  subject: string | null;
+  body: string | null;
+  event: string | null;
+  payload: unknown;
+  metadata: Record<string, unknown>;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+/** How one attempt ended. */
+export type Outcome = "success" | "retryable_error" | "permanent_error";
+
+/** The provider's answer to one attempt, kept as an attempt and a provider log. */
+export interface ProviderResult {
+  outcome: Outcome;
+  /** Which provider answered (smtp, twilio, fcm, apns, webhook). */
+  provider: string;
+  httpStatus?: number;
+  /** The provider's answer, truncated. */
+  response: string;
+  /** A one-line reason when it failed. */
+  error?: string;
+  /** When the provider asked to wait (Retry-After). */
+  retryAfterMs?: number;
+  providerMessageId?: string;
+  /** What was sent, without secrets (for the provider log). */
+  request: Record<string, unknown>;
+}
+
+/** One transport behind the common interface. */
+export interface Provider {
+  readonly name: string;
+  /** Sends one message; resolves with the classified answer, never throws for a provider failure. */
+  send(message: OutboundMessage, signal: AbortSignal): Promise<ProviderResult>;
+  /** Releases pooled connections. */
+  close?(): Promise<void>;
+}
+
+/** Truncates a provider answer for storage. */
+export function clip(text: string, max = 2000): string {
+  return text.length > max ? text.slice(0, max) + "…" : text;
+}
+
+/** Options of {@linkcode classifyHttp}. */
+export interface ClassifyOptions {
+  /** Statuses (other than 2xx) that are permanent. */
+  permanent?: (status: number, body: string) => boolean;
+}
+
+/**
+ * Classifies an HTTP answer: 2xx success; 408, 425, 429 and 5xx retryable (honouring Retry-After); other
+ * statuses permanent unless `permanent` says otherwise.
+ */
+export function classifyHttp(
+  provider: string,
+  res: Response,
+  body: string,
+  request: Record<string, unknown>,
+  options: ClassifyOptions = {},
+): ProviderResult {
+  const base = { provider, httpStatus: res.status, response: clip(body), request };
+  if (res.status >= 200 && res.status < 300) return { ...base, outcome: "success" };
+  const retryAfter = retryAfterMs(res.headers.get("retry-after"));
+  const permanent = options.permanent
+    ? options.permanent(res.status, body)
+    : !(res.status === 408 || res.status === 425 || res.status === 429 || res.status >= 500);
+  return {
+    ...base,
+    outcome: permanent ? "permanent_error" : "retryable_error",
+    error: `${provider} answered HTTP ${res.status}`,
+    retryAfterMs: permanent ? undefined : retryAfter,
+  };
+}
+
+/** The result of an exception thrown while calling a provider (network, timeout, refused target). */
+export function thrownResult(
+  provider: string,
+  err: unknown,
+  request: Record<string, unknown>,
+): ProviderResult {
+  if (err instanceof BlockedTargetError) {
+    return { provider, outcome: "permanent_error", error: err.message, response: "", request };
+  }
+  const name = err instanceof Error ? err.name : "Error";
+  const message = name === "TimeoutError" || name === "AbortError"
+    ? `${provider} did not answer in time`
+    : `${provider} could not be reached: ${
+      err instanceof Error ? err.message.split("\n")[0]?.slice(0, 200) : name
+    }`;
+  return { provider, outcome: "retryable_error", error: message, response: "", request };
+}
+
+/** A permanent failure before any call (missing configuration, bad recipient). */
+export function configError(provider: string, message: string): ProviderResult {
+  return { provider, outcome: "permanent_error", error: message, response: "", request: {} };
+}

@@ -1,0 +1,67 @@
+import { Webhook } from "standardwebhooks";
+import type { NetGuard } from "../net_guard.ts";
+import {
+  classifyHttp,
+  type OutboundMessage,
+  type Provider,
+  type ProviderResult,
+  thrownResult,
+} from "./provider.ts";
+
+/** Options of {@linkcode WebhookProvider}. */
+export interface WebhookOptions {
+  /** A `whsec_…` secret; without one the request is sent unsigned. */
+  secret: string | null;
+  timeoutMs: number;
+  guard: NetGuard;
+}
+
+/**
+ * WebhookProvider POSTs `{type, timestamp, data}` to the recipient URL, signed per Standard Webhooks
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`). Redirects are not followed. A 410 stops retries.
+ */
+export class WebhookProvider implements Provider {
+  readonly name = "webhook";
+  private readonly signer: Webhook | null;
+
+  constructor(private readonly options: WebhookOptions) {
+    this.signer = options.secret ? new Webhook(options.secret) : null;
+  }
+
+  async send(message: OutboundMessage, signal: AbortSignal): Promise<ProviderResult> {
+    const timestamp = new Date();
+    const body = JSON.stringify({
+      type: message.event ?? "notification",
+      timestamp: timestamp.toISOString(),
+      data: message.payload ?? message.body ?? null,
+    });
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "user-agent": "platform-notifications/1",
+      "webhook-id": message.id,
+      "webhook-timestamp": String(Math.floor(timestamp.getTime() / 1000)),
+    };
+    if (this.signer) headers["webhook-signature"] = this.signer.sign(message.id, timestamp, body);
+    const request = {
+      url: message.recipient,
+      event: message.event,
+      signed: this.signer !== null,
+      bytes: body.length,
+    };
+    try {
+      await this.options.guard.checkUrl(message.recipient);
+      const res = await fetch(message.recipient, {
+        method: "POST",
+        headers,
+        body,
+        redirect: "manual",
+        signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]),
+      });
+      const text = await res.text();
+      // Standard Webhooks: any non-2xx is retried, except 410 Gone which stops retries for this message.
+      return classifyHttp(this.name, res, text, request, { permanent: (status) => status === 410 });
+    } catch (err) {
+      return thrownResult(this.name, err, request);
+    }
+  }
+}

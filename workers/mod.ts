@@ -1,0 +1,49 @@
+import { describeError, log } from "../services/log.ts";
+import type { Platform } from "../services/platform.ts";
+import { QueueDispatcher } from "./queue.ts";
+
+/** The background workers of one process. */
+export interface Workers {
+  dispatcher: QueueDispatcher;
+  /** Stops every loop and waits for the work in flight; KV and databases stay open. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@linkcode startWorkers}. */
+export interface WorkerOptions {
+  /** Milliseconds between sweeps for overdue notifications (0 disables the periodic sweeper). */
+  sweepEveryMs?: number;
+}
+
+/**
+ * Starts the single KV queue dispatcher with every area's handlers, and the sweeper that re-enqueues
+ * notifications whose queue message was lost. Called by main.ts and by the test harness.
+ */
+export function startWorkers(platform: Platform, options: WorkerOptions = {}): Workers {
+  const dispatcher = new QueueDispatcher(platform.kv)
+    .on("notification.send", (m) => platform.notifications.deliver(m));
+  dispatcher.start();
+  void platform.notifications.setDispatching(true);
+  const sweep = (graceSecs: number) =>
+    (async () => {
+      for (const project of await platform.projects.list()) {
+        await platform.notifications.sweep(project.ref, graceSecs).catch((err) =>
+          log.warn("notification sweep failed", { project: project.ref, cause: describeError(err) })
+        );
+      }
+    })().catch((err) => log.warn("notification sweep failed", { cause: describeError(err) }));
+  // At start, whatever is due is re-enqueued at once: a message KV handed to the previous process just before
+  // it stopped may otherwise wait for KV's own redelivery deadline.
+  let sweeping: Promise<void> = sweep(0);
+  const every = options.sweepEveryMs ?? 60_000;
+  const timer = every > 0 ? setInterval(() => (sweeping = sweep(120)), every) : undefined;
+  return {
+    dispatcher,
+    async stop() {
+      clearInterval(timer);
+      await platform.notifications.setDispatching(false);
+      await sweeping;
+      await dispatcher.stop();
+    },
+  };
+}
