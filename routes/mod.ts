@@ -8,12 +8,15 @@ import { PROJECT_REF } from "../services/projects/projects.ts";
 import { adminRoutes } from "./admin.ts";
 import { authRoutes } from "./auth.ts";
 import { docsRoutes } from "./docs.ts";
+import { functionsRoutes } from "./functions.ts";
 import type { AppEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
 import { splitLongForm } from "./long_form.ts";
 import { setPathProject } from "./middleware/project.ts";
 import { projectRoutes } from "./project.ts";
 import { systemRoutes } from "./system.ts";
+
+const INVOKE_PATH = /^\/v1\/functions\/[^/]+\/invoke$/;
 
 /** Builds the Hono app of the whole platform over `platform`. */
 export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
@@ -47,19 +50,19 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
     c.set("platform", platform);
     await next();
   });
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: platform.config.MAX_BODY_BYTES,
-      onError: (c) => errorResponse(c, errors.tooLarge(platform.config.MAX_BODY_BYTES)),
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: platform.config.MAX_BODY_BYTES,
+    onError: (c) => errorResponse(c, errors.tooLarge(platform.config.MAX_BODY_BYTES)),
+  });
+  // Invoke enforces its own limit (INVOKE_MAX_BODY_BYTES) and answers 503 above it (spec §7).
+  app.use("*", (c, next) => INVOKE_PATH.test(c.req.path) ? next() : limitBody(c, next));
 
   app.route("/", systemRoutes);
   app.route("/", adminRoutes);
   app.route("/", authRoutes);
   app.route("/", projectRoutes);
   app.route("/", docsRoutes);
+  app.route("/", functionsRoutes); // last: jobs, cron and alerts share the /v1/functions/ prefix
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
     type: "apiKey",

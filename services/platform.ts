@@ -7,6 +7,7 @@ import { AuthService } from "./auth/users.ts";
 import type { Config } from "./config.ts";
 import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
+import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
 import { ProjectService } from "./projects/projects.ts";
 
 /** Everything a route or a worker needs, built once by {@linkcode openPlatform}. */
@@ -19,6 +20,8 @@ export interface Platform {
   tokens: TokenService;
   auth: AuthService;
   admins: AdminService;
+  /** Edge functions: storage, runtime hosts, invoke, logs and records. */
+  functions: FunctionsArea;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -55,6 +58,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
     const admins = new AdminService(dbs.control);
     const createdDefaultProject = await ensureDefaultProject(config, projects, dbs);
     const admin = await admins.bootstrap(config.ADMIN_EMAIL, config.ADMIN_PASSWORD);
+    const functions = await openFunctions(config, { dbs, kv, cipher });
     return {
       config,
       dbs,
@@ -64,6 +68,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       tokens,
       auth: new AuthService(dbs, tokens),
       admins,
+      functions,
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -103,6 +108,7 @@ async function ensureDefaultProject(
 
 /** Closes KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
+  await platform.functions.close();
   platform.kv.close();
   await platform.dbs.close();
 }

@@ -1,0 +1,61 @@
+/** A message between the platform and a runtime host: a JSON header and optional bytes. */
+export interface Frame {
+  header: Record<string, unknown>;
+  body: Uint8Array | null;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Largest frame accepted from a peer (bodies are capped well below this). */
+export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+/** Encodes a frame as `[u32 total][u32 header length][header JSON][body]`, little-endian. */
+export function encodeFrame(header: Record<string, unknown>, body: Uint8Array | null = null): Uint8Array {
+  const head = encoder.encode(JSON.stringify(header));
+  const bodyLength = body?.byteLength ?? 0;
+  const out = new Uint8Array(8 + head.byteLength + bodyLength);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, 4 + head.byteLength + bodyLength, true);
+  view.setUint32(4, head.byteLength, true);
+  out.set(head, 8);
+  if (body) out.set(body, 8 + head.byteLength);
+  return out;
+}
+
+/** FrameReader reassembles frames from a byte stream delivered in arbitrary chunks. */
+export class FrameReader {
+  private buffer: Uint8Array = new Uint8Array(0);
+
+  /** Adds bytes and returns every frame now complete; throws on a malformed or oversized frame. */
+  push(chunk: Uint8Array): Frame[] {
+    if (this.buffer.byteLength === 0) {
+      this.buffer = chunk;
+    } else {
+      const joined = new Uint8Array(this.buffer.byteLength + chunk.byteLength);
+      joined.set(this.buffer);
+      joined.set(chunk, this.buffer.byteLength);
+      this.buffer = joined;
+    }
+    const frames: Frame[] = [];
+    let offset = 0;
+    while (this.buffer.byteLength - offset >= 8) {
+      const view = new DataView(this.buffer.buffer, this.buffer.byteOffset + offset);
+      const total = view.getUint32(0, true);
+      const headLength = view.getUint32(4, true);
+      if (total > MAX_FRAME_BYTES || headLength > total - 4) throw new Error("Malformed frame");
+      if (this.buffer.byteLength - offset < 4 + total) break;
+      const headStart = offset + 8;
+      const header = JSON.parse(decoder.decode(this.buffer.subarray(headStart, headStart + headLength)));
+      if (typeof header !== "object" || header === null) throw new Error("Malformed frame header");
+      const bodyLength = total - 4 - headLength;
+      const body = bodyLength > 0
+        ? this.buffer.slice(headStart + headLength, headStart + headLength + bodyLength)
+        : null;
+      frames.push({ header, body });
+      offset += 4 + total;
+    }
+    this.buffer = offset === this.buffer.byteLength ? new Uint8Array(0) : this.buffer.slice(offset);
+    return frames;
+  }
+}

@@ -1,0 +1,245 @@
+import { join } from "node:path";
+import { encodeFrame, FrameReader } from "./frames.ts";
+import type { HeaderList, InitMessage, Outcome } from "./protocol.ts";
+
+/** One call handed to a host. */
+export interface HostRequest {
+  method: string;
+  url: string;
+  headers: HeaderList;
+  body: Uint8Array | null;
+}
+
+/** What a call gave: an answer, or a failure with its outcome. */
+export type HostResult =
+  | { outcome: "ok"; status: number; headers: HeaderList; body: Uint8Array; logs: string[] }
+  | { outcome: Exclude<Outcome, "ok">; message: string; logs: string[] };
+
+/** Options of {@linkcode HostProcess.spawn}. */
+export interface HostSpawnOptions {
+  id: string;
+  init: InitMessage;
+  /** Deno flags for the network (from net_policy.ts). */
+  netFlags: string[];
+  /** Directory for the host's Unix socket. */
+  socketDir: string;
+  /** Receives the function's console lines and raw stdout/stderr lines. */
+  onLog(level: "debug" | "info" | "warn" | "error", text: string): void;
+  /** Called once when the process is gone. */
+  onExit(host: HostProcess): void;
+}
+
+const RUNTIME_DIR = new URL(".", import.meta.url).pathname.replace(/\/$/, "");
+const HOST_MAIN = join(RUNTIME_DIR, "host.ts");
+const SPAWN_TIMEOUT_MS = 15_000;
+
+/** The environment of a host: where Deno keeps its cache, nothing of the platform's own. */
+function hostEnv(): Record<string, string> {
+  const env: Record<string, string> = { NO_COLOR: "1" };
+  for (const name of ["DENO_DIR", "HOME", "XDG_CACHE_HOME", "PATH"]) {
+    const value = Deno.env.get(name);
+    if (value) env[name] = value;
+  }
+  return env;
+}
+
+/** Adds the host's own socket to its net permission (Deno checks Unix sockets as `unix:<path>`). */
+function withSocket(flags: string[], socket: string): string[] {
+  if (flags.includes("--allow-net")) return flags;
+  const list = flags.find((f) => f.startsWith("--allow-net="));
+  if (!list) return [...flags, `--allow-net=unix:${socket}`];
+  return flags.map((f) => f === list ? `--allow-net=unix:${socket},${f.slice("--allow-net=".length)}` : f);
+}
+
+/**
+ * HostProcess is the platform's handle on one runtime host child process: it spawns it with the function's
+ * permissions and heap cap, connects over a Unix socket, sends calls and resolves their results, and turns
+ * the death of the process (out of memory, crash, kill) into failures of the calls it held.
+ */
+export class HostProcess {
+  readonly memoryMb: number;
+  inFlight = 0;
+  lastUsed = Date.now();
+  private nextId = 1;
+  private readonly calls = new Map<number, (r: HostResult) => void>();
+  private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  private stderrTail = "";
+  private exited = false;
+  private killedFor: "timeout" | null = null;
+
+  private constructor(
+    readonly id: string,
+    readonly init: InitMessage,
+    private readonly child: Deno.ChildProcess,
+  ) {
+    this.memoryMb = init.memoryMb;
+  }
+
+  /** Starts a host and waits until it connected and received its function. */
+  static async spawn(options: HostSpawnOptions): Promise<HostProcess> {
+    const socket = join(options.socketDir, `${options.id}.sock`);
+    const listener = Deno.listen({ transport: "unix", path: socket });
+    const args = [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      "--no-config",
+      "--no-lock",
+      "--no-remote",
+      "--no-npm",
+      "--unstable-worker-options",
+      `--v8-flags=--max-old-space-size=${options.init.memoryMb}`,
+      `--allow-read=${RUNTIME_DIR},${socket}`,
+      `--allow-write=${socket}`,
+      ...withSocket(options.netFlags, socket),
+      HOST_MAIN,
+      socket,
+    ];
+    const child = new Deno.Command(Deno.execPath(), {
+      args,
+      clearEnv: true,
+      env: hostEnv(),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const host = new HostProcess(options.id, options.init, child);
+    host.pumpOutput(child.stdout, "info", options.onLog, false);
+    host.pumpOutput(child.stderr, "error", options.onLog, true);
+    child.status.then(() => host.onExit(options.onExit));
+    try {
+      const conn = await new Promise<Deno.Conn>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error("Runtime host did not connect in time")),
+          SPAWN_TIMEOUT_MS,
+        );
+        child.status.then(() => reject(new Error(`Runtime host exited at start: ${host.stderrTail.trim()}`)));
+        listener.accept().then(resolve, reject).finally(() => clearTimeout(timer));
+      });
+      host.attach(conn, options.onLog);
+      await host.write({ ...options.init });
+      return host;
+    } catch (err) {
+      host.kill();
+      throw err;
+    } finally {
+      listener.close();
+      await Deno.remove(socket).catch(() => {});
+    }
+  }
+
+  private pumpOutput(
+    stream: ReadableStream<Uint8Array>,
+    level: "info" | "error",
+    onLog: HostSpawnOptions["onLog"],
+    keepTail: boolean,
+  ): void {
+    (async () => {
+      let buffered = "";
+      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+        if (keepTail) this.stderrTail = (this.stderrTail + chunk).slice(-4096);
+        buffered += chunk;
+        const lines = buffered.split("\n");
+        buffered = lines.pop()!.slice(-8192);
+        for (const line of lines) if (line.trim()) onLog(level, line.slice(0, 8192));
+      }
+      if (buffered.trim()) onLog(level, buffered);
+    })().catch(() => {});
+  }
+
+  private attach(conn: Deno.Conn, onLog: HostSpawnOptions["onLog"]): void {
+    this.writer = conn.writable.getWriter();
+    (async () => {
+      const reader = new FrameReader();
+      for await (const chunk of conn.readable) {
+        for (const { header, body } of reader.push(chunk)) {
+          if (header.t === "log") {
+            onLog(header.level as "info", String(header.text));
+            continue;
+          }
+          const resolve = this.calls.get(header.id as number);
+          if (!resolve) continue;
+          this.calls.delete(header.id as number);
+          const logs = Array.isArray(header.logs) ? header.logs.map(String) : [];
+          if (header.t === "res") {
+            resolve({
+              outcome: "ok",
+              status: Number(header.status),
+              headers: header.headers as HeaderList,
+              body: body ?? new Uint8Array(0),
+              logs,
+            });
+          } else {
+            resolve({
+              outcome: header.outcome === "timeout" ? "timeout" : "error",
+              message: String(header.message),
+              logs,
+            });
+          }
+        }
+      }
+    })().catch(() => this.kill());
+  }
+
+  private async write(header: Record<string, unknown>, body: Uint8Array | null = null): Promise<void> {
+    await this.writer!.write(encodeFrame(header, body));
+  }
+
+  /** True while the process runs. */
+  get alive(): boolean {
+    return !this.exited;
+  }
+
+  /** Sends one call; resolves with its result, or a failure when the host dies or misses `deadlineMs`. */
+  call(req: HostRequest, deadlineMs: number): Promise<HostResult> {
+    if (this.exited) return Promise.resolve({ outcome: "crash", message: "Runtime host is gone", logs: [] });
+    const id = this.nextId++;
+    this.inFlight++;
+    this.lastUsed = Date.now();
+    const { promise, resolve } = Promise.withResolvers<HostResult>();
+    const timer = setTimeout(() => {
+      // The host missed its own deadline: it is wedged. Stop it; its calls fail.
+      this.killedFor = "timeout";
+      this.kill();
+    }, deadlineMs);
+    this.calls.set(id, resolve);
+    const { body, ...rest } = req;
+    this.write({ t: "req", id, ...rest }, body).catch(() => this.kill());
+    return promise.finally(() => {
+      clearTimeout(timer);
+      this.inFlight--;
+      this.lastUsed = Date.now();
+    });
+  }
+
+  private onExit(notify: (host: HostProcess) => void): void {
+    if (this.exited) return;
+    this.exited = true;
+    const oom = /out of memory|heap limit|allocation failed/i.test(this.stderrTail);
+    const result: HostResult = this.killedFor === "timeout"
+      ? { outcome: "timeout", message: "Function did not answer within its time limit", logs: [] }
+      : oom
+      ? {
+        outcome: "oom",
+        message: `Function ran out of memory (memory_mb ${this.memoryMb}) and was stopped`,
+        logs: [],
+      }
+      : { outcome: "crash", message: "Function runtime exited unexpectedly", logs: [] };
+    for (const resolve of this.calls.values()) resolve(result);
+    this.calls.clear();
+    this.writer?.close().catch(() => {});
+    notify(this);
+  }
+
+  /** Stops the process at once. */
+  kill(): void {
+    try {
+      this.child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }
+
+  /** Waits for the process to end (after {@linkcode kill} or a socket close). */
+  async closed(): Promise<void> {
+    await this.child.status;
+  }
+}
