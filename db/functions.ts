@@ -1,3 +1,4 @@
+// Rows are JSON text cast in SQL (`$n::text::jsonb`) so that both drivers store the same value.
 import type { Queryable } from "./driver.ts";
 
 /** A row of `platform.functions` (env_vars still encrypted). */
@@ -55,7 +56,7 @@ export const functionQueries = {
   async insert(db: Queryable, f: FunctionWrite): Promise<FunctionRow | null> {
     const [row] = await db.query<FunctionRow>(
       `insert into platform.functions (name, runtime, code, code_hash, env_vars, permissions, is_active)
-       values ($1, $2, $3, $4, $5, $6, $7) on conflict (name) do nothing returning ${COLUMNS}`,
+       values ($1, $2, $3, $4, $5, $6::text::jsonb, $7) on conflict (name) do nothing returning ${COLUMNS}`,
       [f.name, f.runtime, f.code, f.code_hash, f.env_vars, JSON.stringify(f.permissions), f.is_active],
     );
     return row ?? null;
@@ -65,7 +66,7 @@ export const functionQueries = {
   async update(db: Queryable, id: string, f: FunctionWrite): Promise<FunctionRow> {
     const [row] = await db.query<FunctionRow>(
       `update platform.functions set name = $2, runtime = $3, code = $4, code_hash = $5, env_vars = $6,
-         permissions = $7, is_active = $8, updated_at = now()
+         permissions = $7::text::jsonb, is_active = $8, updated_at = now()
        where id = $1 returning ${COLUMNS}`,
       [id, f.name, f.runtime, f.code, f.code_hash, f.env_vars, JSON.stringify(f.permissions), f.is_active],
     );
