@@ -23,6 +23,10 @@ function wrap(sql: Sql): Queryable {
   };
 }
 
+function serializeJson(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
 /** Options of {@linkcode openPostgres}. */
 export interface PostgresOptions {
   /** Connections in the pool. */
@@ -37,6 +41,11 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     max: options.max,
     idle_timeout: options.idleTimeout ?? 60,
     onnotice: () => {},
+    // A string given for a json/jsonb parameter is JSON text already (as PGlite takes it): do not encode it twice.
+    types: {
+      json: { to: 114, from: [114], serialize: serializeJson, parse: JSON.parse },
+      jsonb: { to: 3802, from: [3802], serialize: serializeJson, parse: JSON.parse },
+    },
     transform: { undefined: null },
     connection: { application_name: "platform" },
   });
