@@ -21,7 +21,11 @@ Deno.test("loadConfig: values are parsed and empty strings count as unset", () =
 Deno.test("loadConfig: every bad variable is named in one error", () => {
   let message = "";
   try {
-    loadConfig({ PORT: "http", PLATFORM_SECRET: "short", DEFAULT_PUBLIC_KEY: "sk_wrongkind_0123456789abcdef" });
+    loadConfig({
+      PORT: "http",
+      PLATFORM_SECRET: "short",
+      DEFAULT_PUBLIC_KEY: "sk_wrongkind_0123456789abcdef",
+    });
   } catch (err) {
     message = (err as Error).message;
   }

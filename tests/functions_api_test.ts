@@ -255,7 +255,11 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
       for (const headers of callers) {
         for (const [method, path, body] of routes) {
           const r = await json(await p.fetch(path, { method, headers, json: body }));
-          assertEquals(r.status, 403, `${method} ${path} ${JSON.stringify(headers)} ${JSON.stringify(r.body)}`);
+          assertEquals(
+            r.status,
+            403,
+            `${method} ${path} ${JSON.stringify(headers)} ${JSON.stringify(r.body)}`,
+          );
           assertEquals(r.body.error.code, "FORBIDDEN");
           assertEquals(r.body.error.type, "forbidden");
           assertMatch(r.body.error.message, /service_role/);

@@ -1,10 +1,17 @@
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { ADMIN, type Json, makeSandbox, rawRequest, spawnPlatform } from "./harness.ts";
 
-async function call(url: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; body: Json }> {
+async function call(
+  url: string,
+  init: RequestInit & { json?: unknown } = {},
+): Promise<{ status: number; body: Json }> {
   const headers = new Headers(init.headers);
   if (init.json !== undefined) headers.set("content-type", "application/json");
-  const res = await fetch(url, { ...init, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.body });
+  const res = await fetch(url, {
+    ...init,
+    headers,
+    body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
+  });
   return { status: res.status, body: await res.json() };
 }
 
