@@ -66,6 +66,7 @@ export class HostProcess {
   private stderrTail = "";
   private exited = false;
   private killedFor: "timeout" | null = null;
+  private stderrDone: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly id: string,
@@ -105,8 +106,10 @@ export class HostProcess {
     }).spawn();
     const host = new HostProcess(options.id, options.init, child);
     host.pumpOutput(child.stdout, "info", options.onLog, false);
-    host.pumpOutput(child.stderr, "error", options.onLog, true);
-    child.status.then(() => host.onExit(options.onExit));
+    host.stderrDone = host.pumpOutput(child.stderr, "error", options.onLog, true);
+    // Classify the exit once stderr is drained (it says "out of memory"), waiting at most a moment.
+    child.status.then(() => Promise.race([host.stderrDone, new Promise((r) => setTimeout(r, 1000))]))
+      .then(() => host.onExit(options.onExit));
     try {
       const conn = await new Promise<Deno.Conn>((resolve, reject) => {
         const timer = setTimeout(
@@ -133,8 +136,8 @@ export class HostProcess {
     level: "info" | "error",
     onLog: HostSpawnOptions["onLog"],
     keepTail: boolean,
-  ): void {
-    (async () => {
+  ): Promise<void> {
+    return (async () => {
       let buffered = "";
       for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
         if (keepTail) this.stderrTail = (this.stderrTail + chunk).slice(-4096);
