@@ -1,6 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { allow, authenticate } from "./middleware/auth.ts";
-import { resolveProject } from "./middleware/project.ts";
 import type { AppEnv } from "./env.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 import { runOwnerSql } from "../services/projects/sql.ts";
@@ -20,8 +19,8 @@ const SqlRequest = z.strictObject({
 
 /** Routes about the project of the request: who am I, and SQL for its owner. */
 export const projectRoutes = new OpenAPIHono<AppEnv>();
-projectRoutes.use("/v1/project", resolveProject, authenticate);
-projectRoutes.use("/v1/sql", resolveProject, authenticate);
+projectRoutes.use("/v1/project", authenticate);
+projectRoutes.use("/v1/sql", authenticate);
 
 projectRoutes.openapi(
   createRoute({

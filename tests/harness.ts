@@ -103,7 +103,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<T
         body = JSON.stringify(init.json);
         if (!headers.has("content-type")) headers.set("content-type", "application/json");
       }
-      return handler(new Request(url, { ...init, headers, body }));
+      return Promise.resolve(handler(new Request(url, { ...init, headers, body })));
     },
     async adminToken() {
       if (!adminToken) {

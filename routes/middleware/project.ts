@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { errors } from "../../services/errors.ts";
-import { PROJECT_REF } from "../../services/projects/projects.ts";
+import type { Context } from "hono";
+import { type Project, PROJECT_REF } from "../../services/projects/projects.ts";
 import type { AppEnv } from "../env.ts";
 
 /** Requests whose project came from the long form of a path (`/v1/functions/{project_id}/…`). */
@@ -30,15 +31,18 @@ export function projectFromHost(host: string, baseDomain: string, defaultRef: st
   return null;
 }
 
-/** Resolves the request's project from its path (long form) or its host; 404 PROJECT_NOT_FOUND otherwise. */
-export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
+/** The request's project, from its path (long form) or its host; 404 PROJECT_NOT_FOUND otherwise. */
+export function projectOf(c: Context<AppEnv>): Promise<Project> {
   const { config, projects } = c.var.platform;
   const host = new URL(c.req.url).host;
   const ref = pathProjects.get(c.req.raw) ??
     projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
-  if (!ref) {
-    throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
-  }
-  c.set("project", await projects.get(ref));
+  if (!ref) throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
+  return projects.get(ref);
+}
+
+/** Sets `project` for routes that need the project but no credentials (the JWKS). */
+export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("project", await projectOf(c));
   await next();
 });

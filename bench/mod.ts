@@ -1,0 +1,22 @@
+// `deno task bench`: runs every benchmark in its own process, one after the other (they must not share the CPU).
+import { requireWrk } from "./wrk.ts";
+
+await requireWrk();
+const only = Deno.args;
+const benches = ["foundation.ts"];
+for (const file of benches) {
+  if (only.length > 0 && !only.some((name) => file.startsWith(name))) continue;
+  console.log(`\n=== bench/${file}`);
+  const status = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      "--unstable-kv",
+      "--unstable-worker-options",
+      new URL(file, import.meta.url).pathname,
+    ],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!status.success) console.log(`bench/${file} failed with exit code ${status.code}`);
+}
