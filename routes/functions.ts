@@ -333,23 +333,20 @@ functionsRoutes.openAPIRegistry.registerPath({
   },
 });
 
-async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
-  const limit = c.var.platform.config.INVOKE_MAX_BODY_BYTES;
-  const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > limit) throw tooLarge();
+/** Reads a body of unknown length, failing as soon as it passes `limit`. */
+async function readCapped(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+  tooLarge: () => Error,
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  if (c.req.raw.body) {
-    for await (const chunk of c.req.raw.body) {
+  if (body) {
+    for await (const chunk of body) {
       size += chunk.byteLength;
       if (size > limit) throw tooLarge();
       chunks.push(chunk);
     }
-  }
-  if (size === 0) return {};
-  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
-    throw new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
   }
   const bytes = new Uint8Array(size);
   let at = 0;
@@ -357,11 +354,36 @@ async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
     bytes.set(chunk, at);
     at += chunk.byteLength;
   }
+  return bytes;
+}
+
+async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
+  const limit = c.var.platform.config.INVOKE_MAX_BODY_BYTES;
+  const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
+  const declared = c.req.header("content-length");
+  let bytes: Uint8Array;
+  if (declared !== undefined) {
+    if (Number(declared) > limit) throw tooLarge();
+    bytes = declared === "0" ? new Uint8Array(0) : new Uint8Array(await c.req.raw.arrayBuffer());
+    if (bytes.byteLength > limit) throw tooLarge();
+  } else {
+    bytes = await readCapped(c.req.raw.body, limit, tooLarge);
+  }
+  if (bytes.byteLength === 0) return {};
+  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
+    throw new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     throw errors.validation("Malformed JSON in request body");
+  }
+  if (
+    parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) &&
+    Object.keys(parsed).length === 0
+  ) {
+    return {};
   }
   const result = InvokeBody.safeParse(parsed);
   if (!result.success) {

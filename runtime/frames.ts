@@ -59,3 +59,48 @@ export class FrameReader {
     return frames;
   }
 }
+
+/**
+ * FrameWriter writes frames to a stream without one write per frame under load: a frame is written at once
+ * when the stream is idle; frames that arrive while a write is in flight are joined into the next write.
+ */
+export class FrameWriter {
+  private queue: Uint8Array[] = [];
+  private busy = false;
+
+  constructor(
+    private readonly writer: WritableStreamDefaultWriter<Uint8Array>,
+    private readonly onError: () => void,
+  ) {}
+
+  /** Queues one frame. */
+  write(header: Record<string, unknown>, body: Uint8Array | null = null): void {
+    this.queue.push(encodeFrame(header, body));
+    if (!this.busy) this.flush();
+  }
+
+  private flush(): void {
+    const frames = this.queue;
+    this.queue = [];
+    let chunk: Uint8Array;
+    if (frames.length === 1) chunk = frames[0]!;
+    else {
+      chunk = new Uint8Array(frames.reduce((n, f) => n + f.byteLength, 0));
+      let at = 0;
+      for (const f of frames) {
+        chunk.set(f, at);
+        at += f.byteLength;
+      }
+    }
+    this.busy = true;
+    this.writer.write(chunk).then(() => {
+      this.busy = false;
+      if (this.queue.length > 0) this.flush();
+    }, this.onError);
+  }
+
+  /** Closes the stream. */
+  close(): void {
+    this.writer.close().catch(() => {});
+  }
+}

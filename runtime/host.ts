@@ -4,7 +4,7 @@
  * the worker warm, runs calls concurrently in it, stops a call at its time limit and replaces a worker that
  * stopped answering. The process itself is capped (V8 heap) and supervised by the platform.
  */
-import { encodeFrame, FrameReader } from "./frames.ts";
+import { FrameReader, FrameWriter } from "./frames.ts";
 import type { InitMessage, RequestMessage } from "./protocol.ts";
 import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
 
@@ -15,10 +15,8 @@ interface Pending {
 const socketPath = Deno.args[0];
 if (!socketPath) throw new Error("usage: host.ts <socket>");
 const conn = await Deno.connect({ transport: "unix", path: socketPath });
-const writer = conn.writable.getWriter();
-const send = (header: Record<string, unknown>, body: Uint8Array | null = null) => {
-  writer.write(encodeFrame(header, body)).catch(() => Deno.exit(0));
-};
+const writer = new FrameWriter(conn.writable.getWriter(), () => Deno.exit(0));
+const send = (header: Record<string, unknown>, body: Uint8Array | null = null) => writer.write(header, body);
 
 let init: InitMessage | null = null;
 let wasmModule: WebAssembly.Module | null = null;

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { encodeFrame, FrameReader } from "./frames.ts";
+import { FrameReader, FrameWriter } from "./frames.ts";
 import type { HeaderList, InitMessage, Outcome } from "./protocol.ts";
 
 /** One call handed to a host. */
@@ -62,7 +62,7 @@ export class HostProcess {
   lastUsed = Date.now();
   private nextId = 1;
   private readonly calls = new Map<number, (r: HostResult) => void>();
-  private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  private writer: FrameWriter | null = null;
   private stderrTail = "";
   private exited = false;
   private killedFor: "timeout" | null = null;
@@ -120,7 +120,7 @@ export class HostProcess {
         listener.accept().then(resolve, reject).finally(() => clearTimeout(timer));
       });
       host.attach(conn, options.onLog);
-      await host.write({ ...options.init });
+      host.writer!.write({ ...options.init });
       return host;
     } catch (err) {
       host.kill();
@@ -151,7 +151,7 @@ export class HostProcess {
   }
 
   private attach(conn: Deno.Conn, onLog: HostSpawnOptions["onLog"]): void {
-    this.writer = conn.writable.getWriter();
+    this.writer = new FrameWriter(conn.writable.getWriter(), () => this.kill());
     (async () => {
       const reader = new FrameReader();
       for await (const chunk of conn.readable) {
@@ -184,10 +184,6 @@ export class HostProcess {
     })().catch(() => this.kill());
   }
 
-  private async write(header: Record<string, unknown>, body: Uint8Array | null = null): Promise<void> {
-    await this.writer!.write(encodeFrame(header, body));
-  }
-
   /** True while the process runs. */
   get alive(): boolean {
     return !this.exited;
@@ -207,7 +203,7 @@ export class HostProcess {
     }, deadlineMs);
     this.calls.set(id, resolve);
     const { body, ...rest } = req;
-    this.write({ t: "req", id, ...rest }, body).catch(() => this.kill());
+    this.writer!.write({ t: "req", id, ...rest }, body);
     return promise.finally(() => {
       clearTimeout(timer);
       this.inFlight--;
@@ -230,7 +226,7 @@ export class HostProcess {
       : { outcome: "crash", message: "Function runtime exited unexpectedly", logs: [] };
     for (const resolve of this.calls.values()) resolve(result);
     this.calls.clear();
-    this.writer?.close().catch(() => {});
+    this.writer?.close();
     notify(this);
   }
 
