@@ -75,6 +75,10 @@ function installDeno(init: InitMessage): void {
   define("env", envShim(init.env));
   define("exit", refuse("Deno.exit"));
   define("serve", serveShim);
+  // A function answers through its handler only: it may not open servers of its own on the host.
+  for (const name of ["listen", "listenTls", "listenDatagram"]) define(name, refuse(`Deno.${name}`));
+  // Nor stop its own worker, which would leave the host's calls waiting.
+  Object.defineProperty(self, "close", { value: refuse("close"), writable: false, configurable: false });
 }
 
 function describe(err: unknown): string {

@@ -297,6 +297,8 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
       assertEquals(r.ffi, "NotCapable");
       assertEquals(r.sys, "NotCapable");
       assert(!r.importFile.startsWith("allowed"), r.importFile);
+      assertEquals(r.listen, "NotCapable", "no server of its own");
+      assertEquals(r.closeWorker, "NotCapable");
       assertEquals((await fast("fn")).status, 200, "the platform is fine");
     });
 
