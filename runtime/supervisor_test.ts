@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../tests/assert.ts";
 import type { HostResult } from "./host_process.ts";
-import { type FunctionSpec, Runtime, type RuntimeOptions } from "./supervisor.ts";
+import { type FunctionSpec, Runtime, type RuntimeOptions, RuntimeUnavailable } from "./supervisor.ts";
 
 const OPTIONS: RuntimeOptions = {
   maxHosts: 3,
@@ -97,6 +97,33 @@ Deno.test("runtime supervisor: reuse, caps, idle eviction, crash restart, privat
     await server.shutdown();
     await other.shutdown();
   }
+
+  await t.step("at capacity with no idle host to stop: RuntimeUnavailable (503)", async () => {
+    const full = await Runtime.create({ ...OPTIONS, maxHosts: 1 }, () => {});
+    try {
+      const slow = full.invoke(
+        spec(
+          "slow",
+          "export default async () => { await new Promise((r) => setTimeout(r, 800)); return new Response('done'); }",
+        ),
+        GET,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      let refused: unknown = null;
+      await full.invoke(spec("other", "export default () => new Response('x')"), GET).catch((e) =>
+        refused = e
+      );
+      assert(refused instanceof RuntimeUnavailable, String(refused));
+      assert((refused as Error).message.includes("capacity"));
+      assertEquals(text(await slow), "done");
+      assertEquals(
+        text(await full.invoke(spec("other", "export default () => new Response('x')"), GET)),
+        "x",
+      );
+    } finally {
+      await full.close();
+    }
+  });
 
   await t.step("idle hosts are stopped", async () => {
     const idle = await Runtime.create({ ...OPTIONS, idleMs: 300 }, () => {});
