@@ -8,6 +8,18 @@ import { FrameReader, FrameWriter } from "./frames.ts";
 import type { InitMessage, RequestMessage } from "./protocol.ts";
 import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
 
+/** A message from the worker (see protocol.ts), loosely typed as it crosses postMessage. */
+interface WorkerMessage {
+  t: string;
+  id: number;
+  body?: Uint8Array;
+  outcome: "error" | "timeout";
+  message: string;
+  logs: string[];
+  level: string;
+  text: string;
+}
+
 interface Pending {
   timer: ReturnType<typeof setTimeout>;
 }
@@ -52,8 +64,7 @@ function startWorker(): Promise<string | null> {
   });
   worker = w;
   const { promise, resolve } = Promise.withResolvers<string | null>();
-  w.onmessage = (e: MessageEvent) => {
-    const m = e.data;
+  const onMessage = (m: WorkerMessage) => {
     if (m.t === "res") {
       const p = pending.get(m.id);
       if (!p) return;
@@ -72,6 +83,10 @@ function startWorker(): Promise<string | null> {
     } else if (m.t === "init_error") {
       resolve(m.message);
     }
+  };
+  w.onmessage = (e: MessageEvent) => {
+    if (e.data.t === "batch") { for (const m of e.data.msgs) onMessage(m); }
+    else onMessage(e.data);
   };
   w.onerror = (e: ErrorEvent) => {
     e.preventDefault();
@@ -118,14 +133,20 @@ async function onTimeout(id: number): Promise<void> {
   fail(id, "timeout", limit);
 }
 
-async function handle(msg: RequestMessage, body: Uint8Array | null): Promise<void> {
-  const timer = setTimeout(() => onTimeout(msg.id), init!.timeoutMs);
-  pending.set(msg.id, { timer });
+/** Hands the calls of one socket read to the worker in one message. */
+async function handle(batch: { msg: RequestMessage; body: Uint8Array | null }[]): Promise<void> {
+  for (const { msg } of batch) {
+    const timer = setTimeout(() => onTimeout(msg.id), init!.timeoutMs);
+    pending.set(msg.id, { timer });
+  }
   ready ??= startWorker();
   const error = await ready;
-  if (!pending.has(msg.id)) return;
-  if (error) return fail(msg.id, "error", error);
-  worker!.postMessage({ ...msg, body }, body ? [body.buffer as ArrayBuffer] : []);
+  const live = batch.filter(({ msg }) => pending.has(msg.id));
+  if (error) return live.forEach(({ msg }) => fail(msg.id, "error", error));
+  if (live.length === 0) return;
+  const reqs = live.map(({ msg, body }) => ({ ...msg, body }));
+  const transfer = live.flatMap(({ body }) => body ? [body.buffer as ArrayBuffer] : []);
+  worker!.postMessage({ t: "batch", reqs }, transfer);
 }
 
 function setup(msg: InitMessage): void {
@@ -143,9 +164,11 @@ function setup(msg: InitMessage): void {
 
 const reader = new FrameReader();
 for await (const chunk of conn.readable) {
+  const batch: { msg: RequestMessage; body: Uint8Array | null }[] = [];
   for (const { header, body } of reader.push(chunk)) {
-    if (header.t === "req") handle(header as unknown as RequestMessage, body);
+    if (header.t === "req") batch.push({ msg: header as unknown as RequestMessage, body });
     else if (header.t === "init") setup(header as unknown as InitMessage);
   }
+  if (batch.length > 0) handle(batch);
 }
 Deno.exit(0); // the platform closed the socket

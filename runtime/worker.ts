@@ -10,7 +10,26 @@ import { runWagi, WagiError } from "./wasm/wagi.ts";
 
 type Handler = (req: Request, info: unknown) => Response | Promise<Response>;
 
-const post = self.postMessage.bind(self);
+const rawPost = self.postMessage.bind(self);
+let outbox: unknown[] = [];
+let transfers: Transferable[] = [];
+let flushing = false;
+
+/** Queues a message to the host; the messages of one event-loop turn travel in one postMessage. */
+function post(msg: unknown, transfer: Transferable[] = []): void {
+  outbox.push(msg);
+  transfers.push(...transfer);
+  if (flushing) return;
+  flushing = true;
+  queueMicrotask(() => {
+    const msgs = outbox;
+    const list = transfers;
+    outbox = [];
+    transfers = [];
+    flushing = false;
+    rawPost({ t: "batch", msgs }, list);
+  });
+}
 const inspect = Deno.inspect;
 const controllers = new Map<number, AbortController>();
 let handler: Handler | null = null;
@@ -164,11 +183,13 @@ self.addEventListener("unhandledrejection", (e) => {
 
 self.onmessage = async (e: MessageEvent) => {
   const msg = e.data;
-  if (msg.t === "req") {
-    if (wasm) serveWasm(msg, msg.body ?? null);
-    else await serveDeno(msg, msg.body ?? null);
+  if (msg.t === "batch") {
+    for (const req of msg.reqs as (RequestMessage & { body: Uint8Array | null })[]) {
+      if (wasm) serveWasm(req, req.body);
+      else serveDeno(req, req.body);
+    }
   } else if (msg.t === "ping") {
-    post({ t: "pong" });
+    rawPost({ t: "pong" });
   } else if (msg.t === "cancel") {
     controllers.get(msg.id)?.abort(new DOMException("The call ran past its time limit", "TimeoutError"));
   } else if (msg.t === "init") {
