@@ -61,7 +61,8 @@ export class HostProcess {
   inFlight = 0;
   lastUsed = Date.now();
   private nextId = 1;
-  private readonly calls = new Map<number, (r: HostResult) => void>();
+  private readonly calls = new Map<number, { resolve: (r: HostResult) => void; deadline: number }>();
+  private watchdog: ReturnType<typeof setInterval> | null = null;
   private writer: FrameWriter | null = null;
   private stderrTail = "";
   private exited = false;
@@ -160,9 +161,9 @@ export class HostProcess {
             onLog(header.level as "info", String(header.text));
             continue;
           }
-          const resolve = this.calls.get(header.id as number);
-          if (!resolve) continue;
-          this.calls.delete(header.id as number);
+          const id = header.id as number;
+          if (!this.calls.has(id)) continue;
+          const resolve = (r: HostResult) => this.settle(id, r);
           const logs = Array.isArray(header.logs) ? header.logs.map(String) : [];
           if (header.t === "res") {
             resolve({
@@ -196,19 +197,34 @@ export class HostProcess {
     this.inFlight++;
     this.lastUsed = Date.now();
     const { promise, resolve } = Promise.withResolvers<HostResult>();
-    const timer = setTimeout(() => {
-      // The host missed its own deadline: it is wedged. Stop it; its calls fail.
-      this.killedFor = "timeout";
-      this.kill();
-    }, deadlineMs);
-    this.calls.set(id, resolve);
+    this.calls.set(id, { resolve, deadline: this.lastUsed + deadlineMs });
+    // One watchdog per host instead of a timer per call: a host that misses a call's deadline is wedged.
+    this.watchdog ??= setInterval(() => {
+      const now = Date.now();
+      for (const call of this.calls.values()) {
+        if (call.deadline < now) {
+          this.killedFor = "timeout";
+          this.kill();
+          return;
+        }
+      }
+    }, 100);
     const { body, ...rest } = req;
     this.writer!.write({ t: "req", id, ...rest }, body);
-    return promise.finally(() => {
-      clearTimeout(timer);
-      this.inFlight--;
-      this.lastUsed = Date.now();
-    });
+    return promise;
+  }
+
+  private settle(id: number, result: HostResult): void {
+    const call = this.calls.get(id);
+    if (!call) return;
+    this.calls.delete(id);
+    this.inFlight--;
+    this.lastUsed = Date.now();
+    if (this.calls.size === 0 && this.watchdog !== null) {
+      clearInterval(this.watchdog);
+      this.watchdog = null;
+    }
+    call.resolve(result);
   }
 
   private onExit(notify: (host: HostProcess) => void): void {
@@ -224,8 +240,7 @@ export class HostProcess {
         logs: [],
       }
       : { outcome: "crash", message: "Function runtime exited unexpectedly", logs: [] };
-    for (const resolve of this.calls.values()) resolve(result);
-    this.calls.clear();
+    for (const id of [...this.calls.keys()]) this.settle(id, result);
     this.writer?.close();
     notify(this);
   }

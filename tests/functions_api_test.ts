@@ -23,7 +23,7 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
     await t.step("POST creates: 201, code_hash is SHA-256 of code, default permissions, active", async () => {
       const { status, body } = await call("/v1/functions", {
         method: "POST",
-        json: { name: "hello", runtime: "deno", code: HELLO, env_vars: { GREETING: "hi" } },
+        json: { name: "hello", runtime: "deno", code: HELLO, env_vars: { GREETING: "hello-plaintext" } },
       });
       assertEquals(status, 201);
       const fn = body.data;
@@ -34,16 +34,16 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
       assertEquals(fn.runtime, "deno");
       assertEquals(fn.code, HELLO);
       assertEquals(fn.code_hash, await sha256Hex(HELLO));
-      assertEquals(fn.env_vars, { GREETING: "hi" });
+      assertEquals(fn.env_vars, { GREETING: "hello-plaintext" });
       assertEquals(fn.permissions, { allow_net: [], memory_mb: 128, timeout_secs: 30 });
       assertEquals(fn.is_active, true);
       assert(!Number.isNaN(Date.parse(fn.created_at)) && !Number.isNaN(Date.parse(fn.updated_at)));
-      assertEquals((await invoke("hello")).body.data.body, { v: 1, env: "hi" });
+      assertEquals((await invoke("hello")).body.data.body, { v: 1, env: "hello-plaintext" });
     });
 
     await t.step("env_vars are encrypted at rest: the stored value is not the plaintext", async () => {
       const [row] = await sql("select env_vars from platform.functions where name = 'hello'");
-      assertNotMatch(row.env_vars, /hi|GREETING/);
+      assertNotMatch(row.env_vars, /hello-plaintext|GREETING/);
       assertMatch(row.env_vars, /^v1\./);
     });
 
@@ -58,8 +58,8 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
         assertEquals(body.data.id, id);
         assertEquals(body.data.code, HELLO_V2);
         assertEquals(body.data.code_hash, await sha256Hex(HELLO_V2));
-        assertEquals(body.data.env_vars, { GREETING: "hi" });
-        assertEquals((await invoke("hello")).body.data.body, { v: 2, env: "hi" });
+        assertEquals(body.data.env_vars, { GREETING: "hello-plaintext" });
+        assertEquals((await invoke("hello")).body.data.body, { v: 2, env: "hello-plaintext" });
         assertEquals(await sql("select count(*)::int as n from platform.functions"), [{ n: 1 }]);
       },
     );

@@ -61,6 +61,7 @@ export function isReservedHeader(name: string): boolean {
   return RESERVED.has(n) || n.startsWith("x-platform-");
 }
 
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 /** Dependencies of the {@linkcode Invoker}. */
@@ -91,19 +92,21 @@ export class Invoker {
     if (!path.startsWith("/") || path.startsWith("//")) {
       throw errors.validation('Invalid body: path: must start with "/"');
     }
-    let url: URL;
-    try {
-      url = new URL(path, "http://localhost");
-    } catch {
-      throw errors.validation("Invalid body: path: not a valid path");
-    }
-    const headers = new Headers();
-    try {
-      for (const [name, value] of Object.entries(input.headers ?? {})) {
-        if (!isReservedHeader(name)) headers.set(name, value);
+    let url = "http://localhost/";
+    if (path !== "/") {
+      try {
+        url = new URL(path, "http://localhost").href;
+      } catch {
+        throw errors.validation("Invalid body: path: not a valid path");
       }
-    } catch {
-      throw errors.validation("Invalid body: headers: a header name or value is not valid");
+    }
+    const headers = new Map<string, string>();
+    for (const [rawName, value] of Object.entries(input.headers ?? {})) {
+      const name = rawName.toLowerCase();
+      if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) {
+        throw errors.validation(`Invalid body: headers: "${rawName.slice(0, 64)}" is not a valid header`);
+      }
+      if (!isReservedHeader(name)) headers.set(name, value.trim());
     }
     let body: Uint8Array | null = null;
     if (input.body !== undefined && input.body !== null) {
@@ -127,7 +130,7 @@ export class Invoker {
     headers.set("x-platform-request-id", ctx.requestId);
     headers.set("x-platform-project", ctx.ref);
     if (ctx.user) headers.set("x-platform-user", JSON.stringify(ctx.user));
-    return { method, url: url.href, headers: [...headers] as HeaderList, body };
+    return { method, url, headers: [...headers] as HeaderList, body };
   }
 
   /** Runs one call; throws the platform's error for every failure that is not the function's own answer. */
@@ -136,7 +139,8 @@ export class Invoker {
     if (!loaded) throw errors.notFound(`Function "${name}" does not exist or is not active`);
     const { fn, spec } = loaded;
     this.deps.rateLimit.take(`${ctx.ref}\u0000${fn.id}\u0000${ctx.clientId}`);
-    await this.deps.quota.take(ctx.ref);
+    const quota = this.deps.quota.take(ctx.ref);
+    if (quota) await quota;
     const req = this.buildRequest(input, ctx);
     const started = performance.now();
     let result;

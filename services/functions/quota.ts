@@ -57,9 +57,19 @@ export class InvocationQuota {
     return u;
   }
 
-  /** Counts one invocation of project `ref`, or throws 403 QUOTA_EXCEEDED when the month's quota is spent. */
-  async take(ref: string, now = new Date()): Promise<void> {
-    const u = await this.current(ref, now);
+  /**
+   * Counts one invocation of project `ref`, or throws 403 QUOTA_EXCEEDED when the month's quota is spent.
+   * Synchronous while the project's usage is fresh; a promise when it must be read from KV first.
+   */
+  take(ref: string, now = new Date()): void | Promise<void> {
+    const u = this.usage.get(ref);
+    if (u && Date.now() - u.readAt <= REFRESH_MS && u.month === now.toISOString().slice(0, 7)) {
+      return this.count(ref, u);
+    }
+    return this.current(ref, now).then((fresh) => this.count(ref, fresh));
+  }
+
+  private count(ref: string, u: ProjectUsage): void {
     if (u.limit > 0 && u.stored + u.pending >= u.limit) {
       throw new AppError(
         403,
