@@ -18,16 +18,18 @@ export type HostResult =
 /** Options of {@linkcode HostProcess.spawn}. */
 export interface HostSpawnOptions {
   id: string;
-  init: InitMessage;
+  /** V8 heap cap of the process (the memory_mb of the functions it may serve). */
+  memoryMb: number;
   /** Deno flags for the network (from net_policy.ts). */
   netFlags: string[];
   /** Directory for the host's Unix socket. */
   socketDir: string;
-  /** Receives the function's console lines and raw stdout/stderr lines. */
-  onLog(level: "debug" | "info" | "warn" | "error", text: string): void;
-  /** Called once when the process is gone. */
+  /** Called once when the process is gone, until {@linkcode HostProcess.assign} replaces it. */
   onExit(host: HostProcess): void;
 }
+
+/** Receives the console lines and raw stdout/stderr lines of the function a host serves. */
+export type HostLogSink = (level: "debug" | "info" | "warn" | "error", text: string) => void;
 
 const RUNTIME_DIR = new URL(".", import.meta.url).pathname.replace(/\/$/, "");
 const HOST_MAIN = join(RUNTIME_DIR, "host.ts");
@@ -57,8 +59,9 @@ function withSocket(flags: string[], socket: string): string[] {
  * the death of the process (out of memory, crash, kill) into failures of the calls it held.
  */
 export class HostProcess {
-  readonly memoryMb: number;
   inFlight = 0;
+  /** The function version this host serves (null while it is a spare). */
+  init: InitMessage | null = null;
   lastUsed = Date.now();
   private nextId = 1;
   private readonly calls = new Map<number, { resolve: (r: HostResult) => void; deadline: number }>();
@@ -68,16 +71,28 @@ export class HostProcess {
   private exited = false;
   private killedFor: "timeout" | null = null;
   private stderrDone: Promise<void> = Promise.resolve();
+  private logSink: HostLogSink = () => {};
+  private exitSink: (host: HostProcess) => void;
 
   private constructor(
     readonly id: string,
-    readonly init: InitMessage,
+    readonly memoryMb: number,
     private readonly child: Deno.ChildProcess,
+    onExit: (host: HostProcess) => void,
   ) {
-    this.memoryMb = init.memoryMb;
+    this.exitSink = onExit;
   }
 
-  /** Starts a host and waits until it connected and received its function. */
+  /** Gives the host its function version; from now on its logs and its exit go to the given sinks. */
+  assign(init: InitMessage, onLog: HostLogSink, onExit: (host: HostProcess) => void): void {
+    this.init = init;
+    this.logSink = onLog;
+    this.exitSink = onExit;
+    this.lastUsed = Date.now();
+    this.writer!.write({ ...init });
+  }
+
+  /** Starts a host process and waits until it connected; it runs nothing before {@linkcode assign}. */
   static async spawn(options: HostSpawnOptions): Promise<HostProcess> {
     const socket = join(options.socketDir, `${options.id}.sock`);
     const listener = Deno.listen({ transport: "unix", path: socket });
@@ -90,7 +105,7 @@ export class HostProcess {
       "--no-remote",
       "--no-npm",
       "--unstable-worker-options",
-      `--v8-flags=--max-old-space-size=${options.init.memoryMb}`,
+      `--v8-flags=--max-old-space-size=${options.memoryMb}`,
       `--allow-read=${RUNTIME_DIR},${socket}`,
       `--allow-write=${socket}`,
       ...withSocket(options.netFlags, socket),
@@ -105,12 +120,12 @@ export class HostProcess {
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const host = new HostProcess(options.id, options.init, child);
-    host.pumpOutput(child.stdout, "info", options.onLog, false);
-    host.stderrDone = host.pumpOutput(child.stderr, "error", options.onLog, true);
+    const host = new HostProcess(options.id, options.memoryMb, child, options.onExit);
+    host.pumpOutput(child.stdout, "info", false);
+    host.stderrDone = host.pumpOutput(child.stderr, "error", true);
     // Classify the exit once stderr is drained (it says "out of memory"), waiting at most a moment.
     child.status.then(() => Promise.race([host.stderrDone, new Promise((r) => setTimeout(r, 1000))]))
-      .then(() => host.onExit(options.onExit));
+      .then(() => host.onExit());
     try {
       const conn = await new Promise<Deno.Conn>((resolve, reject) => {
         const timer = setTimeout(
@@ -120,8 +135,7 @@ export class HostProcess {
         child.status.then(() => reject(new Error(`Runtime host exited at start: ${host.stderrTail.trim()}`)));
         listener.accept().then(resolve, reject).finally(() => clearTimeout(timer));
       });
-      host.attach(conn, options.onLog);
-      host.writer!.write({ ...options.init });
+      host.attach(conn);
       return host;
     } catch (err) {
       host.kill();
@@ -135,7 +149,6 @@ export class HostProcess {
   private pumpOutput(
     stream: ReadableStream<Uint8Array>,
     level: "info" | "error",
-    onLog: HostSpawnOptions["onLog"],
     keepTail: boolean,
   ): Promise<void> {
     return (async () => {
@@ -145,20 +158,20 @@ export class HostProcess {
         buffered += chunk;
         const lines = buffered.split("\n");
         buffered = lines.pop()!.slice(-8192);
-        for (const line of lines) if (line.trim()) onLog(level, line.slice(0, 8192));
+        for (const line of lines) if (line.trim()) this.logSink(level, line.slice(0, 8192));
       }
-      if (buffered.trim()) onLog(level, buffered);
+      if (buffered.trim()) this.logSink(level, buffered);
     })().catch(() => {});
   }
 
-  private attach(conn: Deno.Conn, onLog: HostSpawnOptions["onLog"]): void {
+  private attach(conn: Deno.Conn): void {
     this.writer = new FrameWriter(conn.writable.getWriter(), () => this.kill());
     (async () => {
       const reader = new FrameReader();
       for await (const chunk of conn.readable) {
         for (const { header, body } of reader.push(chunk)) {
           if (header.t === "log") {
-            onLog(header.level as "info", String(header.text));
+            this.logSink(header.level as "info", String(header.text));
             continue;
           }
           const id = header.id as number;
@@ -227,7 +240,7 @@ export class HostProcess {
     call.resolve(result);
   }
 
-  private onExit(notify: (host: HostProcess) => void): void {
+  private onExit(): void {
     if (this.exited) return;
     this.exited = true;
     const oom = /out of memory|heap limit|allocation failed/i.test(this.stderrTail);
@@ -242,7 +255,7 @@ export class HostProcess {
       : { outcome: "crash", message: "Function runtime exited unexpectedly", logs: [] };
     for (const id of [...this.calls.keys()]) this.settle(id, result);
     this.writer?.close();
-    notify(this);
+    this.exitSink(this);
   }
 
   /** Stops the process at once. */

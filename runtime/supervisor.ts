@@ -33,6 +33,16 @@ export interface FunctionSpec {
   timeoutSecs: number;
 }
 
+/** A started host waiting for its first function (null while it starts). */
+interface Spare {
+  host: HostProcess | null;
+  pending: Promise<HostProcess>;
+  memoryMb: number;
+  at: number;
+}
+
+const MAX_SPARES = 2;
+
 /** Receives the console lines of a function. */
 export type LogSink = (functionId: string, level: "debug" | "info" | "warn" | "error", text: string) => void;
 
@@ -53,6 +63,8 @@ export class Runtime {
   private readonly hosts = new Map<string, Promise<HostProcess>>();
   private readonly current = new Map<string, string>(); // functionId → versionKey
   private readonly retiring = new Set<HostProcess>();
+  private readonly spares = new Map<string, Spare>();
+  private readonly spawning = new Set<Promise<HostProcess>>();
   private readonly idleTimer: ReturnType<typeof setInterval>;
   private seq = 0;
   private closing = false;
@@ -138,10 +150,23 @@ export class Runtime {
 
   private readonly settled = new Map<string, HostProcess>();
 
-  private makeRoom(memoryMb: number): void {
+  /** Processes and memory in use: serving hosts, hosts starting, spares. */
+  private usage(): { count: number; memory: number } {
     const live = this.live();
-    let count = live.length + this.starting;
     let memory = live.reduce((n, h) => n + h.memoryMb, 0) + this.startingMemory;
+    for (const spare of this.spares.values()) memory += spare.memoryMb;
+    return { count: live.length + this.starting + this.spares.size, memory };
+  }
+
+  private makeRoom(memoryMb: number): void {
+    // Spares go first: they serve nobody yet.
+    for (const key of [...this.spares.keys()]) {
+      const { count, memory } = this.usage();
+      if (count + 1 <= this.options.maxHosts && memory + memoryMb <= this.options.maxMemoryMb) break;
+      this.dropSpare(key);
+    }
+    const live = this.live();
+    let { count, memory } = this.usage();
     const idle = live.filter((h) => h.inFlight === 0).sort((a, b) => a.lastUsed - b.lastUsed);
     while (count + 1 > this.options.maxHosts || memory + memoryMb > this.options.maxMemoryMb) {
       const victim = idle.shift();
@@ -159,19 +184,61 @@ export class Runtime {
   private starting = 0;
   private startingMemory = 0;
 
+  private spawn(memoryMb: number, flags: string[]): Promise<HostProcess> {
+    return HostProcess.spawn({
+      id: `${Deno.pid}-${++this.seq}`,
+      memoryMb,
+      netFlags: flags,
+      socketDir: this.socketDir,
+      onExit: (h) => {
+        for (const [key, spare] of this.spares) if (spare.host === h) this.spares.delete(key);
+      },
+    });
+  }
+
+  /** Keeps one started, unassigned host per recent (memory, network) shape, so a cold start skips the spawn. */
+  private refill(key: string, memoryMb: number, flags: string[]): void {
+    if (this.closing || this.spares.has(key)) return;
+    const { count, memory } = this.usage();
+    if (count + 1 > this.options.maxHosts || memory + memoryMb > this.options.maxMemoryMb) return;
+    if (this.spares.size >= MAX_SPARES) this.dropSpare(this.spares.keys().next().value!);
+    const pending = this.spawn(memoryMb, flags);
+    const entry: Spare = { host: null, pending, memoryMb, at: Date.now() };
+    this.spares.set(key, entry);
+    this.spawning.add(pending);
+    pending.finally(() => this.spawning.delete(pending)).catch(() => {});
+    pending.then((host) => {
+      if (this.spares.get(key) === entry && !this.closing) entry.host = host;
+      else host.kill();
+    }, () => {
+      if (this.spares.get(key) === entry) this.spares.delete(key);
+    });
+  }
+
+  private dropSpare(key: string): void {
+    const spare = this.spares.get(key);
+    this.spares.delete(key);
+    spare?.host?.kill();
+  }
+
   private async start(spec: FunctionSpec): Promise<HostProcess> {
-    this.makeRoom(spec.memoryMb);
+    const { flags, net } = netFlags(spec.allowNet, this.options.allowPrivateNet, this.options.platformPorts);
+    const key = `${spec.memoryMb}|${flags.join(" ")}`;
+    const spare = this.spares.get(key);
+    let host = spare?.host?.alive ? spare.host : null;
+    if (host) this.spares.delete(key);
+    try {
+      this.makeRoom(spec.memoryMb);
+    } catch (err) {
+      host?.kill();
+      throw err;
+    }
     this.starting++;
     this.startingMemory += spec.memoryMb;
     try {
-      const { flags, net } = netFlags(
-        spec.allowNet,
-        this.options.allowPrivateNet,
-        this.options.platformPorts,
-      );
-      const host = await HostProcess.spawn({
-        id: `${Deno.pid}-${++this.seq}`,
-        init: {
+      host ??= await this.spawn(spec.memoryMb, flags);
+      host.assign(
+        {
           t: "init",
           kind: spec.kind,
           name: spec.name,
@@ -181,11 +248,9 @@ export class Runtime {
           timeoutMs: spec.timeoutSecs * 1000,
           net,
         },
-        netFlags: flags,
-        socketDir: this.socketDir,
-        onLog: (level, text) => this.onLog(spec.functionId, level, text),
-        onExit: (h) => this.onExit(spec.versionKey, h),
-      });
+        (level, text) => this.onLog(spec.functionId, level, text),
+        (h) => this.onExit(spec.versionKey, h),
+      );
       this.settled.set(spec.versionKey, host);
       return host;
     } catch (err) {
@@ -193,6 +258,7 @@ export class Runtime {
     } finally {
       this.starting--;
       this.startingMemory -= spec.memoryMb;
+      this.refill(key, spec.memoryMb, flags);
     }
   }
 
@@ -218,13 +284,18 @@ export class Runtime {
   private evictIdle(): void {
     this.reapRetiring();
     const cutoff = Date.now() - this.options.idleMs;
+    for (const [key, spare] of this.spares) if (spare.at < cutoff) this.dropSpare(key);
     for (const host of this.live()) if (host.inFlight === 0 && host.lastUsed < cutoff) this.stop(host);
   }
 
   /** Counts of live hosts and their memory, for tests and metrics. */
-  stats(): { hosts: number; memoryMb: number } {
+  stats(): { hosts: number; memoryMb: number; spares: number } {
     const live = this.live();
-    return { hosts: live.length, memoryMb: live.reduce((n, h) => n + h.memoryMb, 0) };
+    return {
+      hosts: live.length,
+      memoryMb: live.reduce((n, h) => n + h.memoryMb, 0),
+      spares: this.spares.size,
+    };
   }
 
   /** Stops every host and removes the socket directory. */
@@ -232,6 +303,11 @@ export class Runtime {
     this.closing = true;
     clearInterval(this.idleTimer);
     const all = [...this.live()];
+    for (const spare of this.spares.values()) if (spare.host) all.push(spare.host);
+    for (const key of [...this.spares.keys()]) this.dropSpare(key);
+    for (const p of await Promise.allSettled([...this.spawning])) {
+      if (p.status === "fulfilled") all.push(p.value);
+    }
     const pending = await Promise.allSettled([...this.hosts.values()]);
     for (const p of pending) if (p.status === "fulfilled") all.push(p.value);
     for (const h of all) h.kill();

@@ -49,6 +49,17 @@ Deno.test("runtime supervisor: reuse, caps, idle eviction, crash restart, privat
     });
 
     await t.step(
+      "a spare host of the same shape is kept ready and used by the next new function",
+      async () => {
+        for (let i = 0; i < 100 && rt.stats().spares === 0; i++) await new Promise((r) => setTimeout(r, 50));
+        assertEquals(rt.stats().spares, 1);
+        const fresh = spec("fresh", "export default () => new Response('fresh')");
+        assertEquals(text(await rt.invoke(fresh, GET)), "fresh");
+        assertEquals(rt.stats().hosts, 2);
+      },
+    );
+
+    await t.step(
       "an address the operator opened is reachable on the ports allow_net lists only",
       async () => {
         const code = `export default async (req: Request) => {
