@@ -1,10 +1,12 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { CONSOLE_SESSION_HOURS } from "../services/admin/admins.ts";
-import { PROJECT_REF } from "../services/projects/projects.ts";
+import type { Context } from "hono";
+import { type Project as ProjectRecord, PROJECT_REF } from "../services/projects/projects.ts";
 import { errors } from "../services/errors.ts";
 import { bearerToken, CONSOLE_COOKIE, consoleToken, requireAdmin } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
+import { passwordRateLimit } from "./middleware/rate_limit.ts";
 import { ADMIN_SECURITY, failures, jsonBody, ok } from "./schemas.ts";
 
 const Login = z.strictObject({ email: z.email(), password: z.string().min(1).max(1024) }).openapi(
@@ -42,10 +44,11 @@ adminRoutes.openapi(
     path: "/v1/admin/login",
     tags: ["Admin"],
     summary: "Sign in to the console; the token counts as role admin on every project",
+    middleware: [passwordRateLimit] as const,
     request: jsonBody(Login),
     responses: {
       200: ok(ConsoleSession, "A console session token (cs_…), valid 12 h"),
-      ...failures(400, 401),
+      ...failures(400, 401, 429),
     },
   }),
   async (c) => {
@@ -84,9 +87,12 @@ adminRoutes.openapi(
   },
 );
 
-function apiUrl(requestUrl: string, ref: string, baseDomain: string, publicUrl?: string): string {
-  const base = new URL(publicUrl ?? requestUrl);
-  return `${base.protocol}//${ref}.${baseDomain}${base.port ? `:${base.port}` : ""}`;
+/** A project as admin routes show it, with the URL its clients call. */
+function projectView(c: Context<AppEnv>, p: ProjectRecord) {
+  const { BASE_DOMAIN, PUBLIC_URL } = c.var.platform.config;
+  const base = new URL(PUBLIC_URL ?? c.req.url);
+  const api_url = `${base.protocol}//${p.ref}.${BASE_DOMAIN}${base.port ? `:${base.port}` : ""}`;
+  return { ref: p.ref, name: p.name, created_at: p.created_at, api_url };
 }
 
 adminRoutes.openapi(
@@ -99,13 +105,7 @@ adminRoutes.openapi(
     responses: { 200: ok(z.array(Project), "Every project"), ...failures(401, 403) },
   }),
   async (c) => {
-    const { projects, config } = c.var.platform;
-    const list = (await projects.list()).map((p) => ({
-      ref: p.ref,
-      name: p.name,
-      created_at: p.created_at,
-      api_url: apiUrl(c.req.url, p.ref, config.BASE_DOMAIN, config.PUBLIC_URL),
-    }));
+    const list = (await c.var.platform.projects.list()).map((p) => projectView(c, p));
     return c.json({ data: list, meta: null }, 200);
   },
 );
@@ -121,17 +121,9 @@ adminRoutes.openapi(
     responses: { 201: ok(ProjectWithKeys, "The project and its keys"), ...failures(400, 401, 403, 409) },
   }),
   async (c) => {
-    const { projects, config } = c.var.platform;
-    const body = c.req.valid("json");
-    const p = await projects.create(body);
-    const keys = await projects.keys(p.ref);
-    const data = {
-      ref: p.ref,
-      name: p.name,
-      created_at: p.created_at,
-      api_url: apiUrl(c.req.url, p.ref, config.BASE_DOMAIN, config.PUBLIC_URL),
-      ...keys,
-    };
+    const { projects } = c.var.platform;
+    const p = await projects.create(c.req.valid("json"));
+    const data = { ...projectView(c, p), ...await projects.keys(p.ref) };
     return c.json({ data, meta: null }, 201);
   },
 );
@@ -147,15 +139,9 @@ adminRoutes.openapi(
     responses: { 200: ok(ProjectWithKeys, "The project and its keys"), ...failures(401, 403, 404) },
   }),
   async (c) => {
-    const { projects, config } = c.var.platform;
+    const { projects } = c.var.platform;
     const p = await projects.get(c.req.valid("param").ref);
-    const data = {
-      ref: p.ref,
-      name: p.name,
-      created_at: p.created_at,
-      api_url: apiUrl(c.req.url, p.ref, config.BASE_DOMAIN, config.PUBLIC_URL),
-      ...await projects.keys(p.ref),
-    };
+    const data = { ...projectView(c, p), ...await projects.keys(p.ref) };
     return c.json({ data, meta: null }, 200);
   },
 );

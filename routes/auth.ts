@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errors } from "../services/errors.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { resolveProject } from "./middleware/project.ts";
+import { passwordRateLimit } from "./middleware/rate_limit.ts";
 import type { AppEnv, Caller } from "./env.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
@@ -72,9 +73,10 @@ authRoutes.openapi(
     path: "/v1/auth/signup",
     tags: ["Auth"],
     summary: "Create a user and sign it in",
+    middleware: [passwordRateLimit] as const,
     security: PROJECT_SECURITY,
     request: jsonBody(SignUp),
-    responses: { 200: ok(UserSession, "The user and its session"), ...failures(400, 401, 409) },
+    responses: { 200: ok(UserSession, "The user and its session"), ...failures(400, 401, 409, 429) },
   }),
   async (c) => {
     const body = c.req.valid("json");
@@ -89,9 +91,10 @@ authRoutes.openapi(
     path: "/v1/auth/token",
     tags: ["Auth"],
     summary: "Sign in with a password, or exchange a refresh token (it rotates; reuse revokes the session)",
+    middleware: [passwordRateLimit] as const,
     security: PROJECT_SECURITY,
     request: jsonBody(TokenGrant),
-    responses: { 200: ok(UserSession, "The user and a new session"), ...failures(400, 401) },
+    responses: { 200: ok(UserSession, "The user and a new session"), ...failures(400, 401, 429) },
   }),
   async (c) => {
     const body = c.req.valid("json");

@@ -9,6 +9,7 @@ import { FUNCTION_NAME } from "../services/functions/validate_code.ts";
 import type { AppEnv } from "./env.ts";
 import { allow, authenticate } from "./middleware/auth.ts";
 import { resolveProject } from "./middleware/project.ts";
+import { clientAddress } from "./middleware/rate_limit.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 const Permissions = z.object({
@@ -358,7 +359,7 @@ async function readCapped(
 }
 
 async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
-  const limit = c.var.platform.config.INVOKE_MAX_BODY_BYTES;
+  const limit = c.get("platform").config.INVOKE_MAX_BODY_BYTES;
   const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
   const declared = c.req.header("content-length");
   let bytes: Uint8Array;
@@ -448,11 +449,10 @@ const HOP_BY_HOP = new Set([
 functionsRoutes.post("/v1/functions/:name/invoke", resolveProject, authenticate, async (c) => {
   const name = c.req.param("name");
   const input = await readInvokeBody(c);
-  const caller = c.var.caller;
-  const remote = (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname;
-  const clientId = caller.user ? `user:${caller.user.sub}` : `${caller.role}:${remote ?? "local"}`;
-  const result = await c.var.platform.functions.invoker.invoke(name, input, {
-    ref: c.var.project.ref,
+  const caller = c.get("caller");
+  const clientId = caller.user ? `user:${caller.user.sub}` : `${caller.role}:${clientAddress(c)}`;
+  const result = await c.get("platform").functions.invoker.invoke(name, input, {
+    ref: c.get("project").ref,
     requestId: c.get("requestId") ?? "",
     clientId,
     user: caller.user ? { ...caller.user } : undefined,

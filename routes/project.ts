@@ -32,7 +32,7 @@ projectRoutes.openapi(
     responses: { 200: ok(CurrentProject, "The project and the caller"), ...failures(401, 404) },
   }),
   (c) => {
-    const { project, role, user } = c.var.caller;
+    const { project, role, user } = c.get("caller");
     return c.json({
       data: { ref: project.ref, name: project.name, role, user_id: user?.sub ?? null },
       meta: null,

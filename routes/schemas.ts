@@ -27,6 +27,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: "Not found (NOT_FOUND, PROJECT_NOT_FOUND)",
   409: "Conflict with the current state (CONFLICT)",
   413: "Body too large (PAYLOAD_TOO_LARGE)",
+  429: "Too many requests (rate_limit_exceeded), with Retry-After",
   503: "A dependency is unavailable (SERVICE_UNAVAILABLE)",
 };
 

@@ -25,6 +25,7 @@ const Env = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   CORS_ORIGINS: z.string().default("*"),
+  AUTH_RATE_PER_MIN: z.coerce.number().int().min(1).default(30),
   QUIET: bool.default(false),
   // Edge functions (docs/functions.md)
   FUNCTIONS_ALLOW_PRIVATE_NET: z.string().default(""),

@@ -9,6 +9,7 @@ import { Cipher, randomToken } from "./crypto.ts";
 import { setLogLevel } from "./log.ts";
 import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
 import { ProjectService } from "./projects/projects.ts";
+import { TokenBucket } from "./rate_limit.ts";
 
 /** Everything a route or a worker needs, built once by {@linkcode openPlatform}. */
 export interface Platform {
@@ -20,6 +21,8 @@ export interface Platform {
   tokens: TokenService;
   auth: AuthService;
   admins: AdminService;
+  /** Per-client limit of password work (sign-up, sign-in, admin login): each attempt costs ~250 ms of CPU. */
+  authLimit: TokenBucket;
   /** Edge functions: storage, runtime hosts, invoke, logs and records. */
   functions: FunctionsArea;
   /** What the first start created, for the banner. */
@@ -68,6 +71,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       tokens,
       auth: new AuthService(dbs, tokens),
       admins,
+      authLimit: new TokenBucket({ perMinute: config.AUTH_RATE_PER_MIN }),
       functions,
       bootstrap: { createdDefaultProject, admin },
     };

@@ -1,6 +1,6 @@
 import { SignJWT } from "jose";
 import { assert, assertEquals, assertMatch, assertNotEquals } from "./assert.ts";
-import { type Json, json, startPlatform } from "./harness.ts";
+import { type Json, startPlatform } from "./harness.ts";
 
 function decodeClaims(token: string): Json {
   const part = token.split(".")[1]!.replaceAll("-", "+").replaceAll("_", "/");

@@ -34,6 +34,7 @@ export async function makeSandbox(env: Record<string, string> = {}): Promise<San
     PLATFORM_SECRET: `test-secret-${randomHex(16)}`,
     LOG_LEVEL: "warn",
     QUIET: "true",
+    AUTH_RATE_PER_MIN: "1000",
   };
   let dbName: string | undefined;
   if (serverUrl) {

@@ -6,7 +6,7 @@ import type { FunctionService } from "./functions.ts";
 import type { InvocationRecorder } from "./invocations.ts";
 import type { FunctionLogs } from "./logs.ts";
 import type { InvocationQuota } from "./quota.ts";
-import type { RateLimiter } from "./rate_limit.ts";
+import type { TokenBucket } from "../rate_limit.ts";
 
 /** The body of POST /v1/functions/{name}/invoke (spec §4.3). */
 export interface InvokeInput {
@@ -71,7 +71,8 @@ export interface InvokerDeps {
   logs: FunctionLogs;
   recorder: InvocationRecorder;
   quota: InvocationQuota;
-  rateLimit: RateLimiter;
+  /** Per-client calls per minute of each function (INVOKE_RATE_PER_MIN). */
+  rateLimit: TokenBucket;
 }
 
 /**
@@ -138,7 +139,17 @@ export class Invoker {
     const loaded = await this.deps.functions.loadActive(ctx.ref, name);
     if (!loaded) throw errors.notFound(`Function "${name}" does not exist or is not active`);
     const { fn, spec } = loaded;
-    this.deps.rateLimit.take(`${ctx.ref}\u0000${fn.id}\u0000${ctx.clientId}`);
+    const taken = this.deps.rateLimit.take(`${ctx.ref}\u0000${fn.id}\u0000${ctx.clientId}`);
+    if (!taken.ok) {
+      throw new AppError(
+        429,
+        "rate_limit_exceeded",
+        `Too many calls of function "${name}": try again later`,
+        {
+          headers: { "retry-after": String(taken.retryAfterSeconds) },
+        },
+      );
+    }
     const quota = this.deps.quota.take(ctx.ref);
     if (quota) await quota;
     const req = this.buildRequest(input, ctx);

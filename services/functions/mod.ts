@@ -2,12 +2,12 @@ import type { Databases } from "../../db/databases.ts";
 import { Runtime } from "../../runtime/supervisor.ts";
 import type { Config } from "../config.ts";
 import type { Cipher } from "../crypto.ts";
+import { TokenBucket } from "../rate_limit.ts";
 import { FunctionService } from "./functions.ts";
 import { InvocationRecorder } from "./invocations.ts";
 import { Invoker } from "./invoke.ts";
 import { FunctionLogs } from "./logs.ts";
 import { InvocationQuota } from "./quota.ts";
-import { RateLimiter } from "./rate_limit.ts";
 
 /** The edge functions area: storage, runtime, invoke, logs, records. */
 export interface FunctionsArea {
@@ -47,7 +47,7 @@ export async function openFunctions(
     logs,
     recorder,
     quota,
-    rateLimit: new RateLimiter(config.INVOKE_RATE_PER_MIN),
+    rateLimit: new TokenBucket({ perMinute: config.INVOKE_RATE_PER_MIN }),
   });
   return {
     service,

@@ -2,7 +2,7 @@ import { exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type JWK } from "
 import type { Databases } from "../../db/databases.ts";
 import { sqlState } from "../../db/driver.ts";
 import { type Cipher, randomHex, sha256Hex } from "../crypto.ts";
-import { AppError, errors } from "../errors.ts";
+import { errors } from "../errors.ts";
 import { TtlCache } from "../ttl_cache.ts";
 
 /** The kinds of project key: `public` gives role anon, `secret` gives role service_role. */
@@ -222,9 +222,4 @@ export class ProjectService {
     this.signingKeys.delete(ref);
     this.keyOwners.deleteWhere((owner) => owner?.ref === ref);
   }
-}
-
-/** True when an error is a 4xx the caller should see as it is. */
-export function isClientError(err: unknown): err is AppError {
-  return err instanceof AppError && err.status < 500;
 }
