@@ -297,6 +297,7 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
       assertEquals(r.ffi, "NotCapable");
       assertEquals(r.sys, "NotCapable");
       assert(!r.importFile.startsWith("allowed"), r.importFile);
+      assert(!r.importHost.startsWith("allowed"), `the platform's runtime modules: ${r.importHost}`);
       assertEquals(r.listen, "NotCapable", "no server of its own");
       assertEquals(r.closeWorker, "NotCapable");
       assertEquals((await fast("fn")).status, 200, "the platform is fine");
