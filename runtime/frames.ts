@@ -68,10 +68,7 @@ export class FrameWriter {
   private queue: Uint8Array[] = [];
   private busy = false;
 
-  constructor(
-    private readonly writer: WritableStreamDefaultWriter<Uint8Array>,
-    private readonly onError: () => void,
-  ) {}
+  constructor(private readonly conn: Deno.Conn, private readonly onError: () => void) {}
 
   /** Queues one frame. */
   write(header: Record<string, unknown>, body: Uint8Array | null = null): void {
@@ -93,14 +90,36 @@ export class FrameWriter {
       }
     }
     this.busy = true;
-    this.writer.write(chunk).then(() => {
+    this.writeAll(chunk).then(() => {
       this.busy = false;
       if (this.queue.length > 0) this.flush();
     }, this.onError);
   }
 
-  /** Closes the stream. */
+  private async writeAll(chunk: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < chunk.byteLength) offset += await this.conn.write(chunk.subarray(offset));
+  }
+
+  /** Closes the connection. */
   close(): void {
-    this.writer.close().catch(() => {});
+    try {
+      this.conn.close();
+    } catch { /* already closed */ }
+  }
+}
+
+/** Yields the chunks read from a connection until it closes (direct reads: cheaper than its stream). */
+export async function* readChunks(conn: Deno.Conn): AsyncGenerator<Uint8Array> {
+  const buffer = new Uint8Array(256 * 1024);
+  for (;;) {
+    let n: number | null;
+    try {
+      n = await conn.read(buffer);
+    } catch {
+      return;
+    }
+    if (n === null) return;
+    yield buffer.slice(0, n);
   }
 }

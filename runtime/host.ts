@@ -4,7 +4,7 @@
  * the worker warm, runs calls concurrently in it, stops a call at its time limit and replaces a worker that
  * stopped answering. The process itself is capped (V8 heap) and supervised by the platform.
  */
-import { FrameReader, FrameWriter } from "./frames.ts";
+import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import type { InitMessage, RequestMessage } from "./protocol.ts";
 import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
 
@@ -27,7 +27,7 @@ interface Pending {
 const socketPath = Deno.args[0];
 if (!socketPath) throw new Error("usage: host.ts <socket>");
 const conn = await Deno.connect({ transport: "unix", path: socketPath });
-const writer = new FrameWriter(conn.writable.getWriter(), () => Deno.exit(0));
+const writer = new FrameWriter(conn, () => Deno.exit(0));
 const send = (header: Record<string, unknown>, body: Uint8Array | null = null) => writer.write(header, body);
 
 let init: InitMessage | null = null;
@@ -163,7 +163,7 @@ function setup(msg: InitMessage): void {
 }
 
 const reader = new FrameReader();
-for await (const chunk of conn.readable) {
+for await (const chunk of readChunks(conn)) {
   const batch: { msg: RequestMessage; body: Uint8Array | null }[] = [];
   for (const { header, body } of reader.push(chunk)) {
     if (header.t === "req") batch.push({ msg: header as unknown as RequestMessage, body });

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { FrameReader, FrameWriter } from "./frames.ts";
+import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import type { HeaderList, InitMessage, Outcome } from "./protocol.ts";
 
 /** One call handed to a host. */
@@ -169,10 +169,10 @@ export class HostProcess {
   }
 
   private attach(conn: Deno.Conn): void {
-    this.writer = new FrameWriter(conn.writable.getWriter(), () => this.kill());
+    this.writer = new FrameWriter(conn, () => this.kill());
     (async () => {
       const reader = new FrameReader();
-      for await (const chunk of conn.readable) {
+      for await (const chunk of readChunks(conn)) {
         for (const { header, body } of reader.push(chunk)) {
           if (header.t === "log") {
             this.logSink(header.level as "info", String(header.text));
