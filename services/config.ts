@@ -4,7 +4,7 @@ const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" |
 const ref = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be a project ref");
 
 /** The environment variables of the platform (decisions §2a), validated once at start-up. */
-const Env = z.object({
+export const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   HOSTNAME: z.string().default("0.0.0.0"),
   DATA_DIR: z.string().min(1).default("./data"),

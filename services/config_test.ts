@@ -1,5 +1,5 @@
 import { assertEquals, assertMatch } from "../tests/assert.ts";
-import { loadConfig } from "./config.ts";
+import { Env, loadConfig } from "./config.ts";
 
 Deno.test("loadConfig: defaults with an empty environment", () => {
   const c = loadConfig({});
@@ -32,4 +32,10 @@ Deno.test("loadConfig: every bad variable is named in one error", () => {
   assertMatch(message, /PORT/);
   assertMatch(message, /PLATFORM_SECRET: must be at least 32 bytes/);
   assertMatch(message, /DEFAULT_PUBLIC_KEY/);
+});
+
+Deno.test("every configuration variable is documented in the README's table", async () => {
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const missing = Object.keys(Env.shape).filter((name) => !readme.includes(`| \`${name}\``) && !readme.includes(`\`${name}\`,`));
+  assertEquals(missing, []);
 });
