@@ -29,8 +29,10 @@ function publicHttpMessage(message: string): string {
 /** Writes the failure envelope for `err`. */
 export function errorResponse(c: Context, err: unknown): Response {
   const e = toAppError(err);
-  if (e.status >= 500) {
-    log.error("request failed", {
+  // A platform fault is an error; a dependency that failed with a known cause is a warning; a user function's
+  // own timeout or crash is the user's business (it is in the function's records), not the platform's log.
+  if (e.code === "INTERNAL_ERROR" || (e.status >= 500 && e.cause !== undefined)) {
+    (e.code === "INTERNAL_ERROR" ? log.error : log.warn)("request failed", {
       request_id: c.get("requestId"),
       path: c.req.path,
       code: e.code,
