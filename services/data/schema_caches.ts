@@ -32,8 +32,16 @@ export class SchemaCaches {
       entry = undefined;
     }
     if (!entry) {
-      entry = { db, cache: this.load(ref, db), generation: ++this.generation };
-      entry.unlisten = db.listen(SCHEMA_CHANNEL, () => this.invalidate(ref)).catch(() => undefined);
+      // Listen first, introspect second: DDL committed between the two is then either seen by the
+      // introspection or announced to the listener, never missed.
+      const listening = db.listen(SCHEMA_CHANNEL, () => this.invalidate(ref)).catch(() => undefined);
+      const created: Entry = {
+        db,
+        cache: listening.then(() => this.load(ref, db)),
+        generation: ++this.generation,
+      };
+      created.unlisten = listening;
+      entry = created;
       this.entries.set(ref, entry);
     } else if (entry.generation < 0) {
       entry.cache = this.load(ref, db);
@@ -46,8 +54,9 @@ export class SchemaCaches {
     const loading = introspect(db);
     loading.catch((err) => {
       log.warn("schema cache load failed", { project: ref, cause: (err as Error).name });
+      // Mark it stale so that the next request tries again (at worst one needless reload).
       const entry = this.entries.get(ref);
-      if (entry && entry.cache === loading) entry.generation = -1;
+      if (entry && entry.db === db) entry.generation = -1;
     });
     return loading;
   }
