@@ -22,6 +22,13 @@ export const PRIVATE_V4 = [
   "240.0.0.0/4",
 ];
 
+/**
+ * IPv6 ranges that no outbound call of the platform reaches unless allowed: unspecified, loopback, IPv4-mapped,
+ * unique-local, link-local, multicast. The notifications guard checks them; Deno's deny list takes no IPv6
+ * ranges, so function hosts deny the single addresses of {@linkcode PRIVATE_V6}.
+ */
+export const PRIVATE_V6_RANGES = ["::/128", "::1/128", "::ffff:0:0/96", "fc00::/7", "fe80::/10", "ff00::/8"];
+
 /** IPv6 addresses denied one by one (Deno's deny list takes no IPv6 ranges; mapped IPv4 is checked as IPv4). */
 export const PRIVATE_V6 = ["[::1]", "[::]"];
 

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { PRIVATE_V4, PRIVATE_V6_RANGES } from "../../runtime/net_policy.ts";
 
 /** A parsed CIDR range. */
 interface Cidr {
@@ -47,26 +48,8 @@ function inCidr(ip: { family: 4 | 6; value: bigint }, cidr: Cidr): boolean {
   return (ip.value >> shift) === (cidr.bits >> shift);
 }
 
-/** Ranges that are never reachable unless allowed: loopback, private, link-local, CGNAT, unspecified, ULA. */
-const BLOCKED = [
-  "0.0.0.0/8",
-  "10.0.0.0/8",
-  "100.64.0.0/10",
-  "127.0.0.0/8",
-  "169.254.0.0/16",
-  "172.16.0.0/12",
-  "192.0.0.0/24",
-  "192.168.0.0/16",
-  "198.18.0.0/15",
-  "224.0.0.0/4",
-  "240.0.0.0/4",
-  "::/128",
-  "::1/128",
-  "::ffff:0:0/96",
-  "fc00::/7",
-  "fe80::/10",
-  "ff00::/8",
-].map((c) => parseCidr(c)!);
+/** Ranges that are never reachable unless allowed: the same list as function hosts deny (runtime/net_policy.ts). */
+const BLOCKED = [...PRIVATE_V4, ...PRIVATE_V6_RANGES].map((c) => parseCidr(c)!);
 
 /** Why a target was refused. */
 export class BlockedTargetError extends Error {
