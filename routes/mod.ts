@@ -4,6 +4,7 @@ import { errors } from "../services/errors.ts";
 import type { Platform } from "../services/platform.ts";
 import { PROJECT_REF } from "../services/projects/projects.ts";
 import { adminRoutes } from "./admin.ts";
+import { aiRoutes } from "./ai.ts";
 import { authRoutes } from "./auth.ts";
 import { docsRoutes } from "./docs.ts";
 import type { AppEnv } from "./env.ts";
@@ -52,6 +53,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", authRoutes);
   app.route("/", projectRoutes);
   app.route("/", docsRoutes);
+  app.route("/", aiRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
     type: "apiKey",

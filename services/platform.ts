@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { Databases } from "../db/databases.ts";
 import { openKv } from "../db/kv.ts";
 import { AdminService, type BootstrapResult } from "./admin/admins.ts";
+import { AiGateway } from "./ai/gateway.ts";
 import { TokenService } from "./auth/tokens.ts";
 import { AuthService } from "./auth/users.ts";
 import type { Config } from "./config.ts";
@@ -19,6 +20,8 @@ export interface Platform {
   tokens: TokenService;
   auth: AuthService;
   admins: AdminService;
+  /** The AI gateway (decisions §10). */
+  ai: AiGateway;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -64,6 +67,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       tokens,
       auth: new AuthService(dbs, tokens),
       admins,
+      ai: new AiGateway(config, dbs, kv),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -103,6 +107,7 @@ async function ensureDefaultProject(
 
 /** Closes KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
+  await platform.ai.close();
   platform.kv.close();
   await platform.dbs.close();
 }

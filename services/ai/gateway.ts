@@ -1,0 +1,41 @@
+import type { Databases } from "../../db/databases.ts";
+import type { Config } from "../config.ts";
+import { type CachedAnswer, ChatService } from "./chat.ts";
+import { Embedder } from "./embedder.ts";
+import { providerConfigs, Providers } from "./providers.ts";
+import { SemanticCache } from "./semantic_cache.ts";
+import { UsageLog } from "./usage_log.ts";
+
+/** AiGateway holds the parts of the AI gateway (decisions §10), built once from the configuration. */
+export class AiGateway {
+  readonly providers: Providers;
+  readonly embedder: Embedder;
+  readonly cache: SemanticCache<CachedAnswer>;
+  readonly usage: UsageLog;
+  readonly chat: ChatService;
+
+  constructor(readonly config: Config, readonly dbs: Databases, readonly kv: Deno.Kv) {
+    this.providers = new Providers(providerConfigs(config), {
+      timeoutMs: config.AI_TIMEOUT_MS,
+      maxRetries: config.AI_MAX_RETRIES,
+    });
+    this.embedder = new Embedder(this.providers);
+    this.cache = new SemanticCache({
+      threshold: config.AI_CACHE_THRESHOLD,
+      ttlMs: config.AI_CACHE_TTL_SECS * 1000,
+      maxEntriesPerProject: config.AI_CACHE_MAX_ENTRIES,
+    });
+    this.usage = new UsageLog(dbs);
+    this.chat = new ChatService({
+      providers: this.providers,
+      embedder: this.embedder,
+      cache: this.cache,
+      usage: this.usage,
+    });
+  }
+
+  /** Waits for background writes (usage counters). */
+  async close(): Promise<void> {
+    await this.usage.flush();
+  }
+}
