@@ -5,6 +5,7 @@ import type { Platform } from "../services/platform.ts";
 import { PROJECT_REF } from "../services/projects/projects.ts";
 import { adminRoutes } from "./admin.ts";
 import { aiRoutes } from "./ai.ts";
+import { aiRagRoutes } from "./ai_rag.ts";
 import { authRoutes } from "./auth.ts";
 import { docsRoutes } from "./docs.ts";
 import type { AppEnv } from "./env.ts";
@@ -54,6 +55,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", projectRoutes);
   app.route("/", docsRoutes);
   app.route("/", aiRoutes);
+  app.route("/", aiRagRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
     type: "apiKey",

@@ -1,8 +1,10 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Config } from "../config.ts";
 import { type CachedAnswer, ChatService } from "./chat.ts";
+import { Corpus } from "./corpus.ts";
 import { Embedder } from "./embedder.ts";
 import { providerConfigs, Providers } from "./providers.ts";
+import { RagService } from "./rag.ts";
 import { SemanticCache } from "./semantic_cache.ts";
 import { UsageLog } from "./usage_log.ts";
 
@@ -13,6 +15,8 @@ export class AiGateway {
   readonly cache: SemanticCache<CachedAnswer>;
   readonly usage: UsageLog;
   readonly chat: ChatService;
+  readonly corpus: Corpus;
+  readonly rag: RagService;
 
   constructor(readonly config: Config, readonly dbs: Databases, readonly kv: Deno.Kv) {
     this.providers = new Providers(providerConfigs(config), {
@@ -30,6 +34,14 @@ export class AiGateway {
       providers: this.providers,
       embedder: this.embedder,
       cache: this.cache,
+      usage: this.usage,
+    });
+    this.corpus = new Corpus(config.AI_VECTOR_STORE);
+    this.rag = new RagService({
+      dbs,
+      corpus: this.corpus,
+      embedder: this.embedder,
+      providers: this.providers,
       usage: this.usage,
     });
   }
