@@ -5,6 +5,7 @@ import type { Platform } from "../services/platform.ts";
 import { PROJECT_REF } from "../services/projects/projects.ts";
 import { adminRoutes } from "./admin.ts";
 import { aiRoutes } from "./ai.ts";
+import { aiNl2SqlRoutes } from "./ai_nl2sql.ts";
 import { aiRagRoutes } from "./ai_rag.ts";
 import { authRoutes } from "./auth.ts";
 import { docsRoutes } from "./docs.ts";
@@ -56,6 +57,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", docsRoutes);
   app.route("/", aiRoutes);
   app.route("/", aiRagRoutes);
+  app.route("/", aiNl2SqlRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
     type: "apiKey",

@@ -3,6 +3,7 @@ import type { Config } from "../config.ts";
 import { type CachedAnswer, ChatService } from "./chat.ts";
 import { Corpus } from "./corpus.ts";
 import { Embedder } from "./embedder.ts";
+import { Nl2Sql } from "./nl2sql.ts";
 import { providerConfigs, Providers } from "./providers.ts";
 import { RagService } from "./rag.ts";
 import { SemanticCache } from "./semantic_cache.ts";
@@ -17,6 +18,7 @@ export class AiGateway {
   readonly chat: ChatService;
   readonly corpus: Corpus;
   readonly rag: RagService;
+  readonly nl2sql: Nl2Sql;
 
   constructor(readonly config: Config, readonly dbs: Databases, readonly kv: Deno.Kv) {
     this.providers = new Providers(providerConfigs(config), {
@@ -43,6 +45,13 @@ export class AiGateway {
       embedder: this.embedder,
       providers: this.providers,
       usage: this.usage,
+    });
+    this.nl2sql = new Nl2Sql({
+      dbs,
+      providers: this.providers,
+      usage: this.usage,
+      timeoutMs: config.AI_SQL_TIMEOUT_MS,
+      maxCost: config.AI_SQL_MAX_COST,
     });
   }
 
