@@ -1,4 +1,4 @@
-import { assert, assertEquals, assertMatch, assertNotMatch } from "./assert.ts";
+import { assertEquals, assertMatch, assertNotMatch } from "./assert.ts";
 import { startFakeOpenAI } from "./fake_openai.ts";
 import { json, startPlatform, type TestPlatform } from "./harness.ts";
 
