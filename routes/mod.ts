@@ -7,6 +7,7 @@ import { adminRoutes } from "./admin.ts";
 import { aiRoutes } from "./ai.ts";
 import { aiNl2SqlRoutes } from "./ai_nl2sql.ts";
 import { aiRagRoutes } from "./ai_rag.ts";
+import { aiSessionRoutes } from "./ai_session.ts";
 import { authRoutes } from "./auth.ts";
 import { docsRoutes } from "./docs.ts";
 import type { AppEnv } from "./env.ts";
@@ -39,8 +40,17 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
         "content-profile",
         "x-service-invoke-mode",
         "x-request-id",
+        "cache-control",
       ],
-      exposeHeaders: ["x-request-id", "content-range", "preference-applied", "location", "retry-after"],
+      exposeHeaders: [
+        "x-request-id",
+        "content-range",
+        "preference-applied",
+        "location",
+        "retry-after",
+        "x-cache",
+        "x-cache-similarity",
+      ],
     }),
   );
   const limitBody = bodyLimit({
@@ -58,6 +68,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", aiRoutes);
   app.route("/", aiRagRoutes);
   app.route("/", aiNl2SqlRoutes);
+  app.route("/", aiSessionRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
     type: "apiKey",
@@ -74,6 +85,11 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
     type: "http",
     scheme: "bearer",
     description: "A console session token (cs_…) from POST /v1/admin/login",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "ticket", {
+    type: "http",
+    scheme: "bearer",
+    description: "An AI session ticket (ait_…) from POST /v1/ai/{project_id}/session, sent without apikey",
   });
   app.doc31("/v1/openapi.json", {
     openapi: "3.1.0",

@@ -7,6 +7,7 @@ import { Nl2Sql } from "./nl2sql.ts";
 import { providerConfigs, Providers } from "./providers.ts";
 import { RagService } from "./rag.ts";
 import { SemanticCache } from "./semantic_cache.ts";
+import { AiSessions } from "./sessions.ts";
 import { UsageLog } from "./usage_log.ts";
 
 /** AiGateway holds the parts of the AI gateway (decisions §10), built once from the configuration. */
@@ -19,6 +20,7 @@ export class AiGateway {
   readonly corpus: Corpus;
   readonly rag: RagService;
   readonly nl2sql: Nl2Sql;
+  readonly sessions: AiSessions;
 
   constructor(readonly config: Config, readonly dbs: Databases, readonly kv: Deno.Kv) {
     this.providers = new Providers(providerConfigs(config), {
@@ -52,6 +54,10 @@ export class AiGateway {
       usage: this.usage,
       timeoutMs: config.AI_SQL_TIMEOUT_MS,
       maxCost: config.AI_SQL_MAX_COST,
+    });
+    this.sessions = new AiSessions(kv, {
+      ttlSecs: config.AI_SESSION_TTL_SECS,
+      budget: config.AI_SESSION_BUDGET,
     });
   }
 
