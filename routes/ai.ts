@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import type { ChatStream } from "../services/ai/chat.ts";
 import type { AppEnv } from "./env.ts";
 import { allow, authenticate } from "./middleware/auth.ts";
@@ -33,6 +34,13 @@ export function sseResponse(stream: ChatStream): Response {
   });
 }
 
+/** Counts a signed-in user's AI call against `AI_USER_RATE_PER_MIN` (429 past it). */
+export const limitUsers = createMiddleware<AppEnv>(async (c, next) => {
+  const { role, user, project } = c.get("caller");
+  if (role === "authenticated" && user) c.get("platform").ai.userLimit.take(project.ref, user.sub);
+  await next();
+});
+
 const AI_FAILURES = failures(400, 401, 403, 503);
 
 /** The AI gateway routes of decisions §10 that take a project key (session routes are in ai_session.ts). */
@@ -45,7 +53,7 @@ aiRoutes.openapi(
     tags: ["AI"],
     summary: "Chat completion with semantic caching",
     security: PROJECT_SECURITY,
-    middleware: [authenticate, allow("service_role", "authenticated")] as const,
+    middleware: [authenticate, allow("service_role", "authenticated"), limitUsers] as const,
     request: jsonBody(ChatRequest),
     responses: {
       200: { content: { "application/json": { schema: ChatEnvelope } }, description: "The reply" },
@@ -69,7 +77,7 @@ aiRoutes.openapi(
     tags: ["AI"],
     summary: "Streaming chat over SSE in OpenAI's chunk format",
     security: PROJECT_SECURITY,
-    middleware: [authenticate, allow("service_role", "authenticated")] as const,
+    middleware: [authenticate, allow("service_role", "authenticated"), limitUsers] as const,
     request: jsonBody(ChatRequest),
     responses: { 200: SSE_RESPONSE, ...AI_FAILURES },
   }),
@@ -90,7 +98,7 @@ aiRoutes.openapi(
     tags: ["AI"],
     summary: "Embeddings of one or many inputs",
     security: PROJECT_SECURITY,
-    middleware: [authenticate, allow("service_role", "authenticated")] as const,
+    middleware: [authenticate, allow("service_role", "authenticated"), limitUsers] as const,
     request: jsonBody(EmbeddingsRequest),
     responses: { 200: ok(EmbeddingsResult, "One embedding per input"), ...AI_FAILURES },
   }),

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { SqlCaller } from "../services/ai/nl2sql.ts";
 import type { AppEnv, Caller } from "./env.ts";
+import { limitUsers } from "./ai.ts";
 import { allow, authenticate } from "./middleware/auth.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
@@ -43,7 +44,7 @@ aiNl2SqlRoutes.openapi(
     tags: ["AI"],
     summary: "A question to one read-only SELECT over what the caller can read; run under RLS when asked",
     security: PROJECT_SECURITY,
-    middleware: [authenticate, allow("service_role", "authenticated")] as const,
+    middleware: [authenticate, allow("service_role", "authenticated"), limitUsers] as const,
     request: jsonBody(Nl2SqlRequest),
     responses: {
       200: ok(Nl2SqlResult, "The SQL, and its rows when execute is true"),

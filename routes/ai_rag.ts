@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
+import { limitUsers } from "./ai.ts";
 import { allow, authenticate } from "./middleware/auth.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
@@ -99,7 +100,7 @@ aiRagRoutes.openapi(
     tags: ["AI"],
     summary: "Answer a question from a namespace, with citations of the chunks used",
     security: PROJECT_SECURITY,
-    middleware: [authenticate, allow("service_role", "authenticated")] as const,
+    middleware: [authenticate, allow("service_role", "authenticated"), limitUsers] as const,
     request: jsonBody(RagRequest),
     responses: {
       200: ok(
@@ -126,7 +127,7 @@ aiRagRoutes.openapi(
     tags: ["AI"],
     summary: "Semantic search of a namespace: the top_k chunks with similarity >= threshold",
     security: PROJECT_SECURITY,
-    middleware: [authenticate, allow("service_role", "authenticated")] as const,
+    middleware: [authenticate, allow("service_role", "authenticated"), limitUsers] as const,
     request: jsonBody(SearchRequest),
     responses: { 200: ok(z.array(Hit), "Chunks, best first"), ...failures(400, 401, 403, 404, 409, 503) },
   }),

@@ -26,6 +26,7 @@ Deno.test("AI chat: provider, semantic cache, streaming, failures", async (t) =>
     AI_CACHE_THRESHOLD: "0.85",
     AI_TIMEOUT_MS: "1000",
     AI_MAX_RETRIES: "2",
+    AI_USER_RATE_PER_MIN: "3",
     AI_PROVIDERS: JSON.stringify({
       second: { base_url: fake.baseUrl, api_key: "fake-key", chat_model: "other" },
     }),
@@ -282,34 +283,52 @@ Deno.test("AI chat: provider, semantic cache, streaming, failures", async (t) =>
       }
     });
 
-    await t.step("roles: anon is refused (use a session ticket); a signed-in user may chat", async () => {
-      const anon = await json(
-        await chat(p, { messages: [{ role: "user", content: "x" }] }, { apikey: p.publicKey }),
-      );
-      assertEquals(anon.status, 403);
-      assertEquals(anon.body.error.code, "FORBIDDEN");
-      const signup = await json(
-        await p.fetch("/v1/auth/signup", {
-          method: "POST",
-          headers: { apikey: p.publicKey },
-          json: { email: "ai-user@example.com", password: "password-123" },
-        }),
-      );
-      const token = signup.body.data.session.access_token;
-      const user = await json(
-        await chat(p, { messages: [{ role: "user", content: "hi from a user" }] }, {
-          apikey: p.publicKey,
-          authorization: `Bearer ${token}`,
-        }),
-      );
-      assertEquals(user.status, 200);
-      const usage = await json(
-        await p.fetch("/v1/ai/usage", {
-          headers: { apikey: p.publicKey, authorization: `Bearer ${token}` },
-        }),
-      );
-      assertEquals(usage.status, 403);
-    });
+    await t.step(
+      "roles: anon is refused (use a session ticket); a signed-in user may chat, within a limit",
+      async () => {
+        const anon = await json(
+          await chat(p, { messages: [{ role: "user", content: "x" }] }, { apikey: p.publicKey }),
+        );
+        assertEquals(anon.status, 403);
+        assertEquals(anon.body.error.code, "FORBIDDEN");
+        const signup = await json(
+          await p.fetch("/v1/auth/signup", {
+            method: "POST",
+            headers: { apikey: p.publicKey },
+            json: { email: "ai-user@example.com", password: "password-123" },
+          }),
+        );
+        const token = signup.body.data.session.access_token;
+        const user = await json(
+          await chat(p, { messages: [{ role: "user", content: "hi from a user" }] }, {
+            apikey: p.publicKey,
+            authorization: `Bearer ${token}`,
+          }),
+        );
+        assertEquals(user.status, 200);
+        const usage = await json(
+          await p.fetch("/v1/ai/usage", {
+            headers: { apikey: p.publicKey, authorization: `Bearer ${token}` },
+          }),
+        );
+        assertEquals(usage.status, 403);
+
+        // AI_USER_RATE_PER_MIN=3: the user's second and third calls pass, the fourth is 429 with Retry-After.
+        const userHeaders = { apikey: p.publicKey, authorization: `Bearer ${token}` };
+        for (let i = 0; i < 2; i++) {
+          assertEquals(
+            (await chat(p, { messages: [{ role: "user", content: `n${i}` }] }, userHeaders)).status,
+            200,
+          );
+        }
+        const limited = await chat(p, { messages: [{ role: "user", content: "n3" }] }, userHeaders);
+        const limitedBody = await limited.json();
+        assertEquals([limited.status, limitedBody.error.code], [429, "rate_limit_exceeded"]);
+        assertMatch(limited.headers.get("retry-after") ?? "", /^\d+$/);
+        // the secret key is not limited
+        assertEquals((await chat(p, { messages: [{ role: "user", content: "n4" }] })).status, 200);
+      },
+    );
 
     await t.step("bad input: 400 naming the field, nothing sent to the provider", async () => {
       const before = fake.calls.length;

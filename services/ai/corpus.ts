@@ -166,7 +166,7 @@ export class Corpus {
           limit $2`,
       );
       return await db.transaction(async (tx) => {
-        await tx.query("select set_config('hnsw.ef_search', $1, true)", [String(Math.max(40, topK * 2))]);
+        await tx.query("select set_config('hnsw.ef_search', $1, true)", [String(Math.max(64, topK * 4))]);
         return mapHits(await tx.query(sql, [toPgVector(vector), topK, threshold]));
       });
     }

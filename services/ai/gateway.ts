@@ -9,6 +9,7 @@ import { RagService } from "./rag.ts";
 import { SemanticCache } from "./semantic_cache.ts";
 import { AiSessions } from "./sessions.ts";
 import { UsageLog } from "./usage_log.ts";
+import { UserLimit } from "./user_limit.ts";
 
 /** AiGateway holds the parts of the AI gateway (decisions §10), built once from the configuration. */
 export class AiGateway {
@@ -21,6 +22,7 @@ export class AiGateway {
   readonly rag: RagService;
   readonly nl2sql: Nl2Sql;
   readonly sessions: AiSessions;
+  readonly userLimit: UserLimit;
 
   constructor(readonly config: Config, readonly dbs: Databases, readonly kv: Deno.Kv) {
     this.providers = new Providers(providerConfigs(config), {
@@ -55,6 +57,7 @@ export class AiGateway {
       timeoutMs: config.AI_SQL_TIMEOUT_MS,
       maxCost: config.AI_SQL_MAX_COST,
     });
+    this.userLimit = new UserLimit(config.AI_USER_RATE_PER_MIN);
     this.sessions = new AiSessions(kv, {
       ttlSecs: config.AI_SESSION_TTL_SECS,
       budget: config.AI_SESSION_BUDGET,

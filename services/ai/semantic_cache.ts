@@ -1,6 +1,5 @@
 import { sha256Hex } from "../crypto.ts";
 import type { ChatMessage } from "./providers.ts";
-import { dot } from "./vectors.ts";
 
 /** Options of a {@linkcode SemanticCache}. */
 export interface SemanticCacheOptions {
@@ -41,14 +40,21 @@ interface Entry<V> {
   id: number;
   partition: string;
   text: string;
-  embedding: Float32Array;
   value: V;
   expires: number;
+  /** Its row in the partition's matrix. */
+  row: number;
 }
 
+/**
+ * A partition keeps its embeddings in one contiguous matrix (row i = entries[i]), so that a lookup is a tight
+ * loop over one typed array rather than a walk over objects.
+ */
 interface Partition<V> {
   entries: Entry<V>[];
   byText: Map<string, Entry<V>>;
+  dims: number;
+  matrix: Float32Array;
 }
 
 interface ProjectCache<V> {
@@ -83,23 +89,27 @@ export class SemanticCache<V> {
     const now = Date.now();
     const exact = part.byText.get(text);
     if (exact && exact.expires > now) return { value: exact.value, similarity: 1 };
-    let best: Entry<V> | undefined;
+    let best = -1;
     let bestScore = -Infinity;
     let expired = false;
-    for (const e of part.entries) {
-      if (e.expires <= now) {
-        expired = true;
-        continue;
-      }
-      const score = dot(e.embedding, embedding);
-      if (score > bestScore) {
-        bestScore = score;
-        best = e;
+    const { matrix, dims, entries } = part;
+    if (embedding.length === dims) {
+      for (let r = 0; r < entries.length; r++) {
+        if (entries[r]!.expires <= now) {
+          expired = true;
+          continue;
+        }
+        const score = dotRow(matrix, r * dims, embedding, dims);
+        if (score > bestScore) {
+          bestScore = score;
+          best = r;
+        }
       }
     }
+    const hit = best >= 0 && bestScore >= this.options.threshold ? entries[best]!.value : undefined;
     if (expired) this.sweep(project, now);
-    if (!best || bestScore < this.options.threshold) return null;
-    return { value: best.value, similarity: Math.min(1, bestScore) };
+    if (hit === undefined) return null;
+    return { value: hit, similarity: Math.min(1, bestScore) };
   }
 
   /** Stores an answer; evicts the project's oldest entry past the bound. */
@@ -110,8 +120,17 @@ export class SemanticCache<V> {
       this.projects.set(project, cache);
     }
     let part = cache.partitions.get(partition);
+    if (part && part.dims !== embedding.length) {
+      for (const e of [...part.entries]) this.remove(cache, e);
+      part = undefined;
+    }
     if (!part) {
-      part = { entries: [], byText: new Map() };
+      part = {
+        entries: [],
+        byText: new Map(),
+        dims: embedding.length,
+        matrix: new Float32Array(embedding.length * 8),
+      };
       cache.partitions.set(partition, part);
     }
     const previous = part.byText.get(text);
@@ -125,10 +144,16 @@ export class SemanticCache<V> {
       id: this.nextId++,
       partition,
       text,
-      embedding,
       value,
       expires: Date.now() + this.options.ttlMs,
+      row: part.entries.length,
     };
+    if ((entry.row + 1) * part.dims > part.matrix.length) {
+      const grown = new Float32Array(part.matrix.length * 2);
+      grown.set(part.matrix);
+      part.matrix = grown;
+    }
+    part.matrix.set(embedding, entry.row * part.dims);
     part.entries.push(entry);
     part.byText.set(text, entry);
     cache.order.set(entry.id, entry);
@@ -148,8 +173,18 @@ export class SemanticCache<V> {
     cache.order.delete(entry.id);
     const part = cache.partitions.get(entry.partition);
     if (!part) return;
-    const i = part.entries.indexOf(entry);
-    if (i >= 0) part.entries.splice(i, 1);
+    // Swap-remove: the last row moves into the freed one.
+    const i = entry.row;
+    const last = part.entries.length - 1;
+    if (part.entries[i] === entry) {
+      if (i !== last) {
+        const moved = part.entries[last]!;
+        part.entries[i] = moved;
+        moved.row = i;
+        part.matrix.copyWithin(i * part.dims, last * part.dims, (last + 1) * part.dims);
+      }
+      part.entries.pop();
+    }
     if (part.byText.get(entry.text) === entry) part.byText.delete(entry.text);
     if (part.entries.length === 0) cache.partitions.delete(entry.partition);
   }
@@ -159,4 +194,18 @@ export class SemanticCache<V> {
     if (!cache) return;
     for (const e of [...cache.order.values()]) if (e.expires <= now) this.remove(cache, e);
   }
+}
+
+/** The dot product of row `offset` of a matrix with `v`, unrolled by four. */
+function dotRow(m: Float32Array, offset: number, v: Float32Array, dims: number): number {
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  let i = 0;
+  for (; i + 3 < dims; i += 4) {
+    s0 += m[offset + i]! * v[i]!;
+    s1 += m[offset + i + 1]! * v[i + 1]!;
+    s2 += m[offset + i + 2]! * v[i + 2]!;
+    s3 += m[offset + i + 3]! * v[i + 3]!;
+  }
+  for (; i < dims; i++) s0 += m[offset + i]! * v[i]!;
+  return s0 + s1 + s2 + s3;
 }
