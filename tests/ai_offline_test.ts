@@ -73,6 +73,29 @@ Deno.test("AI offline: no provider, local lexical embedder, exact-scan storage f
       assertEquals(rag.body.data.answer, docs[2]!.text);
       assertEquals(rag.body.data.citations[0].document_id, "bread");
     });
+
+    await t.step("the OpenAPI document lists every AI route", async () => {
+      const { body } = await json(await p.fetch("/v1/openapi.json"));
+      for (
+        const path of [
+          "/v1/ai/chat",
+          "/v1/ai/chat/stream",
+          "/v1/ai/embeddings",
+          "/v1/ai/rag",
+          "/v1/ai/rag/ingest",
+          "/v1/ai/namespaces",
+          "/v1/ai/namespaces/{ns}",
+          "/v1/ai/namespaces/{ns}/reindex",
+          "/v1/ai/search",
+          "/v1/ai/nl2sql",
+          "/v1/ai/{project_id}/session",
+          "/v1/ai/session/chat",
+          "/v1/ai/session/chat/stream",
+          "/v1/ai/session/embed",
+          "/v1/ai/usage",
+        ]
+      ) assert(body.paths[path], `${path} is documented`);
+    });
   } finally {
     await p.close();
   }
