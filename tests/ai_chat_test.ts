@@ -258,6 +258,18 @@ Deno.test("AI chat: provider, semantic cache, streaming, failures", async (t) =>
     await t.step("streaming: a client that disconnects mid-stream aborts the provider request", async () => {
       const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, p.handler);
       try {
+        // Through a real socket, a whole stream arrives in order and ends with [DONE].
+        const whole = await fetch(`http://127.0.0.1:${server.addr.port}/v1/ai/chat/stream`, {
+          method: "POST",
+          headers: { apikey: p.secretKey, "content-type": "application/json" },
+          body: JSON.stringify({ cache: false, messages: [{ role: "user", content: "over a real socket" }] }),
+        });
+        const frames = await sseData(whole);
+        assertEquals(frames.at(-1), "[DONE]");
+        assertEquals(
+          frames.slice(0, -1).map((f) => JSON.parse(f).choices[0]?.delta?.content ?? "").join(""),
+          "echo: over a real socket",
+        );
         const abortedBefore = fake.aborted;
         const client = new AbortController();
         const res = await fetch(`http://127.0.0.1:${server.addr.port}/v1/ai/chat/stream`, {

@@ -144,8 +144,41 @@ export function checkSelect(text: string, readable: TableName[]): CheckedSelect 
     for (const [k, v] of Object.entries(n)) if (k !== "_location") walk(v, k, ctes);
   };
   walk(root, "root", new Set());
-  const sql = toSql.statement(root)
-    // The printer quotes these keyword-named forms as identifiers; they are syntax in PostgreSQL.
-    .replace(/"(any|all|some)" \(/gi, (_, kw: string) => `${kw.toUpperCase()} (`);
-  return { sql, tables };
+  return { sql: fixQuantifiers(toSql.statement(root)), tables };
+}
+
+/**
+ * The printer renders `x = ANY (arr)` as `(x) = ("any" (arr) )`: a call to a function named "any" in
+ * parentheses, which PostgreSQL does not accept. This puts the syntax back: `ANY (arr)` right after the
+ * operator. It skips string literals and quoted identifiers while matching parentheses.
+ */
+export function fixQuantifiers(sql: string): string {
+  const pattern = /\("(any|all|some)" \(/i;
+  let out = sql;
+  for (let guard = 0; guard < 1000; guard++) {
+    const m = pattern.exec(out);
+    if (!m) break;
+    const open = m.index;
+    const close = matchingParen(out, open);
+    if (close < 0) break;
+    const keyword = m[1]!.toUpperCase();
+    out = out.slice(0, open) + keyword + " (" + out.slice(open + m[0].length, close) + out.slice(close + 1);
+  }
+  return out.replace(/"(any|all|some)" \(/gi, (_, kw: string) => `${kw.toUpperCase()} (`);
+}
+
+function matchingParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "'" || ch === '"') {
+      const end = text.indexOf(ch, i + 1);
+      if (end < 0) return -1;
+      i = end; // a doubled quote re-enters the literal on the next character: same effect
+      continue;
+    }
+    if (ch === "(") depth++;
+    else if (ch === ")" && --depth === 0) return i;
+  }
+  return -1;
 }

@@ -55,3 +55,45 @@ Deno.test("checkSelect accepts ordinary reads and prints what it checked", () =>
   assertMatch(ok.sql, /ANY \(/);
   assertEquals(checkSelect("select 1", READABLE).tables, []);
 });
+
+Deno.test("checkSelect: the printed SQL of ordinary questions runs in PostgreSQL (PGlite)", async () => {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const pg = await PGlite.create();
+  try {
+    await pg.exec(`
+      create table notes (id int primary key, owner uuid, body text, created_at timestamptz default now(),
+                          tags text[], data jsonb);
+      insert into notes values (1, gen_random_uuid(), 'a(b', now(), '{x,y}', '{"k": 1}');
+      create table users (id uuid primary key, email text);`);
+    const queries = [
+      "SELECT count(DISTINCT owner) FROM notes",
+      "SELECT date_trunc('day', created_at) AS d, count(*) FROM notes GROUP BY 1 ORDER BY 1",
+      "SELECT * FROM notes WHERE created_at > now() - interval '7 days'",
+      "SELECT body FROM notes WHERE body ILIKE '%a%' AND id BETWEEN 1 AND 10",
+      "SELECT id FROM notes WHERE 'x' = ANY(tags) AND id > ALL(ARRAY[-1, 0]) AND body = 'a(b'",
+      "SELECT data->>'k' AS k, data->'k' FROM notes",
+      "SELECT extract(year FROM created_at) FROM notes",
+      "SELECT CASE WHEN id > 1 THEN 'big' ELSE 'small' END FROM notes",
+      "SELECT n.body, u.email FROM notes n LEFT JOIN users u ON u.id = n.owner",
+      "SELECT id FROM notes WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = notes.owner)",
+      "SELECT id, row_number() OVER (ORDER BY created_at DESC) FROM notes",
+      "SELECT coalesce(sum(id), 0)::int AS total FROM notes",
+      "SELECT string_agg(body, ', ' ORDER BY id) FROM notes",
+      "SELECT id FROM notes UNION SELECT 2",
+      "SELECT * FROM (VALUES (1, 'a')) AS v(n, s)",
+      "SELECT round(avg(id)::numeric, 2) FROM notes",
+      "SELECT tags[1] FROM notes",
+      "SELECT count(*) FILTER (WHERE id > 0) FROM notes",
+      "SELECT DISTINCT ON (owner) owner, id FROM notes ORDER BY owner, id",
+      "WITH recent AS (SELECT * FROM notes) SELECT count(*) FROM recent",
+    ];
+    for (const q of queries) {
+      const { sql } = checkSelect(q, READABLE);
+      await pg.query(sql).catch((err) => {
+        throw new Error(`${q}\n  printed: ${sql}\n  ${(err as Error).message}`);
+      });
+    }
+  } finally {
+    await pg.close();
+  }
+});
