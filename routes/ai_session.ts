@@ -78,6 +78,12 @@ aiSessionRoutes.openapi(
     ) {
       throw errors.forbidden("Only service_role may choose a session's budget or lifetime");
     }
+    if (caller.role === "anon" || caller.role === "authenticated") {
+      // Anyone holding the public key may mint: bound how fast one client (address, or user) can.
+      const addr = (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname ??
+        "local";
+      platform.ai.mintLimit.take(project.ref, caller.user?.sub ?? `ip:${addr}`);
+    }
     const minted = await platform.ai.sessions.create(project.ref, {
       budget: body.budget,
       ttlSecs: body.ttl_secs,

@@ -44,6 +44,7 @@ const Env = z.object({
   AI_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   AI_SQL_MAX_COST: z.coerce.number().min(1).default(1_000_000),
   AI_USER_RATE_PER_MIN: z.coerce.number().int().min(0).default(60),
+  AI_SESSION_MINT_PER_MIN: z.coerce.number().int().min(0).default(10),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

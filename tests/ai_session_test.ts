@@ -26,6 +26,7 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
     AI_BASE_URL: fake.baseUrl,
     AI_CHAT_MODEL: "fake-chat",
     AI_SESSION_BUDGET: "40",
+    AI_SESSION_MINT_PER_MIN: "3",
   });
   try {
     let ticket = "";
@@ -48,6 +49,18 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
       const big = await mint(p, { apikey: p.secretKey }, { budget: 5000, ttl_secs: 60 });
       assertEquals(big.body.data.budget_remaining, 5000);
     });
+
+    await t.step(
+      "minting with the public key is rate limited per client; the secret key is not",
+      async () => {
+        assertEquals((await mint(p, { apikey: p.publicKey })).status, 200);
+        assertEquals((await mint(p, { apikey: p.publicKey })).status, 200);
+        const limited = await mint(p, { apikey: p.publicKey });
+        assertEquals([limited.status, limited.body.error.code], [429, "rate_limit_exceeded"]);
+        assertMatch(limited.body.error.message, /Too many AI session mints/);
+        assertEquals((await mint(p, { apikey: p.secretKey })).status, 200);
+      },
+    );
 
     await t.step("chat with the ticket alone debits the tokens used", async () => {
       const res = await withTicket(p, "/v1/ai/session/chat", ticket, {

@@ -100,6 +100,14 @@ export class ChatService {
     if (req.cache === false || options.noCache || !last || last.role !== "user") return null;
     try {
       const embedded = await this.deps.embedder.embed([last.content], { signal: options.signal });
+      if (embedded.provider !== "local") {
+        this.deps.usage.record(project, {
+          provider: embedded.provider,
+          model: embedded.model,
+          kind: "embeddings",
+          usage: embedded.usage,
+        });
+      }
       const partition = await partitionKey({
         project,
         provider,
@@ -191,13 +199,22 @@ export class ChatService {
     const upstream = new AbortController();
     const onAbort = () => upstream.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    const chunks = (await provider.stream(call, upstream.signal))[Symbol.asyncIterator]();
+    let chunks: AsyncIterator<OpenAI.ChatCompletionChunk>;
+    try {
+      chunks = (await provider.stream(call, upstream.signal))[Symbol.asyncIterator]();
+    } catch (err) {
+      options.signal?.removeEventListener("abort", onAbort);
+      throw err;
+    }
     const { promise: usageDone, resolve: settle } = Promise.withResolvers<Usage>();
     let content = "";
     let model = call.model;
     let usage: Usage | undefined;
     let finished = false;
+    let settled = false;
     const finish = (complete: boolean) => {
+      if (settled) return;
+      settled = true;
       options.signal?.removeEventListener("abort", onAbort);
       const spent = usage ?? estimateUsage(call.messages, content);
       if (complete && finished && plan) {

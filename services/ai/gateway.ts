@@ -23,6 +23,8 @@ export class AiGateway {
   readonly nl2sql: Nl2Sql;
   readonly sessions: AiSessions;
   readonly userLimit: UserLimit;
+  /** Session mints with the public key, per project and client address (or user) a minute. */
+  readonly mintLimit: UserLimit;
 
   constructor(readonly config: Config, readonly dbs: Databases, readonly kv: Deno.Kv) {
     this.providers = new Providers(providerConfigs(config), {
@@ -58,6 +60,7 @@ export class AiGateway {
       maxCost: config.AI_SQL_MAX_COST,
     });
     this.userLimit = new UserLimit(config.AI_USER_RATE_PER_MIN);
+    this.mintLimit = new UserLimit(config.AI_SESSION_MINT_PER_MIN, "AI session mints");
     this.sessions = new AiSessions(kv, {
       ttlSecs: config.AI_SESSION_TTL_SECS,
       budget: config.AI_SESSION_BUDGET,

@@ -8,7 +8,7 @@ import { AppError } from "../errors.ts";
 export class UserLimit {
   private windows = new Map<string, { start: number; count: number }>();
 
-  constructor(private readonly perMinute: number) {}
+  constructor(private readonly perMinute: number, private readonly what = "AI calls") {}
 
   /** Counts one call of `user` in `project`; 429 rate_limit_exceeded with Retry-After past the limit. */
   take(project: string, user: string, now = Date.now()): void {
@@ -25,7 +25,7 @@ export class UserLimit {
       throw new AppError(
         429,
         "rate_limit_exceeded",
-        `Too many AI calls: at most ${this.perMinute} a minute`,
+        `Too many ${this.what}: at most ${this.perMinute} a minute`,
         {
           headers: { "retry-after": String(retry) },
         },
