@@ -173,6 +173,33 @@ Deno.test("AI NL-to-SQL: schema limited to the caller, one read-only SELECT, run
       await unchanged();
     });
 
+    await t.step("defense in depth: the executor alone refuses writes and other statements", async () => {
+      const nl2sql = p.platform.ai.nl2sql;
+      const caller = { role: "authenticated" as const, claims: { sub: alice.id, role: "authenticated" } };
+      const bypassing = [
+        "WITH d AS (DELETE FROM notes RETURNING *) SELECT * FROM d", // data-modifying WITH not at top level
+        "SELECT 1) AS x; DELETE FROM notes; SELECT * FROM (SELECT 1", // a second statement: extended protocol
+        "SELECT set_config('request.jwt.claims', '{}', false)", // unguarded: runs, but only for its transaction
+      ];
+      for (const sqlText of bypassing) {
+        await nl2sql.run("default", caller, sqlText, 10).catch(() => null);
+        await unchanged();
+      }
+      const rows = await nl2sql.run("default", caller, "SELECT id FROM notes ORDER BY id", 10);
+      assertEquals(rows, [{ id: 1 }, { id: 2 }]); // still RLS-bound: the claims set above did not persist
+    });
+
+    if (p.platform.dbs.kind === "postgres") {
+      await t.step("PostgreSQL: the statement timeout stops a slow query (504)", async () => {
+        const caller = { role: "service_role" as const, claims: { role: "service_role" } };
+        let code = "";
+        await p.platform.ai.nl2sql.run("default", caller, "SELECT pg_sleep(5)", 1).catch((err) =>
+          code = err.code
+        );
+        assertEquals(code, "TIMEOUT");
+      });
+    }
+
     await t.step("anon is refused; bad dialect and bad limit are 400", async () => {
       assertEquals((await ask({ apikey: p.publicKey }, { question: "x" })).status, 403);
       const bad = await ask({ apikey: p.secretKey }, { question: "x", dialect: "mysql", limit: 0 });

@@ -147,7 +147,7 @@ export class Nl2Sql {
             } is above the bound ${this.deps.maxCost}`,
           );
         }
-        return await tx.query(wrapped, [limit]);
+        return [...await tx.query(wrapped, [limit])];
       });
     } catch (err) {
       throw sqlFailure(err, this.deps.timeoutMs);
