@@ -1,4 +1,5 @@
 import { PGlite, type Transaction, types } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite-pgvector";
 import type { Db, Queryable } from "./driver.ts";
 
 function wrap(db: PGlite | Transaction): Queryable {
@@ -21,7 +22,11 @@ function wrap(db: PGlite | Transaction): Queryable {
 export async function openPglite(dir: string): Promise<Db> {
   await Deno.mkdir(dir, { recursive: true });
   // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
-  const pg = await PGlite.create(dir, { parsers: { [types.INT8]: (value: string) => value } });
+  // pgvector is loaded so that `create extension vector` works, as on a server that has it (AI gateway).
+  const pg = await PGlite.create(dir, {
+    parsers: { [types.INT8]: (value: string) => value },
+    extensions: { vector },
+  });
   const base = wrap(pg);
   return {
     kind: "pglite",

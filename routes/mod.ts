@@ -4,6 +4,10 @@ import { errors } from "../services/errors.ts";
 import type { Platform } from "../services/platform.ts";
 import { PROJECT_REF } from "../services/projects/projects.ts";
 import { adminRoutes } from "./admin.ts";
+import { aiRoutes } from "./ai.ts";
+import { aiNl2SqlRoutes } from "./ai_nl2sql.ts";
+import { aiRagRoutes } from "./ai_rag.ts";
+import { aiSessionRoutes } from "./ai_session.ts";
 import { authRoutes } from "./auth.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
@@ -42,8 +46,17 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
         "content-profile",
         "x-service-invoke-mode",
         "x-request-id",
+        "cache-control",
       ],
-      exposeHeaders: ["x-request-id", "content-range", "preference-applied", "location", "retry-after"],
+      exposeHeaders: [
+        "x-request-id",
+        "content-range",
+        "preference-applied",
+        "location",
+        "retry-after",
+        "x-cache",
+        "x-cache-similarity",
+      ],
     }),
   );
   const limitBody = bodyLimit({
@@ -66,6 +79,10 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", realtimeRoutes);
   app.route("/", notificationRoutes);
   app.route("/", docsRoutes);
+  app.route("/", aiRoutes);
+  app.route("/", aiRagRoutes);
+  app.route("/", aiNl2SqlRoutes);
+  app.route("/", aiSessionRoutes);
   app.route("/", functionsRoutes); // last: jobs, cron and alerts share the /v1/functions/ prefix
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
@@ -83,6 +100,11 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
     type: "http",
     scheme: "bearer",
     description: "A console session token (cs_…) from POST /v1/admin/login",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "ticket", {
+    type: "http",
+    scheme: "bearer",
+    description: "An AI session ticket (ait_…) from POST /v1/ai/{project_id}/session, sent without apikey",
   });
   app.doc31("/v1/openapi.json", {
     openapi: "3.1.0",

@@ -47,6 +47,25 @@ export const Env = z.object({
   INVOKE_RATE_PER_MIN: z.coerce.number().int().min(1).default(600),
   INVOKE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   PLAN_INVOCATIONS_PER_MONTH: z.coerce.number().int().min(0).default(1_000_000),
+  // AI gateway (decisions §10, docs/ai.md). No AI_BASE_URL and no AI_PROVIDERS: no chat provider (503), and
+  // embeddings come from the built-in lexical embedder.
+  AI_BASE_URL: z.string().url().optional(),
+  AI_API_KEY: z.string().optional(),
+  AI_CHAT_MODEL: z.string().min(1).default("gpt-4o-mini"),
+  AI_EMBEDDING_MODEL: z.string().min(1).optional(),
+  AI_PROVIDERS: z.string().optional(),
+  AI_CACHE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.95),
+  AI_CACHE_TTL_SECS: z.coerce.number().int().min(1).default(3600),
+  AI_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(10_000),
+  AI_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  AI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  AI_SESSION_BUDGET: z.coerce.number().int().min(1).default(20_000),
+  AI_SESSION_TTL_SECS: z.coerce.number().int().min(10).max(86_400).default(900),
+  AI_VECTOR_STORE: z.enum(["auto", "pgvector", "array"]).default("auto"),
+  AI_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  AI_SQL_MAX_COST: z.coerce.number().min(1).default(1_000_000),
+  AI_USER_RATE_PER_MIN: z.coerce.number().int().min(0).default(60),
+  AI_SESSION_MINT_PER_MIN: z.coerce.number().int().min(0).default(10),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

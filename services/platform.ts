@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { Databases } from "../db/databases.ts";
 import { openKv } from "../db/kv.ts";
 import { AdminService, type BootstrapResult } from "./admin/admins.ts";
+import { AiGateway } from "./ai/gateway.ts";
 import { TokenService } from "./auth/tokens.ts";
 import { AuthService } from "./auth/users.ts";
 import { DataService } from "./data/data.ts";
@@ -34,6 +35,8 @@ export interface Platform {
   notifications: NotificationService;
   /** Edge functions: storage, runtime hosts, invoke, logs and records. */
   functions: FunctionsArea;
+  /** The AI gateway (decisions §10). */
+  ai: AiGateway;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -101,6 +104,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
         concurrency: config.NOTIFY_CONCURRENCY,
       }),
       functions,
+      ai: new AiGateway(config, dbs, kv),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -143,6 +147,7 @@ export async function closePlatform(platform: Platform): Promise<void> {
   await platform.realtime.close();
   await platform.notifications.close();
   await platform.functions.close();
+  await platform.ai.close();
   platform.kv.close();
   await platform.data.close();
   await platform.dbs.close();

@@ -1,0 +1,211 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import { estimateUsage } from "../services/ai/chat.ts";
+import { countTokens } from "../services/ai/local_embedder.ts";
+import { errors } from "../services/errors.ts";
+import { noCache, sseResponse } from "./ai.ts";
+import { ChatRequest, ChatResult, SSE_RESPONSE } from "./ai_schemas.ts";
+import type { AppEnv } from "./env.ts";
+import { bearerToken, CONSOLE_COOKIE, resolveCaller } from "./middleware/auth.ts";
+import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
+
+const SessionRequest = z.strictObject({
+  budget: z.number().int().min(1).max(100_000_000).optional().openapi({
+    description: "Tokens the ticket may spend (service_role only; default AI_SESSION_BUDGET)",
+  }),
+  ttl_secs: z.number().int().min(10).max(86_400).optional().openapi({
+    description: "Seconds the ticket lives (service_role only; default 900)",
+  }),
+}).openapi("AiSessionRequest");
+
+const Session = z.object({
+  ticket: z.string(),
+  expires_at: z.string(),
+  budget_remaining: z.number().int(),
+}).openapi("AiSession");
+
+const TICKET_SECURITY: Record<string, string[]>[] = [{ ticket: [] }];
+
+/** The session of the request's ticket, sent alone as `Authorization: Bearer ait_…`. */
+async function ticketSession(c: Context<AppEnv>) {
+  if (c.req.header("apikey") !== undefined) {
+    throw errors.unauthorized("An AI session ticket is sent alone: remove the apikey header");
+  }
+  const ticket = bearerToken(c.req.header("authorization"));
+  if (!ticket) throw errors.unauthorized('Send the AI session ticket as "Authorization: Bearer <ticket>"');
+  const sessions = c.var.platform.ai.sessions;
+  const { hash, session } = await sessions.get(ticket);
+  return { hash, session, sessions };
+}
+
+function promptEstimate(
+  body: { messages: { content: string }[]; system?: string; max_tokens?: number },
+): number {
+  const messages = body.system ? [{ content: body.system }, ...body.messages] : body.messages;
+  const prompt = estimateUsage(messages.map((m) => ({ role: "user" as const, content: m.content })), "");
+  return prompt.prompt_tokens + (body.max_tokens ?? 256);
+}
+
+/** AI sessions (decisions §10): mint a ticket with an API key; then chat, stream and embed with it alone. */
+export const aiSessionRoutes = new OpenAPIHono<AppEnv>();
+
+aiSessionRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/ai/{project_id}/session",
+    tags: ["AI"],
+    summary: "Mint an AI session ticket (15 min, token budget) with the project's API key",
+    security: PROJECT_SECURITY,
+    request: {
+      params: z.object({ project_id: z.string().min(1).max(63) }),
+      body: { content: { "application/json": { schema: SessionRequest } }, required: false },
+    },
+    responses: { 200: ok(Session, "The ticket"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const platform = c.var.platform;
+    const project = await platform.projects.get(c.req.valid("param").project_id);
+    const caller = await resolveCaller(platform, project, {
+      apikey: c.req.header("apikey"),
+      authorization: c.req.header("authorization"),
+      cookie: getCookie(c, CONSOLE_COOKIE),
+    });
+    const body = c.req.header("content-type")?.includes("json") ? c.req.valid("json") : {};
+    if (
+      (body.budget !== undefined || body.ttl_secs !== undefined) &&
+      !["service_role", "admin"].includes(caller.role)
+    ) {
+      throw errors.forbidden("Only service_role may choose a session's budget or lifetime");
+    }
+    if (caller.role === "anon" || caller.role === "authenticated") {
+      // Anyone holding the public key may mint: bound how fast one client (address, or user) can.
+      const addr = (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname ??
+        "local";
+      platform.ai.mintLimit.take(project.ref, caller.user?.sub ?? `ip:${addr}`);
+    }
+    const minted = await platform.ai.sessions.create(project.ref, {
+      budget: body.budget,
+      ttlSecs: body.ttl_secs,
+    });
+    return c.json({ data: minted, meta: null }, 200);
+  },
+);
+
+aiSessionRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/ai/session/chat",
+    tags: ["AI"],
+    summary: "Chat with an AI session ticket alone; debits its budget",
+    security: TICKET_SECURITY,
+    request: jsonBody(ChatRequest),
+    responses: {
+      200: {
+        content: {
+          "application/json": {
+            schema: z.object({
+              data: ChatResult.extend({ budget_remaining: z.number().int() }),
+              meta: z.object({ cache: ChatResult.shape.cache }),
+            }),
+          },
+        },
+        description: "The reply and the budget left",
+      },
+      ...failures(400, 401, 403, 503),
+    },
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    const { hash, session, sessions } = await ticketSession(c);
+    const reservation = await sessions.reserve(hash, promptEstimate(body));
+    let result;
+    try {
+      result = await c.var.platform.ai.chat.chat(session.project, body, {
+        noCache: noCache(c),
+        signal: c.req.raw.signal,
+      });
+    } catch (err) {
+      await sessions.settle(reservation, 0);
+      throw err;
+    }
+    const remaining = await sessions.settle(reservation, result.usage.total_tokens);
+    c.header("x-cache", result.cache.status);
+    return c.json({ data: { ...result, budget_remaining: remaining }, meta: { cache: result.cache } }, 200);
+  },
+);
+
+aiSessionRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/ai/session/chat/stream",
+    tags: ["AI"],
+    summary: "Streaming chat with an AI session ticket alone; debits its budget when the stream ends",
+    security: TICKET_SECURITY,
+    request: jsonBody(ChatRequest),
+    responses: { 200: SSE_RESPONSE, ...failures(400, 401, 403, 503) },
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    const { hash, session, sessions } = await ticketSession(c);
+    const reservation = await sessions.reserve(hash, promptEstimate(body));
+    let stream;
+    try {
+      stream = await c.var.platform.ai.chat.stream(session.project, body, {
+        noCache: noCache(c),
+        signal: c.req.raw.signal,
+      });
+    } catch (err) {
+      await sessions.settle(reservation, 0);
+      throw err;
+    }
+    stream.usage.then((u) => sessions.settle(reservation, u.total_tokens)).catch(() => {});
+    // deno-lint-ignore no-explicit-any
+    return sseResponse(stream) as any;
+  },
+);
+
+aiSessionRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/ai/session/embed",
+    tags: ["AI"],
+    summary: "Embed one input with an AI session ticket alone; debits its budget",
+    security: TICKET_SECURITY,
+    request: jsonBody(z.strictObject({ input: z.string().min(1).max(100_000) }).openapi("AiSessionEmbed")),
+    responses: {
+      200: ok(
+        z.object({ embedding: z.array(z.number()), budget_remaining: z.number().int() }),
+        "The embedding",
+      ),
+      ...failures(400, 401, 403, 503),
+    },
+  }),
+  async (c) => {
+    const { input } = c.req.valid("json");
+    const { hash, session, sessions } = await ticketSession(c);
+    const ai = c.var.platform.ai;
+    const reservation = await sessions.reserve(
+      hash,
+      Math.max(countTokens(input), Math.ceil(input.length / 4)),
+    );
+    let embedded;
+    try {
+      embedded = await ai.embedder.embed([input], { signal: c.req.raw.signal });
+    } catch (err) {
+      await sessions.settle(reservation, 0);
+      throw err;
+    }
+    ai.usage.record(session.project, {
+      provider: embedded.provider,
+      model: embedded.model,
+      kind: "embeddings",
+      usage: embedded.usage,
+    });
+    const remaining = await sessions.settle(reservation, embedded.usage.total_tokens);
+    return c.json({
+      data: { embedding: Array.from(embedded.vectors[0]!), budget_remaining: remaining },
+      meta: null,
+    }, 200);
+  },
+);

@@ -1,0 +1,116 @@
+import { randomToken, sha256Hex } from "../crypto.ts";
+import { AppError, errors } from "../errors.ts";
+
+/** Options of {@linkcode AiSessions}. */
+export interface AiSessionsOptions {
+  /** Seconds a ticket lives by default (`AI_SESSION_TTL_SECS`, 900). */
+  ttlSecs: number;
+  /** Tokens a ticket may spend by default (`AI_SESSION_BUDGET`). */
+  budget: number;
+}
+
+/** A session as stored in KV, under the SHA-256 of its ticket. */
+export interface AiSession {
+  project: string;
+  budget_remaining: number;
+  /** Epoch milliseconds. */
+  expires_at: number;
+}
+
+/** What minting a session answers. */
+export interface MintedSession {
+  ticket: string;
+  expires_at: string;
+  budget_remaining: number;
+}
+
+/** A reservation taken before a call, settled after it with the tokens really used. */
+export interface Reservation {
+  ticketHash: string;
+  reserved: number;
+}
+
+/** The prefix of AI session tickets. */
+export const TICKET_PREFIX = "ait_";
+
+const quota = () =>
+  new AppError(403, "QUOTA_EXCEEDED", "AI session budget is spent: mint a new session", { type: "quota" });
+const invalid = () => errors.invalidToken("AI session ticket is invalid or expired");
+
+/**
+ * AiSessions mints short-lived tickets with a token budget (decisions §10) and debits them atomically in
+ * Deno KV: every change is a compare-and-set on the session's versionstamp, retried on conflict, so two
+ * instances or two concurrent calls never spend the same tokens twice. A call reserves tokens before it
+ * runs and settles after with what it used; a spent budget is 403 QUOTA_EXCEEDED.
+ */
+export class AiSessions {
+  constructor(private readonly kv: Deno.Kv, private readonly options: AiSessionsOptions) {}
+
+  private key(hash: string): Deno.KvKey {
+    return ["ai_session", hash];
+  }
+
+  /** Mints a ticket for `project`. */
+  async create(
+    project: string,
+    overrides: { budget?: number; ttlSecs?: number } = {},
+  ): Promise<MintedSession> {
+    const ticket = `${TICKET_PREFIX}${randomToken(32)}`;
+    const ttlMs = (overrides.ttlSecs ?? this.options.ttlSecs) * 1000;
+    const session: AiSession = {
+      project,
+      budget_remaining: overrides.budget ?? this.options.budget,
+      expires_at: Date.now() + ttlMs,
+    };
+    await this.kv.set(this.key(await sha256Hex(ticket)), session, { expireIn: ttlMs });
+    return {
+      ticket,
+      expires_at: new Date(session.expires_at).toISOString(),
+      budget_remaining: session.budget_remaining,
+    };
+  }
+
+  /** The live session of a ticket; 401 INVALID_TOKEN when unknown or expired. */
+  async get(ticket: string): Promise<{ hash: string; session: AiSession }> {
+    if (!ticket.startsWith(TICKET_PREFIX) || ticket.length > 200) throw invalid();
+    const hash = await sha256Hex(ticket);
+    const entry = await this.kv.get<AiSession>(this.key(hash));
+    if (!entry.value || entry.value.expires_at <= Date.now()) throw invalid();
+    return { hash, session: entry.value };
+  }
+
+  /** Applies `change` to the remaining budget atomically; `change` returns the new budget and a result. */
+  private async update<T>(hash: string, change: (s: AiSession) => { budget: number; result: T }): Promise<T> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const entry = await this.kv.get<AiSession>(this.key(hash));
+      const s = entry.value;
+      if (!s || s.expires_at <= Date.now()) throw invalid();
+      const { budget, result } = change(s);
+      const next: AiSession = { ...s, budget_remaining: budget };
+      const ok = await this.kv.atomic()
+        .check(entry)
+        .set(this.key(hash), next, { expireIn: Math.max(1, s.expires_at - Date.now()) })
+        .commit();
+      if (ok.ok) return result;
+    }
+    throw errors.unavailable("AI session is too busy: retry");
+  }
+
+  /** Reserves up to `estimate` tokens (at least 1); 403 QUOTA_EXCEEDED when nothing is left. */
+  async reserve(hash: string, estimate: number): Promise<Reservation> {
+    const reserved = await this.update(hash, (s) => {
+      if (s.budget_remaining <= 0) throw quota();
+      const take = Math.max(1, Math.min(s.budget_remaining, Math.ceil(estimate)));
+      return { budget: s.budget_remaining - take, result: take };
+    });
+    return { ticketHash: hash, reserved };
+  }
+
+  /** Settles a reservation with the tokens used: refunds the rest, or debits the excess down to zero. */
+  async settle(r: Reservation, used: number): Promise<number> {
+    return await this.update(r.ticketHash, (s) => {
+      const budget = Math.max(0, s.budget_remaining + r.reserved - Math.max(0, Math.ceil(used)));
+      return { budget, result: budget };
+    });
+  }
+}

@@ -1,0 +1,99 @@
+import { assertEquals, assertMatch } from "../../tests/assert.ts";
+import { AppError } from "../errors.ts";
+import { checkSelect } from "./sql_guard.ts";
+
+const READABLE = [{ schema: "public", name: "notes" }, { schema: "public", name: "users" }];
+
+function refusal(sql: string): string {
+  try {
+    checkSelect(sql, READABLE);
+  } catch (err) {
+    if (err instanceof AppError) return err.message;
+    throw err;
+  }
+  throw new Error(`Accepted: ${sql}`);
+}
+
+Deno.test("checkSelect refuses anything but one read-only SELECT over readable tables", () => {
+  const refused: [string, RegExp][] = [
+    ["DROP TABLE notes", /DROP/],
+    ["SELECT 1; DELETE FROM notes", /2 statements/],
+    ["DELETE FROM notes", /DELETE/],
+    ["UPDATE notes SET body = 'x'", /UPDATE/],
+    ["INSERT INTO notes VALUES (1)", /INSERT/],
+    ["SELECT pg_sleep(100)", /function "pg_sleep"/],
+    ["SELECT set_config('request.jwt.claims', '{}', true)", /function "set_config"/],
+    ["SELECT pg_read_file('/etc/passwd')", /function "pg_read_file"/],
+    ["SELECT public.anything(1)", /function "public.anything"/],
+    ["WITH d AS (DELETE FROM notes RETURNING *) SELECT * FROM d", /DELETE/],
+    ["SELECT * FROM notes FOR UPDATE", /FOR UPDATE/],
+    ["SELECT * INTO copy FROM notes", /does not parse/],
+    ["SELECT * FROM secrets", /"public.secrets" is not readable/],
+    ["SELECT * FROM auth.users", /"auth.users" is not readable/],
+    ["SELECT * FROM notes WHERE id = (SELECT count(*) FROM pg_catalog.pg_authid)", /pg_authid/],
+    ["SELECT * FROM notes WHERE id = $1", /parameter/],
+    ["SELECT * FROM generate_series(1, 100000000)", /generate_series/],
+    ["select 1 from notes; -- \n drop table notes", /2 statements/],
+    ["CREATE TABLE x (id int)", /CREATE/],
+    ["WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r", /RECURSIVE/],
+    [
+      "SELECT * FROM (WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r) x",
+      /RECURSIVE/,
+    ],
+    ["SELECT * FROM (WITH secrets AS (SELECT 1) SELECT * FROM secrets) x, secrets", /"public.secrets"/],
+  ];
+  for (const [sql, reason] of refused) assertMatch(refusal(sql), reason, sql);
+});
+
+Deno.test("checkSelect accepts ordinary reads and prints what it checked", () => {
+  const ok = checkSelect(
+    "WITH recent AS (SELECT * FROM notes WHERE id > 1) SELECT u.email, count(*) AS n FROM recent r " +
+      "JOIN users u ON u.id = r.owner WHERE r.id = ANY(ARRAY[1,2]) GROUP BY u.email ORDER BY n DESC LIMIT 5",
+    READABLE,
+  );
+  assertEquals(ok.tables, [{ schema: "public", name: "notes" }, { schema: "public", name: "users" }]);
+  assertMatch(ok.sql, /ANY \(/);
+  assertEquals(checkSelect("select 1", READABLE).tables, []);
+});
+
+Deno.test("checkSelect: the printed SQL of ordinary questions runs in PostgreSQL (PGlite)", async () => {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const pg = await PGlite.create();
+  try {
+    await pg.exec(`
+      create table notes (id int primary key, owner uuid, body text, created_at timestamptz default now(),
+                          tags text[], data jsonb);
+      insert into notes values (1, gen_random_uuid(), 'a(b', now(), '{x,y}', '{"k": 1}');
+      create table users (id uuid primary key, email text);`);
+    const queries = [
+      "SELECT count(DISTINCT owner) FROM notes",
+      "SELECT date_trunc('day', created_at) AS d, count(*) FROM notes GROUP BY 1 ORDER BY 1",
+      "SELECT * FROM notes WHERE created_at > now() - interval '7 days'",
+      "SELECT body FROM notes WHERE body ILIKE '%a%' AND id BETWEEN 1 AND 10",
+      "SELECT id FROM notes WHERE 'x' = ANY(tags) AND id > ALL(ARRAY[-1, 0]) AND body = 'a(b'",
+      "SELECT data->>'k' AS k, data->'k' FROM notes",
+      "SELECT extract(year FROM created_at) FROM notes",
+      "SELECT CASE WHEN id > 1 THEN 'big' ELSE 'small' END FROM notes",
+      "SELECT n.body, u.email FROM notes n LEFT JOIN users u ON u.id = n.owner",
+      "SELECT id FROM notes WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = notes.owner)",
+      "SELECT id, row_number() OVER (ORDER BY created_at DESC) FROM notes",
+      "SELECT coalesce(sum(id), 0)::int AS total FROM notes",
+      "SELECT string_agg(body, ', ' ORDER BY id) FROM notes",
+      "SELECT id FROM notes UNION SELECT 2",
+      "SELECT * FROM (VALUES (1, 'a')) AS v(n, s)",
+      "SELECT round(avg(id)::numeric, 2) FROM notes",
+      "SELECT tags[1] FROM notes",
+      "SELECT count(*) FILTER (WHERE id > 0) FROM notes",
+      "SELECT DISTINCT ON (owner) owner, id FROM notes ORDER BY owner, id",
+      "WITH recent AS (SELECT * FROM notes) SELECT count(*) FROM recent",
+    ];
+    for (const q of queries) {
+      const { sql } = checkSelect(q, READABLE);
+      await pg.query(sql).catch((err) => {
+        throw new Error(`${q}\n  printed: ${sql}\n  ${(err as Error).message}`);
+      });
+    }
+  } finally {
+    await pg.close();
+  }
+});

@@ -1,0 +1,198 @@
+import { assert, assertEquals, assertMatch } from "./assert.ts";
+import { startFakeOpenAI } from "./fake_openai.ts";
+import { json, startPlatform, type TestPlatform } from "./harness.ts";
+
+function mint(p: TestPlatform, headers: Record<string, string>, body?: unknown, project = "default") {
+  return p.fetch(`/v1/ai/${project}/session`, { method: "POST", headers, json: body }).then(json);
+}
+
+function withTicket(
+  p: TestPlatform,
+  path: string,
+  ticket: string,
+  body: unknown,
+  extra: Record<string, string> = {},
+) {
+  return p.fetch(path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ticket}`, ...extra },
+    json: body,
+  });
+}
+
+Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone", async (t) => {
+  const fake = startFakeOpenAI();
+  const p = await startPlatform({
+    AI_BASE_URL: fake.baseUrl,
+    AI_CHAT_MODEL: "fake-chat",
+    AI_SESSION_BUDGET: "40",
+    AI_SESSION_MINT_PER_MIN: "3",
+  });
+  try {
+    let ticket = "";
+    await t.step("minting with the public key gives a 15-minute ticket with the default budget", async () => {
+      const before = Date.now();
+      const { status, body } = await mint(p, { apikey: p.publicKey });
+      assertEquals(status, 200, JSON.stringify(body));
+      assertMatch(body.data.ticket, /^ait_[A-Za-z0-9_-]{40,}$/);
+      assertEquals(body.data.budget_remaining, 40);
+      const ttl = Date.parse(body.data.expires_at) - before;
+      assert(ttl > 14 * 60_000 && ttl <= 15 * 60_000 + 5_000, `ttl ${ttl}`);
+      ticket = body.data.ticket;
+    });
+
+    await t.step("minting needs a key of that project; only service_role picks the budget", async () => {
+      assertEquals((await mint(p, {})).status, 401);
+      assertEquals((await mint(p, { apikey: "pk_default_wrongwrongwrongwrong" })).status, 401);
+      assertEquals((await mint(p, { apikey: p.publicKey }, {}, "nope")).body.error.code, "PROJECT_NOT_FOUND");
+      assertEquals((await mint(p, { apikey: p.publicKey }, { budget: 1_000_000 })).status, 403);
+      const big = await mint(p, { apikey: p.secretKey }, { budget: 5000, ttl_secs: 60 });
+      assertEquals(big.body.data.budget_remaining, 5000);
+    });
+
+    await t.step(
+      "minting with the public key is rate limited per client; the secret key is not",
+      async () => {
+        assertEquals((await mint(p, { apikey: p.publicKey })).status, 200);
+        assertEquals((await mint(p, { apikey: p.publicKey })).status, 200);
+        const limited = await mint(p, { apikey: p.publicKey });
+        assertEquals([limited.status, limited.body.error.code], [429, "rate_limit_exceeded"]);
+        assertMatch(limited.body.error.message, /Too many AI session mints/);
+        assertEquals((await mint(p, { apikey: p.secretKey })).status, 200);
+      },
+    );
+
+    await t.step("chat with the ticket alone debits the tokens used", async () => {
+      const res = await withTicket(p, "/v1/ai/session/chat", ticket, {
+        messages: [{ role: "user", content: "one two three" }],
+      });
+      const { status, body } = await json(res);
+      assertEquals(status, 200, JSON.stringify(body));
+      assertEquals(body.data.message.content, "echo: one two three");
+      assertEquals(body.data.usage.total_tokens, 7); // 3 prompt words + 4 reply words (fake count)
+      assertEquals(body.data.budget_remaining, 33);
+    });
+
+    await t.step("a cache hit costs nothing", async () => {
+      const { body } = await json(
+        await withTicket(p, "/v1/ai/session/chat", ticket, {
+          messages: [{ role: "user", content: "one two three" }],
+        }),
+      );
+      assertEquals(body.data.cache.status, "hit");
+      assertEquals(body.data.budget_remaining, 33);
+    });
+
+    await t.step("embed answers {embedding, budget_remaining} and debits", async () => {
+      const { status, body } = await json(
+        await withTicket(p, "/v1/ai/session/embed", ticket, { input: "a b c d e" }),
+      );
+      assertEquals(status, 200, JSON.stringify(body));
+      assertEquals(body.data.embedding.length, 256);
+      assertEquals(body.data.budget_remaining, 28);
+    });
+
+    await t.step("streaming with the ticket debits when the stream ends", async () => {
+      const res = await withTicket(p, "/v1/ai/session/chat/stream", ticket, {
+        messages: [{ role: "user", content: "stream six words here please now" }],
+      });
+      assertEquals(res.status, 200);
+      const text = await res.text();
+      assert(text.trimEnd().endsWith("data: [DONE]"));
+      // 6 prompt words + 7 reply words = 13; the settlement lands right after the last frame.
+      let left = -1;
+      for (let i = 0; i < 50; i++) {
+        const { body } = await json(await withTicket(p, "/v1/ai/session/embed", ticket, { input: "x" }));
+        left = body.data.budget_remaining;
+        if (left === 28 - 13 - 1) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assertEquals(left, 14);
+    });
+
+    await t.step(
+      "a call that overspends brings the budget to 0; the next is 403 QUOTA_EXCEEDED",
+      async () => {
+        const { status, body } = await json(
+          await withTicket(p, "/v1/ai/session/chat", ticket, {
+            messages: [{ role: "user", content: "a long question with many many many many words in it" }],
+          }),
+        );
+        assertEquals(status, 200);
+        assertEquals(body.data.budget_remaining, 0);
+        const before = fake.count("chat");
+        for (
+          const [path, req] of [
+            ["/v1/ai/session/chat", { messages: [{ role: "user", content: "more" }] }],
+            ["/v1/ai/session/embed", { input: "more" }],
+            ["/v1/ai/session/chat/stream", { messages: [{ role: "user", content: "more" }] }],
+          ] as const
+        ) {
+          const spent = await json(await withTicket(p, path, ticket, req));
+          assertEquals(spent.status, 403, path);
+          assertEquals(spent.body.error.code, "QUOTA_EXCEEDED");
+          assertEquals(spent.body.error.type, "quota");
+        }
+        assertEquals(fake.count("chat"), before);
+      },
+    );
+
+    await t.step("concurrent calls never spend more than the budget", async () => {
+      const minted = await mint(p, { apikey: p.secretKey }, { budget: 10 });
+      const fresh = minted.body.data.ticket;
+      const results = await Promise.all(
+        Array.from(
+          { length: 8 },
+          (_, i) => withTicket(p, "/v1/ai/session/embed", fresh, { input: `w${i} x y` }).then(json),
+        ),
+      );
+      // 3 tokens each: 10 → 7 → 4 → 1; the fourth gets the last token and settles to 0; the rest are refused.
+      assertEquals(results.filter((r) => r.status === 200).length, 4);
+      assertEquals(results.filter((r) => r.status === 403).length, 4);
+      const left = results.filter((r) => r.status === 200).map((r) => r.body.data.budget_remaining).sort();
+      assertEquals(left.at(0), 0);
+    });
+
+    await t.step("ticket with apikey is refused (401); the ticket is not an API key elsewhere", async () => {
+      const both = await json(
+        await withTicket(p, "/v1/ai/session/chat", ticket, { messages: [{ role: "user", content: "x" }] }, {
+          apikey: p.publicKey,
+        }),
+      );
+      assertEquals(both.status, 401);
+      assertMatch(both.body.error.message, /sent alone: remove the apikey header/);
+      const elsewhere = await p.fetch("/v1/ai/chat", {
+        method: "POST",
+        headers: { authorization: `Bearer ${ticket}` },
+        json: { messages: [{ role: "user", content: "x" }] },
+      });
+      assertEquals(elsewhere.status, 401);
+      const none = await json(
+        await p.fetch("/v1/ai/session/embed", { method: "POST", json: { input: "x" } }),
+      );
+      assertEquals(none.status, 401);
+      const forged = await json(await withTicket(p, "/v1/ai/session/embed", "ait_forged", { input: "x" }));
+      assertEquals([forged.status, forged.body.error.code], [401, "INVALID_TOKEN"]);
+    });
+
+    await t.step("an expired ticket is 401 INVALID_TOKEN", async () => {
+      const short = await mint(p, { apikey: p.secretKey }, { ttl_secs: 10 });
+      const expiring = short.body.data.ticket;
+      assertEquals((await withTicket(p, "/v1/ai/session/embed", expiring, { input: "x" })).status, 200);
+      // Age the stored session rather than sleeping 10 s: the same record, expiry in the past.
+      const kv = p.platform.kv;
+      for await (const entry of kv.list<{ expires_at: number }>({ prefix: ["ai_session"] })) {
+        if (entry.value.expires_at - Date.now() < 11_000) {
+          await kv.set(entry.key, { ...entry.value, expires_at: Date.now() - 1 });
+        }
+      }
+      const { status, body } = await json(
+        await withTicket(p, "/v1/ai/session/embed", expiring, { input: "x" }),
+      );
+      assertEquals([status, body.error.code], [401, "INVALID_TOKEN"]);
+    });
+  } finally {
+    await p.close();
+    await fake.close();
+  }
+});
