@@ -13,6 +13,7 @@ for (const file of benches) {
       "--allow-all",
       "--unstable-kv",
       "--unstable-worker-options",
+      "--unstable-no-legacy-abort",
       new URL(file, import.meta.url).pathname,
     ],
     stdout: "inherit",

@@ -163,7 +163,14 @@ export interface ChildPlatform {
 export async function spawnPlatform(env: Record<string, string>): Promise<ChildPlatform> {
   const main = new URL("../main.ts", import.meta.url).pathname;
   const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--unstable-kv", "--unstable-worker-options", main],
+    args: [
+      "run",
+      "--allow-all",
+      "--unstable-kv",
+      "--unstable-worker-options",
+      "--unstable-no-legacy-abort",
+      main,
+    ],
     env: { ...env, PORT: "0", HOSTNAME: "127.0.0.1", LOG_LEVEL: "info", QUIET: "false" },
     stdout: "piped",
     stderr: "piped",
