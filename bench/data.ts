@@ -211,7 +211,7 @@ async function run(label: string, databaseUrl: string | undefined, wrk: boolean)
             query: async (text, params = []) =>
               await tx.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as never,
             exec: async (text) => void await tx.unsafe(text),
-            execRows: async () => [],
+            execRows: () => Promise.resolve([]),
           })
         ) as never;
     } else {

@@ -6,7 +6,7 @@ import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../db/rest/errors.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
-import { parsePrefer, type Preferences } from "./prefer.ts";
+import { parsePrefer } from "./prefer.ts";
 import { SchemaCaches } from "./schema_caches.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
