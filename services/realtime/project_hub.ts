@@ -278,30 +278,43 @@ export class ProjectHub {
     }
     if (groups.size === 0) return;
     const entries = [...groups.values()];
-    const visible = await visibleTo(
-      this.options.db,
-      change,
-      entries.map((g) => ({ role: g[0]!.conn.credentials.role, claims: g[0]!.conn.credentials.claims })),
-    );
-    const payload = {
+    const viewers = entries.map((g) => ({
+      role: g[0]!.conn.credentials.role,
+      claims: g[0]!.conn.credentials.claims,
+    }));
+    const visible = await visibleTo(this.options.db, change, viewers);
+    // The old row of an UPDATE is a row version of its own: a viewer who may see the new row but not the old one
+    // (an ownership change, say) gets only its primary key, as for a DELETE.
+    const oldVisible = change.type === "UPDATE" && change.old_record
+      ? await visibleTo(this.options.db, { ...change, type: "DELETE" }, viewers)
+      : viewers.map(() => false);
+    const keyOnly = change.old_record
+      ? Object.fromEntries(change.primary_key.map((c) => [c, change.old_record![c]]))
+      : change.old_record;
+    const payloadOf = (fullOld: boolean) => ({
       schema: change.schema,
       table: change.table,
       type: change.type,
       commit_timestamp: change.commit_timestamp,
       record: change.record,
-      old_record: change.type === "DELETE" && change.old_record
-        ? Object.fromEntries(change.primary_key.map((c) => [c, change.old_record![c]]))
-        : change.old_record,
-    };
+      old_record: fullOld ? change.old_record : keyOnly,
+    });
     const texts = new Map<string, string>();
     entries.forEach((group, i) => {
       if (!visible[i]) return;
+      const fullOld = change.type === "UPDATE" && oldVisible[i] === true;
       for (const { conn, channels } of group) {
         for (const channel of channels) {
-          let text = texts.get(channel);
+          const cacheKey = `${fullOld ? "full" : "key"}:${channel}`;
+          let text = texts.get(cacheKey);
           if (!text) {
-            text = JSON.stringify({ type: "event", channel, event: "postgres_changes", payload });
-            texts.set(channel, text);
+            text = JSON.stringify({
+              type: "event",
+              channel,
+              event: "postgres_changes",
+              payload: payloadOf(fullOld),
+            });
+            texts.set(cacheKey, text);
           }
           this.options.deliver(conn, text, "postgres_changes");
           this.delivered++;

@@ -30,8 +30,10 @@ function policyExpression(rows: PolicyRow[]): string {
   const permissive: string[] = [];
   const restrictive: string[] = [];
   for (const row of rows) {
-    if (row.permissive === null) continue; // the left join found no policy
-    const expr = `(${applies(row.roles)} and coalesce((${row.qual ?? "true"}), false))`;
+    // No policy (the left join found none), or a policy without USING (e.g. FOR ALL … WITH CHECK only), which
+    // PostgreSQL ignores when it filters reads.
+    if (row.permissive === null || row.qual === null) continue;
+    const expr = `(${applies(row.roles)} and coalesce((${row.qual}), false))`;
     (row.permissive ? permissive : restrictive).push(expr);
   }
   const allowed = permissive.length ? `(${permissive.join(" or ")})` : "false";
