@@ -8,6 +8,21 @@ function isConcurrentCatalogUpdate(err: unknown): boolean {
   return sqlState(err) === "XX000" && /tuple concurrently updated/.test((err as Error).message);
 }
 
+/**
+ * Runs `fn` again when it collided with another database on a cluster-wide catalog (roles, database owners):
+ * such a statement rolled back whole, so running it again is safe.
+ */
+async function retryCatalogCollisions<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isConcurrentCatalogUpdate(err) || attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
+    }
+  }
+}
+
 /** Options of {@linkcode Databases.open}. */
 export interface DatabasesOptions {
   /** A PostgreSQL server URL; its database becomes the control database. Unset: embedded PGlite. */
@@ -16,7 +31,18 @@ export interface DatabasesOptions {
   dataDir: string;
   /** Pool size of each PostgreSQL database. */
   poolSize: number;
+  /** A secret from which each project owner's database password is derived (never stored). */
+  ownerSecret: string;
 }
+
+/** Where owner SQL runs: a connection as the owner, and the role to switch to in each transaction. */
+export interface OwnerSession {
+  db: Db;
+  role: string;
+}
+
+/** The owner role of every embedded project database (each is its own PGlite instance). */
+const PGLITE_OWNER = "project_owner";
 
 /**
  * Databases owns the control database and one database per project (decisions §1: database per project).
@@ -25,6 +51,7 @@ export interface DatabasesOptions {
 export class Databases {
   readonly kind: "postgres" | "pglite";
   private readonly projects = new Map<string, Promise<Db>>();
+  private readonly owners = new Map<string, Promise<OwnerSession>>();
   private projectMigrations: Migration[] = [];
 
   private constructor(private readonly options: DatabasesOptions, readonly control: Db) {
@@ -113,13 +140,80 @@ export class Databases {
     }
   }
 
+  /**
+   * The session that runs a project owner's SQL. On PostgreSQL it is a separate login as the project's own role
+   * (not a superuser, owner of the project database only), so no statement can take back the platform's rights;
+   * on PGlite, where one embedded instance has one user, it is `set local role` to the owner in each transaction.
+   */
+  ownerSession(ref: string): Promise<OwnerSession> {
+    let session = this.owners.get(ref);
+    if (!session) {
+      session = this.openOwner(ref);
+      this.owners.set(ref, session);
+      session.catch(() => this.owners.delete(ref));
+    }
+    return session;
+  }
+
+  private ownerName(ref: string): string {
+    return this.kind === "postgres" ? `${this.databaseName(ref)}_owner` : PGLITE_OWNER;
+  }
+
+  private async ownerPassword(ref: string): Promise<string> {
+    const key = await crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(this.options.ownerSecret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const mac = await crypto.subtle.sign(
+      "HMAC",
+      key,
+      new TextEncoder().encode(`db-owner:${this.databaseName(ref)}`),
+    );
+    return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  private async openOwner(ref: string): Promise<OwnerSession> {
+    const owner = this.ownerName(ref);
+    const project = await this.project(ref);
+    if (this.kind === "pglite") {
+      await project.exec(`do $$ begin create role ${quoteIdent(owner)} nologin;
+        exception when duplicate_object then null; end $$`);
+      await project.query("select platform.setup_owner($1)", [owner]);
+      return { db: project, role: owner };
+    }
+    if (owner.length > 63) throw new Error(`Owner role name of project "${ref}" is too long`);
+    const password = await this.ownerPassword(ref); // hex: safe inside a literal
+    await retryCatalogCollisions(() =>
+      this.control.exec(`
+        do $$ begin create role ${quoteIdent(owner)} login;
+        exception when duplicate_object or unique_violation then null; end $$;
+        alter role ${quoteIdent(owner)} login password '${password}'
+          nosuperuser nocreatedb nocreaterole noreplication nobypassrls noinherit;
+        alter database ${quoteIdent(this.databaseName(ref))} owner to ${quoteIdent(owner)};`)
+    );
+    await project.query("select platform.setup_owner($1)", [owner]);
+    const url = new URL(this.projectUrl(ref));
+    url.username = encodeURIComponent(owner);
+    url.password = password;
+    return { db: openPostgres(url.toString(), { max: 2, idleTimeout: 30 }), role: owner };
+  }
+
   /** Closes and destroys a project's database. */
   async dropProject(ref: string): Promise<void> {
+    const owner = this.owners.get(ref);
+    this.owners.delete(ref);
+    if (owner && this.kind === "postgres") await (await owner.catch(() => null))?.db.close();
     const open = this.projects.get(ref);
     this.projects.delete(ref);
     if (open) await (await open.catch(() => null))?.close();
     if (this.kind === "postgres") {
       await this.control.exec(`drop database if exists ${quoteIdent(this.databaseName(ref))} with (force)`);
+      await retryCatalogCollisions(() =>
+        this.control.exec(`drop role if exists ${quoteIdent(this.ownerName(ref))}`)
+      );
     } else {
       await Deno.remove(this.projectDir(ref), { recursive: true }).catch((err) => {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
@@ -129,6 +223,11 @@ export class Databases {
 
   /** Closes every database. */
   async close(): Promise<void> {
+    const owners = [...this.owners.values()];
+    this.owners.clear();
+    if (this.kind === "postgres") {
+      await Promise.all(owners.map(async (o) => (await o.catch(() => null))?.db.close()));
+    }
     const open = [...this.projects.values()];
     this.projects.clear();
     await Promise.all(open.map(async (p) => (await p.catch(() => null))?.close()));

@@ -7,6 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { loadConfig } from "../services/config.ts";
+import { platformSecret } from "../services/platform.ts";
 import { Databases } from "./databases.ts";
 import { applyUserMigrations, databaseTarget, httpTarget, readUserMigrations } from "./user_migrations.ts";
 
@@ -29,11 +30,13 @@ if (import.meta.main) {
       databaseUrl: config.DATABASE_URL,
       dataDir: config.DATA_DIR,
       poolSize: 2,
+      ownerSecret: await platformSecret(config),
     });
     try {
       const [found] = await dbs.control.query("select 1 from platform.projects where ref = $1", [ref]);
       if (!found) throw new Error(`Project "${ref}" does not exist: start the platform once, or create it`);
-      applied = await applyUserMigrations(databaseTarget(await dbs.project(ref)), migrations);
+      const owner = await dbs.ownerSession(ref);
+      applied = await applyUserMigrations(databaseTarget(await dbs.project(ref), owner.role), migrations);
     } finally {
       await dbs.close();
     }

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { Db } from "./driver.ts";
+import { type Db, quoteIdent } from "./driver.ts";
 
 /** A user's migration file from their `migrations/` folder. */
 export interface UserMigration {
@@ -19,9 +19,10 @@ export interface MigrationTarget {
 /** File names a migration may have: `20240101_create_todos.sql`, `0001-init.sql`… */
 export const MIGRATION_FILE = /^[0-9A-Za-z][0-9A-Za-z_.-]*\.sql$/;
 
+// Kept in the owner's own schema `migrations`: the owner may write it, the data API does not expose it.
 const TRACKING_SQL = `
-create schema if not exists platform;
-create table if not exists platform.user_migrations (
+create schema if not exists migrations;
+create table if not exists migrations.schema_migrations (
   name text primary key,
   checksum text not null,
   applied_at timestamptz not null default now()
@@ -51,19 +52,22 @@ export async function readUserMigrations(dir: string): Promise<UserMigration[]> 
 }
 
 /** Applies migrations straight to a project database (the platform must not hold a PGlite directory). */
-export function databaseTarget(db: Db): MigrationTarget {
+export function databaseTarget(db: Db, role?: string): MigrationTarget {
+  // As the project owner (like POST /v1/sql), so that what a migration creates is the owner's.
+  const asOwner = role ? `set local role ${quoteIdent(role)};\n` : "";
   return {
     async applied() {
-      await db.exec(TRACKING_SQL);
+      await db.transaction((tx) => tx.exec(asOwner + TRACKING_SQL));
       const rows = await db.query<{ name: string; checksum: string }>(
-        "select name, checksum from platform.user_migrations",
+        "select name, checksum from migrations.schema_migrations",
       );
       return new Map(rows.map((r) => [r.name, r.checksum]));
     },
     async apply(m) {
       await db.transaction(async (tx) => {
+        if (asOwner) await tx.exec(asOwner);
         await tx.exec(m.sql);
-        await tx.query("insert into platform.user_migrations (name, checksum) values ($1, $2)", [
+        await tx.query("insert into migrations.schema_migrations (name, checksum) values ($1, $2)", [
           m.name,
           m.checksum,
         ]);
@@ -96,7 +100,7 @@ export function httpTarget(
   return {
     async applied() {
       await sql(TRACKING_SQL);
-      const rows = await sql("select name, checksum from platform.user_migrations");
+      const rows = await sql("select name, checksum from migrations.schema_migrations");
       return new Map(rows.map((r) => [String(r.name), String(r.checksum)]));
     },
     async apply(m) {
@@ -106,7 +110,7 @@ export function httpTarget(
         throw new Error("Bad migration");
       }
       await sql(
-        `${m.sql}\n;\ninsert into platform.user_migrations (name, checksum) values ('${m.name}', '${m.checksum}')`,
+        `${m.sql}\n;\ninsert into migrations.schema_migrations (name, checksum) values ('${m.name}', '${m.checksum}')`,
       );
     },
   };

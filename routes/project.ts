@@ -56,8 +56,7 @@ projectRoutes.openapi(
   }),
   async (c) => {
     const { query, params } = c.req.valid("json");
-    const db = await c.var.platform.dbs.project(c.var.project.ref);
-    const rows = await runOwnerSql(db, query, params);
+    const rows = await runOwnerSql(await c.var.platform.dbs.ownerSession(c.var.project.ref), query, params);
     c.var.platform.data.schemaChanged(c.var.project.ref); // the SQL may have been DDL
     return c.json({ data: rows, meta: null }, 200);
   },

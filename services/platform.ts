@@ -42,7 +42,7 @@ export interface Platform {
 }
 
 /** Reads `PLATFORM_SECRET`, or the one generated into `<DATA_DIR>/.secret` (mode 0600) on first start. */
-async function platformSecret(config: Config): Promise<string> {
+export async function platformSecret(config: Config): Promise<string> {
   if (config.PLATFORM_SECRET) return config.PLATFORM_SECRET;
   const path = join(config.DATA_DIR, ".secret");
   try {
@@ -59,11 +59,13 @@ async function platformSecret(config: Config): Promise<string> {
 /** Opens the databases and KV, applies migrations and creates the default project and the first admin. */
 export async function openPlatform(config: Config): Promise<Platform> {
   setLogLevel(config.LOG_LEVEL);
-  const cipher = await Cipher.fromSecret(await platformSecret(config));
+  const secret = await platformSecret(config);
+  const cipher = await Cipher.fromSecret(secret);
   const dbs = await Databases.open({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     poolSize: config.PG_POOL_SIZE,
+    ownerSecret: secret,
   });
   let kv: Deno.Kv | undefined;
   try {

@@ -1,14 +1,14 @@
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { startFakeOpenAI } from "./fake_openai.ts";
-import { json, startPlatform, type TestPlatform } from "./harness.ts";
+import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
 
 function post(p: TestPlatform, path: string, body: unknown, key = p.secretKey) {
   return p.fetch(path, { method: "POST", headers: { apikey: key }, json: body }).then(json);
 }
 
-async function sql(p: TestPlatform, query: string) {
-  const { body } = await post(p, "/v1/sql", { query });
-  return body.data;
+// Reads the platform's own AI tables: straight on the database, since the owner's SQL may not.
+function sql(p: TestPlatform, query: string): Promise<Json[]> {
+  return p.internalSql(query);
 }
 
 const FRANCE = "Paris is the capital of France. The Eiffel Tower stands in Paris on the Seine river.";

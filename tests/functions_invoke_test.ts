@@ -207,6 +207,23 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
       assertEquals((await json(await invoke("fn"))).status, 200, "others unaffected");
     });
 
+    await t.step(
+      "a module that cannot load: the error names the cause but never shows the source",
+      async () => {
+        const secret = "SECRET_IN_SOURCE_" + crypto.randomUUID();
+        await deploy(
+          "unloadable",
+          `import pad from "npm:left-pad"; const s = "${secret}"; export default () => new Response(pad + s);`,
+        );
+        const res = await json(await invoke("unloadable"));
+        assertEquals(res.status, 500);
+        const text = JSON.stringify(res.body);
+        assert(!text.includes(btoa(`import pad`).slice(0, 8)) && !text.includes("base64,"), text);
+        assert(!text.includes(secret) && !text.includes("file:///"), text);
+        assertMatch(res.body.error.message, /<function>|left-pad/);
+      },
+    );
+
     await t.step("infinite loop → 504 TIMEOUT; other functions still answer fast", async () => {
       await deploy("loop", await fixture("infinite_loop.ts"), { permissions: { timeout_secs: 1 } });
       const looping = invoke("loop").then(json);

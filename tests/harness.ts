@@ -89,6 +89,11 @@ export interface TestPlatform {
   fetch(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   /** Signs in as the admin and returns a console session token. */
   adminToken(): Promise<string>;
+  /**
+   * Runs SQL straight on a project database as the platform (not as its owner), for tests that inspect the
+   * platform's internal schemas, which `POST /v1/sql` rightly refuses. Returns the rows of the last statement.
+   */
+  internalSql(query: string, params?: unknown[], ref?: string): Promise<Record<string, unknown>[]>;
   /** The background workers, when started with `{ workers: true }`. */
   workers: Workers | null;
   /** Stops the workers and closes the platform; `keepSandbox` keeps its data for a restart. */
@@ -130,6 +135,10 @@ export async function startPlatform(
         if (!headers.has("content-type")) headers.set("content-type", "application/json");
       }
       return Promise.resolve(handler(new Request(url, { ...init, headers, body })));
+    },
+    async internalSql(query, params, ref = "default") {
+      const db = await platform.dbs.project(ref);
+      return params && params.length > 0 ? await db.query(query, params) : await db.execRows(query);
     },
     async adminToken() {
       if (!adminToken) {

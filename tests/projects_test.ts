@@ -174,6 +174,36 @@ Deno.test("projects, keys, isolation and roles", async (t) => {
       );
     }
 
+    await t.step("POST /v1/sql runs as the project owner: no superuser, no platform internals", async () => {
+      const sql = (query: string) =>
+        p.fetch("/v1/sql", { method: "POST", headers: { apikey: p.secretKey }, json: { query } }).then(json);
+      const who = await sql(
+        "select current_user as name, (select rolsuper from pg_roles where rolname = current_user) as su",
+      );
+      assertEquals(who.body.data[0].su, false);
+      assertMatch(who.body.data[0].name, /owner$/);
+      const refused = [
+        "alter role anon bypassrls",
+        "copy (select 1) to program 'id'",
+        "select * from platform.migrations",
+        "create table platform.sneaky (id int)",
+        "select pg_read_file('/etc/passwd')",
+      ];
+      for (const query of refused) {
+        const res = await sql(query);
+        assertEquals([res.status, res.body.error.code], [400, "42501"], query);
+      }
+      // The owner's tables are the data API's: anon, authenticated and service_role get their privileges.
+      await sql("create table owned (id int primary key, v text); insert into owned values (1, 'x')");
+      const read = await json(await p.fetch("/v1/db/owned?select=v", { headers: { apikey: p.publicKey } }));
+      assertEquals(read.body.data, [{ v: "x" }]);
+      if (p.platform.dbs.kind === "postgres") {
+        // A separate login: taking back a role leaves the owner an owner.
+        const reset = await sql("reset role; select rolsuper from pg_roles where rolname = current_user");
+        assertEquals(reset.body.data, [{ rolsuper: false }]);
+      }
+    });
+
     await t.step("rotating a key: the old one stops working at once, the new one works", async () => {
       const { body } = await json(
         await p.fetch("/v1/admin/projects/demo/keys/rotate", {

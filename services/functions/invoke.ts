@@ -1,6 +1,7 @@
 import type { HeaderList } from "../../runtime/protocol.ts";
 import { type Runtime, RuntimeUnavailable } from "../../runtime/supervisor.ts";
 import { decodeBase64 } from "../encoding.ts";
+import { publicErrorText } from "./error_text.ts";
 import { AppError, errors } from "../errors.ts";
 import type { FunctionService } from "./functions.ts";
 import type { InvocationRecorder } from "./invocations.ts";
@@ -182,7 +183,8 @@ export class Invoker {
         duration_ms,
       };
     }
-    this.deps.logs.add(fn.id, "error", result.message);
+    const message = publicErrorText(result.message);
+    this.deps.logs.add(fn.id, "error", message);
     if (result.outcome === "timeout") {
       record(504);
       throw new AppError(
@@ -197,6 +199,6 @@ export class Invoker {
       : result.outcome === "crash"
       ? "FUNCTION_CRASHED"
       : "FUNCTION_ERROR";
-    throw new AppError(500, code, `Function "${fn.name}" failed: ${result.message}`);
+    throw new AppError(500, code, `Function "${fn.name}" failed: ${message}`);
   }
 }

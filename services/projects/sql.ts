@@ -1,22 +1,24 @@
-import type { Db } from "../../db/driver.ts";
-import { sqlState } from "../../db/driver.ts";
+import type { OwnerSession } from "../../db/databases.ts";
+import { quoteIdent, sqlState } from "../../db/driver.ts";
 import { AppError } from "../errors.ts";
 
 /** Seconds a statement of `POST /v1/sql` may run. */
 export const OWNER_SQL_TIMEOUT_SECONDS = 60;
 
 /**
- * Runs SQL in a project database as its owner, in one transaction with a statement timeout, and returns the
+ * Runs SQL in a project database as its owner (never a superuser: see Databases.ownerSession), in one
+ * transaction with a statement timeout, and returns the
  * rows of the last statement. A database error becomes 400 with its SQLSTATE and message (the caller wrote
  * the SQL, so the message reveals nothing new); nothing is committed then.
  */
 export async function runOwnerSql(
-  db: Db,
+  owner: OwnerSession,
   query: string,
   params?: unknown[],
 ): Promise<Record<string, unknown>[]> {
   try {
-    return await db.transaction(async (tx) => {
+    return await owner.db.transaction(async (tx) => {
+      await tx.query(`set local role ${quoteIdent(owner.role)}`);
       await tx.query(`set local statement_timeout = '${OWNER_SQL_TIMEOUT_SECONDS}s'`);
       if (params && params.length > 0) return await tx.query(query, params);
       return await tx.execRows(query);
