@@ -3,7 +3,7 @@ import { requireWrk } from "./wrk.ts";
 
 await requireWrk();
 const only = Deno.args;
-const benches = ["foundation.ts"];
+const benches = ["foundation.ts", "functions.ts"];
 for (const file of benches) {
   if (only.length > 0 && !only.some((name) => file.startsWith(name))) continue;
   console.log(`\n=== bench/${file}`);

@@ -12,6 +12,8 @@ export interface WrkOptions {
   threads?: number;
   seconds: number;
   headers?: Record<string, string>;
+  /** A POST body (JSON): sent through a small wrk Lua script. */
+  postJson?: string;
 }
 
 /** True when wrk is on the PATH. */
@@ -45,8 +47,19 @@ export async function runWrk(url: string, options: WrkOptions): Promise<WrkResul
     "--latency",
   ];
   for (const [k, v] of Object.entries(options.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  let script: string | undefined;
+  if (options.postJson !== undefined) {
+    script = await Deno.makeTempFile({ suffix: ".lua" });
+    await Deno.writeTextFile(
+      script,
+      `wrk.method = "POST"\nwrk.body = ${JSON.stringify(options.postJson)}\n` +
+        `wrk.headers["Content-Type"] = "application/json"\n`,
+    );
+    args.push("-s", script);
+  }
   args.push(url);
-  const out = await new Deno.Command("wrk", { args, stdout: "piped", stderr: "piped" }).output();
+  const out = await new Deno.Command("wrk", { args, stdout: "piped", stderr: "piped" }).output()
+    .finally(() => script ? Deno.remove(script).catch(() => {}) : undefined);
   const text = new TextDecoder().decode(out.stdout);
   const rps = Number(text.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? NaN);
   const p = (q: string) => {

@@ -7,6 +7,7 @@ import { adminRoutes } from "./admin.ts";
 import { authRoutes } from "./auth.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
+import { functionsRoutes } from "./functions.ts";
 import type { AppEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
 import { splitLongForm } from "./long_form.ts";
@@ -16,6 +17,8 @@ import { notificationRoutes } from "./notifications.ts";
 import { projectRoutes } from "./project.ts";
 import { realtimeRoutes } from "./realtime.ts";
 import { systemRoutes } from "./system.ts";
+
+const INVOKE_PATH = /^\/v1\/functions\/[^/]+\/invoke$/;
 
 /** Builds the Hono app of the whole platform over `platform`. */
 export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
@@ -48,7 +51,12 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
     onError: (c) => errorResponse(c, errors.tooLarge(platform.config.MAX_BODY_BYTES)),
   });
   // Only requests that carry a body pay for the limit: GET and HEAD do not even pass through it.
-  app.on(["POST", "PUT", "PATCH", "DELETE"], "*", limitBody);
+  // Invoke enforces its own limit (INVOKE_MAX_BODY_BYTES) and answers 503 above it (spec §7).
+  app.on(
+    ["POST", "PUT", "PATCH", "DELETE"],
+    "*",
+    (c, next) => INVOKE_PATH.test(c.req.path) ? next() : limitBody(c, next),
+  );
 
   app.route("/", systemRoutes);
   app.route("/", adminRoutes);
@@ -58,6 +66,7 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", realtimeRoutes);
   app.route("/", notificationRoutes);
   app.route("/", docsRoutes);
+  app.route("/", functionsRoutes); // last: jobs, cron and alerts share the /v1/functions/ prefix
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
     type: "apiKey",

@@ -37,6 +37,16 @@ const Env = z.object({
   NOTIFY_ALLOW_PRIVATE_NET: z.string().default(""),
   NOTIFY_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   WORKERS: bool.default(true),
+  // Edge functions (docs/functions.md)
+  FUNCTIONS_ALLOW_PRIVATE_NET: z.string().default(""),
+  FUNCTIONS_MAX_HOSTS: z.coerce.number().int().min(1).max(1000).default(16),
+  FUNCTIONS_MAX_MEMORY_MB: z.coerce.number().int().min(16).default(4096),
+  FUNCTIONS_IDLE_SECS: z.coerce.number().int().min(1).default(300),
+  FUNCTIONS_TIMEOUT_MARGIN_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  FUNCTIONS_LOG_LINES: z.coerce.number().int().min(10).max(100_000).default(1000),
+  INVOKE_RATE_PER_MIN: z.coerce.number().int().min(1).default(600),
+  INVOKE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
+  PLAN_INVOCATIONS_PER_MONTH: z.coerce.number().int().min(0).default(1_000_000),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

@@ -11,6 +11,7 @@ import { setLogLevel } from "./log.ts";
 import { NetGuard } from "./notifications/net_guard.ts";
 import { NotificationService } from "./notifications/service.ts";
 import { SettingsStore } from "./notifications/settings.ts";
+import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
 import { ProjectService } from "./projects/projects.ts";
 import { TokenBucket } from "./rate_limit.ts";
 import { RealtimeService } from "./realtime/service.ts";
@@ -31,6 +32,8 @@ export interface Platform {
   data: DataService;
   realtime: RealtimeService;
   notifications: NotificationService;
+  /** Edge functions: storage, runtime hosts, invoke, logs and records. */
+  functions: FunctionsArea;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -74,6 +77,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       maxMessageBytes: config.REALTIME_MAX_MESSAGE_BYTES,
       sseHeartbeatMs: config.REALTIME_SSE_HEARTBEAT_MS,
     });
+    const functions = await openFunctions(config, { dbs, kv, cipher });
     return {
       config,
       dbs,
@@ -96,6 +100,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
         guard: new NetGuard(config.NOTIFY_ALLOW_PRIVATE_NET),
         concurrency: config.NOTIFY_CONCURRENCY,
       }),
+      functions,
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
@@ -137,6 +142,7 @@ async function ensureDefaultProject(
 export async function closePlatform(platform: Platform): Promise<void> {
   await platform.realtime.close();
   await platform.notifications.close();
+  await platform.functions.close();
   platform.kv.close();
   await platform.data.close();
   await platform.dbs.close();

@@ -1,0 +1,150 @@
+// Issue 4 benchmark: a trivial JSON function invoked warm through the platform (default envelope and raw mode)
+// against the same handler under a bare Deno.serve; cold start (deploy, then first invoke); a wasm hello world.
+// Targets: warm throughput >= 30% of bare; added p50 <= 1 ms; cold start p50 <= 50 ms; wasm >= 5,000 invokes/s.
+import wabtInit from "wabt";
+import { encodeBase64 } from "../services/encoding.ts";
+import { makeSandbox, spawnPlatform } from "../tests/harness.ts";
+import { best, requireWrk, runWrk } from "./wrk.ts";
+
+await requireWrk();
+const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 8);
+const HANDLER =
+  `export default () => new Response('{"ok":true}', { headers: { "content-type": "application/json" } });`;
+const HELLO_WAT = `(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "Content-Type: text/plain\\n\\nhello world")
+  (func (export "_start")
+    (i32.store (i32.const 100) (i32.const 0)) (i32.store (i32.const 104) (i32.const 37))
+    (drop (call $w (i32.const 1) (i32.const 100) (i32.const 1) (i32.const 108)))))`;
+
+const sandbox = await makeSandbox();
+const platform = await spawnPlatform({
+  ...sandbox.env,
+  LOG_LEVEL: "warn",
+  INVOKE_RATE_PER_MIN: "1000000000",
+  PLAN_INVOCATIONS_PER_MONTH: "0",
+});
+const children: Deno.ChildProcess[] = [];
+const service = { apikey: sandbox.secretKey, "content-type": "application/json" };
+
+async function startBare(body: string): Promise<string> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "--allow-env", new URL("./bare_server.ts", import.meta.url).pathname],
+    env: { BODY: body, ASYNC: "0" },
+    stdout: "piped",
+  }).spawn();
+  children.push(child);
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const port = (await reader.read()).value!.match(/listening (\d+)/)![1];
+  reader.releaseLock();
+  return `http://127.0.0.1:${port}/`;
+}
+
+async function deploy(name: string, runtime: string, code: string): Promise<void> {
+  const res = await fetch(`${platform.url}/v1/functions`, {
+    method: "POST",
+    headers: service,
+    body: JSON.stringify({ name, runtime, code }),
+  });
+  if (res.status >= 300) throw new Error(`deploy ${name}: ${await res.text()}`);
+  await res.body?.cancel();
+}
+
+async function invoke(name: string): Promise<string> {
+  const res = await fetch(`${platform.url}/v1/functions/${name}/invoke`, {
+    method: "POST",
+    headers: { apikey: sandbox.publicKey, "content-type": "application/json" },
+    body: "{}",
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`invoke ${name}: ${res.status} ${text}`);
+  return text;
+}
+
+const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+try {
+  await deploy("json", "deno", HANDLER);
+  for (let i = 0; i < 20; i++) await invoke("json");
+  const bareUrl = await startBare('{"ok":true}');
+  const invokeUrl = `${platform.url}/v1/functions/json/invoke`;
+  const headers = { apikey: sandbox.publicKey };
+  const rawHeaders = { ...headers, "x-service-invoke-mode": "raw" };
+  const load = (url: string, connections: number, h: Record<string, string>, post: boolean) => () =>
+    runWrk(url, { connections, seconds: SECONDS, headers: h, postJson: post ? "{}" : undefined });
+
+  await runWrk(invokeUrl, { connections: 50, seconds: 2, headers, postJson: "{}" });
+  await runWrk(bareUrl, { connections: 50, seconds: 2 });
+  const bare = await best(2, load(bareUrl, 50, {}, false));
+  const plat = await best(2, load(invokeUrl, 50, headers, true));
+  const raw = await best(2, load(invokeUrl, 50, rawHeaders, true));
+  const bare1 = await best(2, load(bareUrl, 1, {}, false));
+  const plat1 = await best(2, load(invokeUrl, 1, headers, true));
+
+  // Cold start: a new version (new code hash) deployed, then its first invoke; the deploy prewarms a host.
+  const firstInvoke: number[] = [];
+  const deployAndInvoke: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    const name = `cold${i}`;
+    const t0 = performance.now();
+    await deploy(name, "deno", HANDLER.replace('"ok":true', `"ok":${i}`));
+    const t1 = performance.now();
+    await invoke(name);
+    const t2 = performance.now();
+    firstInvoke.push(t2 - t1);
+    deployAndInvoke.push(t2 - t0);
+  }
+
+  const wabt = await wabtInit();
+  const module = wabt.parseWat("hello.wat", HELLO_WAT);
+  await deploy("hello_wasm", "wasm", encodeBase64(module.toBinary({}).buffer));
+  module.destroy();
+  if (!(await invoke("hello_wasm")).includes("hello world")) throw new Error("wasm hello world failed");
+  const wasmUrl = `${platform.url}/v1/functions/hello_wasm/invoke`;
+  await runWrk(wasmUrl, { connections: 50, seconds: 2, headers, postJson: "{}" });
+  const wasm = await best(2, load(wasmUrl, 50, headers, true));
+
+  const row = (r: { rps: number; p50Ms: number; p99Ms: number }) => ({
+    "req/s": Math.round(r.rps),
+    "p50 ms": r.p50Ms,
+    "p99 ms": r.p99Ms,
+  });
+  console.log("\nfunctions: trivial JSON function invoked warm vs the same handler under bare Deno.serve");
+  console.table({
+    "bare, 50 conn": row(bare),
+    "invoke envelope, 50 conn": row(plat),
+    "invoke raw, 50 conn": row(raw),
+    "bare, 1 conn": row(bare1),
+    "invoke envelope, 1 conn": row(plat1),
+    "wasm hello, 50 conn": row(wasm),
+  });
+  const ratio = plat.rps / bare.rps;
+  const rawRatio = raw.rps / bare.rps;
+  const added = plat1.p50Ms - bare1.p50Ms;
+  const cold = median(firstInvoke);
+  const mark = (ok: boolean) => ok ? "MET" : "MISSED";
+  console.log(
+    `warm throughput envelope/bare: ${(ratio * 100).toFixed(1)}% (target >= 30%) ${mark(ratio >= 0.3)}`,
+  );
+  console.log(`warm throughput raw/bare: ${(rawRatio * 100).toFixed(1)}% (reference)`);
+  console.log(`added p50 latency: ${added.toFixed(3)} ms (target <= 1 ms) ${mark(added <= 1)}`);
+  console.log(
+    `cold start, first invoke after deploy, p50: ${cold.toFixed(1)} ms (target <= 50 ms) ${mark(cold <= 50)}`,
+  );
+  console.log(`cold start, deploy + first invoke, p50: ${median(deployAndInvoke).toFixed(1)} ms (reference)`);
+  console.log(
+    `wasm hello world: ${Math.round(wasm.rps)} invokes/s (target >= 5000) ${mark(wasm.rps >= 5000)}`,
+  );
+  const errors = plat.errors + raw.errors + plat1.errors + wasm.errors;
+  if (errors > 0) console.log(`platform errors (non-2xx or socket): ${errors}`);
+} finally {
+  for (const child of children) {
+    try {
+      child.kill("SIGTERM");
+      await child.status;
+    } catch { /* gone */ }
+  }
+  await platform.stop("SIGTERM");
+  await sandbox.destroy();
+}

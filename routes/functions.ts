@@ -1,0 +1,471 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { encodeBase64 } from "../services/encoding.ts";
+import { AppError, errors } from "../services/errors.ts";
+import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts";
+import { STATS_WINDOWS } from "../services/functions/invocations.ts";
+import { PermissionsPatch } from "../services/functions/permissions.ts";
+import { FUNCTION_NAME } from "../services/functions/validate_code.ts";
+import type { AppEnv } from "./env.ts";
+import { allow, authenticate } from "./middleware/auth.ts";
+import { resolveProject } from "./middleware/project.ts";
+import { clientAddress } from "./middleware/rate_limit.ts";
+import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
+
+const Permissions = z.object({
+  allow_net: z.array(z.string()),
+  memory_mb: z.number().int(),
+  timeout_secs: z.number().int(),
+}).openapi("FunctionPermissions");
+
+const FunctionObject = z.object({
+  id: z.string().uuid(),
+  project_id: z.string(),
+  name: z.string(),
+  runtime: z.enum(["deno", "wasm"]),
+  code: z.string(),
+  code_hash: z.string().openapi({ description: "SHA-256 (hex) of code" }),
+  env_vars: z.record(z.string(), z.string()),
+  permissions: Permissions,
+  is_active: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+}).openapi("Function");
+
+const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const EnvVars = z.record(
+  z.string().regex(ENV_KEY, "must be a variable name (letters, digits, _)"),
+  z.string().max(32_768),
+).refine((o) => Object.keys(o).length <= 200, "at most 200 variables");
+
+const Name = z.string().regex(FUNCTION_NAME, "must match ^[a-z][a-z0-9_-]{0,62}$");
+
+const Deploy = z.strictObject({
+  name: Name,
+  runtime: z.enum(["deno", "wasm"]),
+  code: z.string().min(1).openapi({ description: "Source text (deno) or base64 of the module (wasm)" }),
+  env_vars: EnvVars.optional().openapi({
+    description: "Replaces the variables when sent; kept when omitted",
+  }),
+  permissions: PermissionsPatch.optional(),
+  is_active: z.boolean().optional(),
+}).openapi("DeployFunction");
+
+const Update = z.strictObject({
+  code: z.string().min(1).optional(),
+  env_vars: EnvVars.optional(),
+  is_active: z.boolean().optional(),
+  permissions: PermissionsPatch.optional().openapi({ description: "Merged field by field; bounds checked" }),
+}).openapi("UpdateFunction");
+
+const EnvList = z.array(z.object({ key: z.string(), value: z.string() }));
+const PutEnv = z.strictObject({
+  vars: z.array(z.strictObject({
+    key: z.string().regex(ENV_KEY, "must be a variable name (letters, digits, _)"),
+    value: z.string().max(32_768),
+  })).max(200),
+}).openapi("PutFunctionEnv");
+
+const InvokeBody = z.strictObject({
+  method: z.string().max(16).optional().openapi({ description: "HTTP method seen by the function (POST)" }),
+  path: z.string().max(4096).optional().openapi({ description: "Path with query seen by the function (/)" }),
+  headers: z.record(z.string(), z.string().max(8192)).optional()
+    .openapi({ description: "Headers for the function; reserved ones are dropped" }),
+  body: z.unknown().optional().openapi({ description: "Body for the function: JSON value or text" }),
+  body_encoding: z.enum(["utf8", "base64"]).optional()
+    .openapi({ description: "base64: body is a string of base64-encoded bytes" }),
+}).openapi("InvokeFunction");
+
+const InvokeEnvelope = z.object({
+  status: z.number().int(),
+  headers: z.record(z.string(), z.string()),
+  body: z.unknown(),
+  body_encoding: z.literal("base64").optional().openapi({ description: "Present when body is base64 bytes" }),
+  logs: z.array(z.string()),
+  duration_ms: z.number(),
+}).openapi("InvokeResult");
+
+const LogEntry = z.object({
+  timestamp: z.string(),
+  level: z.enum(["debug", "info", "warn", "error"]),
+  message: z.string(),
+});
+
+const Stats = z.object({
+  window: z.string(),
+  count: z.number().int(),
+  errors: z.number().int(),
+  timeouts: z.number().int(),
+  oom: z.number().int(),
+  p50_ms: z.number().nullable(),
+  p95_ms: z.number().nullable(),
+  avg_ms: z.number().nullable(),
+}).openapi("FunctionStats");
+
+const NameParam = z.object({
+  name: z.string().min(1).max(200).openapi({ description: "The function's name, or its id" }),
+});
+
+const manage = [resolveProject, authenticate, allow("service_role")];
+const TAGS = ["Functions"];
+
+/** Edge function routes (spec §4.2, §4.3). Mount after jobs, cron and alerts, whose paths share the prefix. */
+export const functionsRoutes = new OpenAPIHono<AppEnv>();
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/functions",
+    tags: TAGS,
+    summary: "List functions",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    responses: { 200: ok(z.array(FunctionObject), "Every function of the project"), ...failures(401, 403) },
+  }),
+  async (c) => {
+    const list = await c.var.platform.functions.service.list(c.var.project.ref);
+    return c.json({ data: list, meta: null }, 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/functions",
+    tags: TAGS,
+    summary: "Deploy a function (upsert on name)",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: jsonBody(Deploy),
+    responses: {
+      200: ok(FunctionObject, "The function, replaced"),
+      201: ok(FunctionObject, "The function, created"),
+      ...failures(400, 401, 403, 409),
+    },
+  }),
+  async (c) => {
+    const { fn, created } = await c.var.platform.functions.service.deploy(
+      c.var.project.ref,
+      c.req.valid("json"),
+    );
+    return c.json({ data: fn, meta: null }, created ? 201 : 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/functions/{name}",
+    tags: TAGS,
+    summary: "Get a function by name, or by id",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: { params: NameParam },
+    responses: { 200: ok(FunctionObject, "The function"), ...failures(401, 403, 404) },
+  }),
+  async (c) => {
+    const fn = await c.var.platform.functions.service.get(c.var.project.ref, c.req.valid("param").name);
+    return c.json({ data: fn, meta: null }, 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/functions/{name}",
+    tags: TAGS,
+    summary: "Update code, env_vars, is_active or permissions",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: { params: NameParam, ...jsonBody(Update) },
+    responses: { 200: ok(FunctionObject, "The function"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const fn = await c.var.platform.functions.service.update(
+      c.var.project.ref,
+      c.req.valid("param").name,
+      c.req.valid("json"),
+    );
+    return c.json({ data: fn, meta: null }, 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/functions/{name}",
+    tags: TAGS,
+    summary: "Delete a function",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: { params: NameParam },
+    responses: { 200: ok(z.null(), "Deleted"), ...failures(401, 403, 404) },
+  }),
+  async (c) => {
+    await c.var.platform.functions.service.delete(c.var.project.ref, c.req.valid("param").name);
+    return c.json({ data: null, meta: null }, 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/functions/{name}/code",
+    tags: TAGS,
+    summary: "The function's code",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: { params: NameParam },
+    responses: { 200: ok(z.object({ code: z.string() }), "The code"), ...failures(401, 403, 404) },
+  }),
+  async (c) => {
+    const fn = await c.var.platform.functions.service.get(c.var.project.ref, c.req.valid("param").name);
+    return c.json({ data: { code: fn.code }, meta: null }, 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/functions/{name}/env",
+    tags: TAGS,
+    summary: "The function's variables, decrypted",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: { params: NameParam },
+    responses: { 200: ok(EnvList, "Variables as key and value"), ...failures(401, 403, 404) },
+  }),
+  async (c) => {
+    const vars = await c.var.platform.functions.service.getEnv(c.var.project.ref, c.req.valid("param").name);
+    return c.json({ data: vars, meta: null }, 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/v1/functions/{name}/env",
+    tags: TAGS,
+    summary: "Replace the function's variables (encrypted at rest)",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: { params: NameParam, ...jsonBody(PutEnv) },
+    responses: { 200: ok(z.null(), "Replaced"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    await c.var.platform.functions.service.putEnv(
+      c.var.project.ref,
+      c.req.valid("param").name,
+      c.req.valid("json").vars,
+    );
+    return c.json({ data: null, meta: null }, 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/functions/{name}/logs",
+    tags: TAGS,
+    summary: "Recent console output of the function, newest first",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: {
+      params: NameParam,
+      query: z.object({
+        limit: z.coerce.number().int().min(1).max(1000).default(100),
+        level: z.enum(["debug", "info", "warn", "error"]).optional(),
+      }),
+    },
+    responses: { 200: ok(z.array(LogEntry), "Log lines"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const { functions } = c.var.platform;
+    const fn = await functions.service.get(c.var.project.ref, c.req.valid("param").name);
+    const { limit, level } = c.req.valid("query");
+    return c.json({ data: functions.logs.read(fn.id, limit, level), meta: null }, 200);
+  },
+);
+
+functionsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/functions/{name}/stats",
+    tags: TAGS,
+    summary: "Invocation count, failures and duration percentiles over a window",
+    security: PROJECT_SECURITY,
+    middleware: manage,
+    request: {
+      params: NameParam,
+      query: z.object({
+        window: z.enum(Object.keys(STATS_WINDOWS) as [keyof typeof STATS_WINDOWS]).default("24h"),
+      }),
+    },
+    responses: { 200: ok(Stats, "The summary"), ...failures(400, 401, 403, 404) },
+  }),
+  async (c) => {
+    const { functions } = c.var.platform;
+    const fn = await functions.service.get(c.var.project.ref, c.req.valid("param").name);
+    const stats = await functions.recorder.stats(c.var.project.ref, fn.id, c.req.valid("query").window);
+    return c.json({ data: stats, meta: null }, 200);
+  },
+);
+
+// Invoke reads its own body: the global body limit does not apply, the invoke limit answers 503 (spec §7).
+functionsRoutes.openAPIRegistry.registerPath({
+  method: "post",
+  path: "/v1/functions/{name}/invoke",
+  tags: TAGS,
+  summary: "Invoke a function (anon, authenticated, service_role, admin)",
+  description: "Default: the function's answer in the envelope. With `X-Service-Invoke-Mode: raw`: the " +
+    "function's own status, content type and bytes, plus `x-service-invoke-origin: function`.",
+  security: PROJECT_SECURITY,
+  request: {
+    params: NameParam,
+    headers: z.object({ "x-service-invoke-mode": z.enum(["raw"]).optional() }),
+    body: { content: { "application/json": { schema: InvokeBody } }, required: false },
+  },
+  responses: {
+    200: ok(InvokeEnvelope, "The function's answer"),
+    ...failures(400, 401, 403, 404, 503),
+    429: { content: { "application/json": { schema: z.object({}) } }, description: "rate_limit_exceeded" },
+    500: { content: { "application/json": { schema: z.object({}) } }, description: "The function failed" },
+    504: { content: { "application/json": { schema: z.object({}) } }, description: "TIMEOUT" },
+  },
+});
+
+/** Reads a body of unknown length, failing as soon as it passes `limit`. */
+async function readCapped(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+  tooLarge: () => Error,
+): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (body) {
+    for await (const chunk of body) {
+      size += chunk.byteLength;
+      if (size > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
+  const limit = c.get("platform").config.INVOKE_MAX_BODY_BYTES;
+  const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
+  const declared = c.req.header("content-length");
+  let bytes: Uint8Array;
+  if (declared !== undefined) {
+    if (Number(declared) > limit) throw tooLarge();
+    bytes = declared === "0" ? new Uint8Array(0) : new Uint8Array(await c.req.raw.arrayBuffer());
+    if (bytes.byteLength > limit) throw tooLarge();
+  } else {
+    bytes = await readCapped(c.req.raw.body, limit, tooLarge);
+  }
+  if (bytes.byteLength === 0) return {};
+  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
+    throw new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw errors.validation("Malformed JSON in request body");
+  }
+  if (
+    parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) &&
+    Object.keys(parsed).length === 0
+  ) {
+    return {};
+  }
+  const result = InvokeBody.safeParse(parsed);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`);
+    throw errors.validation(`Invalid body: ${issues.join("; ")}`);
+  }
+  return result.data as InvokeInput;
+}
+
+const TEXTUAL =
+  /^(text\/|application\/([a-z0-9.+-]*\+)?(json|xml)|application\/(javascript|x-www-form-urlencoded)|image\/svg)/i;
+
+/** The envelope form of a function's answer: JSON parsed, text as text, other bytes as base64. */
+export function envelopeOf(result: InvokeResult) {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of result.headers) {
+    headers[name] = headers[name] ? `${headers[name]}, ${value}` : value;
+  }
+  const type = headers["content-type"] ?? "";
+  let body: unknown = null;
+  let body_encoding: "base64" | undefined;
+  if (result.body.byteLength > 0) {
+    let text: string | null = null;
+    if (TEXTUAL.test(type) || type === "") {
+      try {
+        text = new TextDecoder("utf-8", { fatal: true }).decode(result.body);
+      } catch {
+        text = null;
+      }
+    }
+    if (text === null) {
+      body = encodeBase64(result.body);
+      body_encoding = "base64";
+    } else if (/json/i.test(type)) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    } else body = text;
+  }
+  return {
+    status: result.status,
+    headers,
+    body,
+    ...(body_encoding ? { body_encoding } : {}),
+    logs: result.logs,
+    duration_ms: result.duration_ms,
+  };
+}
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "te",
+  "trailer",
+]);
+
+functionsRoutes.post("/v1/functions/:name/invoke", resolveProject, authenticate, async (c) => {
+  const name = c.req.param("name");
+  const input = await readInvokeBody(c);
+  const caller = c.get("caller");
+  const clientId = caller.user ? `user:${caller.user.sub}` : `${caller.role}:${clientAddress(c)}`;
+  const result = await c.get("platform").functions.invoker.invoke(name, input, {
+    ref: c.get("project").ref,
+    requestId: c.get("requestId") ?? "",
+    clientId,
+    user: caller.user ? { ...caller.user } : undefined,
+  });
+  if ((c.req.header("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
+    const headers = new Headers();
+    for (const [k, v] of result.headers) if (!HOP_BY_HOP.has(k)) headers.append(k, v);
+    headers.set("x-service-invoke-origin", "function");
+    headers.set("x-request-id", c.get("requestId") ?? "");
+    const body = result.status === 204 || result.status === 304
+      ? null
+      : result.body as Uint8Array<ArrayBuffer>;
+    return new Response(body, { status: result.status, headers });
+  }
+  return c.json({ data: envelopeOf(result), meta: null }, 200);
+});

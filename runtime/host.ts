@@ -1,0 +1,174 @@
+/**
+ * A runtime host: the child process (`deno run runtime/host.ts <socket>`) that runs one function version in a
+ * Web Worker with the function's permissions. It talks to the platform over a Unix socket in frames, keeps
+ * the worker warm, runs calls concurrently in it, stops a call at its time limit and replaces a worker that
+ * stopped answering. The process itself is capped (V8 heap) and supervised by the platform.
+ */
+import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
+import type { InitMessage, RequestMessage } from "./protocol.ts";
+import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
+
+/** A message from the worker (see protocol.ts), loosely typed as it crosses postMessage. */
+interface WorkerMessage {
+  t: string;
+  id: number;
+  body?: Uint8Array;
+  outcome: "error" | "timeout";
+  message: string;
+  logs: string[];
+  level: string;
+  text: string;
+}
+
+interface Pending {
+  timer: ReturnType<typeof setTimeout>;
+}
+
+const socketPath = Deno.args[0];
+if (!socketPath) throw new Error("usage: host.ts <socket>");
+const conn = await Deno.connect({ transport: "unix", path: socketPath });
+const writer = new FrameWriter(conn, () => Deno.exit(0));
+const send = (header: Record<string, unknown>, body: Uint8Array | null = null) => writer.write(header, body);
+
+let init: InitMessage | null = null;
+let wasmModule: WebAssembly.Module | null = null;
+let worker: Worker | null = null;
+let ready: Promise<string | null> | null = null; // resolves to an init error, or null when ready
+let pong: (() => void) | null = null;
+const pending = new Map<number, Pending>();
+
+function fail(id: number, outcome: "error" | "timeout", message: string, logs: string[] = []): void {
+  const p = pending.get(id);
+  if (!p) return;
+  clearTimeout(p.timer);
+  pending.delete(id);
+  send({ t: "fail", id, outcome, message, logs });
+}
+
+function startWorker(): Promise<string | null> {
+  const msg = init!;
+  const w = new Worker(new URL("./worker.ts", import.meta.url), {
+    type: "module",
+    deno: {
+      permissions: {
+        net: msg.net,
+        read: false,
+        write: false,
+        env: false,
+        run: false,
+        ffi: false,
+        sys: false,
+        import: false,
+      },
+    },
+  });
+  worker = w;
+  const { promise, resolve } = Promise.withResolvers<string | null>();
+  const onMessage = (m: WorkerMessage) => {
+    if (m.t === "res") {
+      const p = pending.get(m.id);
+      if (!p) return;
+      clearTimeout(p.timer);
+      pending.delete(m.id);
+      const { body, ...header } = m;
+      send(header, body);
+    } else if (m.t === "fail") {
+      fail(m.id, m.outcome, m.message, m.logs);
+    } else if (m.t === "log") {
+      send({ t: "log", level: m.level, text: m.text });
+    } else if (m.t === "pong") {
+      pong?.();
+    } else if (m.t === "ready") {
+      resolve(null);
+    } else if (m.t === "init_error") {
+      resolve(m.message);
+    }
+  };
+  w.onmessage = (e: MessageEvent) => {
+    if (e.data.t === "batch") { for (const m of e.data.msgs) onMessage(m); }
+    else onMessage(e.data);
+  };
+  w.onerror = (e: ErrorEvent) => {
+    e.preventDefault();
+    const message = `Function crashed: ${e.message}`;
+    resolve(message);
+    restart(message, "error");
+  };
+  w.postMessage(msg.kind === "wasm" ? { ...msg, code: "", module: wasmModule } : msg);
+  return promise;
+}
+
+/** Drops the current worker and fails every call it held; the next call starts a fresh one. */
+function restart(message: string, outcome: "error" | "timeout"): void {
+  worker?.terminate();
+  worker = null;
+  ready = null;
+  for (const id of [...pending.keys()]) fail(id, outcome, message);
+}
+
+function alive(w: Worker): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      pong = null;
+      resolve(false);
+    }, 250);
+    pong = () => {
+      clearTimeout(timer);
+      pong = null;
+      resolve(true);
+    };
+    w.postMessage({ t: "ping" });
+  });
+}
+
+async function onTimeout(id: number): Promise<void> {
+  const w = worker;
+  const limit = `Function ran past its time limit of ${init!.timeoutMs / 1000} s`;
+  if (!w || !(await alive(w))) {
+    // The worker is stuck (a loop that never yields): stop it; every call it held is lost.
+    if (w === worker) restart(limit, "timeout");
+    return;
+  }
+  w.postMessage({ t: "cancel", id });
+  fail(id, "timeout", limit);
+}
+
+/** Hands the calls of one socket read to the worker in one message. */
+async function handle(batch: { msg: RequestMessage; body: Uint8Array | null }[]): Promise<void> {
+  for (const { msg } of batch) {
+    const timer = setTimeout(() => onTimeout(msg.id), init!.timeoutMs);
+    pending.set(msg.id, { timer });
+  }
+  ready ??= startWorker();
+  const error = await ready;
+  const live = batch.filter(({ msg }) => pending.has(msg.id));
+  if (error) return live.forEach(({ msg }) => fail(msg.id, "error", error));
+  if (live.length === 0) return;
+  const reqs = live.map(({ msg, body }) => ({ ...msg, body }));
+  const transfer = live.flatMap(({ body }) => body ? [body.buffer as ArrayBuffer] : []);
+  worker!.postMessage({ t: "batch", reqs }, transfer);
+}
+
+function setup(msg: InitMessage): void {
+  init = msg;
+  if (msg.kind === "wasm") {
+    try {
+      const bytes = Uint8Array.from(atob(msg.code), (c) => c.charCodeAt(0));
+      const capped = capMemory(bytes, Math.floor(msg.memoryMb * 1048576 / PAGE_BYTES));
+      wasmModule = new WebAssembly.Module(capped as Uint8Array<ArrayBuffer>);
+    } catch (err) {
+      ready = Promise.resolve(`Cannot load the WebAssembly module: ${(err as Error).message}`);
+    }
+  }
+}
+
+const reader = new FrameReader();
+for await (const chunk of readChunks(conn)) {
+  const batch: { msg: RequestMessage; body: Uint8Array | null }[] = [];
+  for (const { header, body } of reader.push(chunk)) {
+    if (header.t === "req") batch.push({ msg: header as unknown as RequestMessage, body });
+    else if (header.t === "init") setup(header as unknown as InitMessage);
+  }
+  if (batch.length > 0) handle(batch);
+}
+Deno.exit(0); // the platform closed the socket

@@ -1,0 +1,317 @@
+import { HostProcess, type HostRequest, type HostResult } from "./host_process.ts";
+import { netFlags } from "./net_policy.ts";
+import type { RuntimeKind } from "./protocol.ts";
+
+/** Limits and policy of the runtime, in one typed object. */
+export interface RuntimeOptions {
+  /** Host processes alive at once, at most. */
+  maxHosts: number;
+  /** Sum of the hosts' memory_mb, at most. */
+  maxMemoryMb: number;
+  /** A host with no call for this long is stopped. */
+  idleMs: number;
+  /** Private addresses or IPv4 ranges the operator opened to functions (FUNCTIONS_ALLOW_PRIVATE_NET). */
+  allowPrivateNet: string[];
+  /** The platform's own ports, kept unreachable even on an opened address. */
+  platformPorts: number[];
+  /** Extra time the platform waits past a function's time limit before it gives up (504). */
+  marginMs: number;
+}
+
+/** One deployed version of a function, as the runtime runs it. */
+export interface FunctionSpec {
+  /** Identity of the function across versions (its id). */
+  functionId: string;
+  /** Identity of this version: code_hash, permissions and env (a warm host serves exactly one). */
+  versionKey: string;
+  name: string;
+  kind: RuntimeKind;
+  code: string;
+  env: Record<string, string>;
+  allowNet: string[];
+  memoryMb: number;
+  timeoutSecs: number;
+}
+
+/** A started host waiting for its first function (null while it starts). */
+interface Spare {
+  host: HostProcess | null;
+  pending: Promise<HostProcess>;
+  memoryMb: number;
+  at: number;
+}
+
+const MAX_SPARES = 2;
+
+/** Receives the console lines of a function. */
+export type LogSink = (functionId: string, level: "debug" | "info" | "warn" | "error", text: string) => void;
+
+/** The runtime could not take the call (capacity or start failure): the caller answers 503. */
+export class RuntimeUnavailable extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "RuntimeUnavailable";
+  }
+}
+
+/**
+ * Runtime supervises the runtime host processes: one warm host per function version, started on first call,
+ * reused by later calls (which run concurrently in it), replaced when the function is redeployed (the old
+ * one drains its calls first), restarted after a crash, stopped when idle, and bounded in count and memory.
+ */
+export class Runtime {
+  private readonly hosts = new Map<string, Promise<HostProcess>>();
+  private readonly current = new Map<string, string>(); // functionId → versionKey
+  private readonly retiring = new Set<HostProcess>();
+  private readonly spares = new Map<string, Spare>();
+  private readonly spawning = new Set<Promise<HostProcess>>();
+  private readonly idleTimer: ReturnType<typeof setInterval>;
+  private seq = 0;
+  private closing = false;
+
+  private constructor(
+    private readonly options: RuntimeOptions,
+    private readonly socketDir: string,
+    private readonly onLog: LogSink,
+  ) {
+    this.idleTimer = setInterval(() => this.evictIdle(), Math.max(250, Math.min(options.idleMs / 2, 10_000)));
+  }
+
+  /** Creates a runtime; sockets live in a fresh private temp directory. */
+  static async create(options: RuntimeOptions, onLog: LogSink): Promise<Runtime> {
+    const dir = await Deno.makeTempDir({ prefix: "rt-" });
+    await Deno.chmod(dir, 0o700);
+    return new Runtime(options, dir, onLog);
+  }
+
+  /** Runs one call of `spec`. Failures of the function come back as results; RuntimeUnavailable otherwise. */
+  async invoke(spec: FunctionSpec, req: HostRequest): Promise<HostResult> {
+    const host = await this.host(spec);
+    return await host.call(req, spec.timeoutSecs * 1000 + this.options.marginMs);
+  }
+
+  /** Starts the host of a version ahead of its first call (after a deploy). Errors are ignored. */
+  prewarm(spec: FunctionSpec): void {
+    this.host(spec).catch(() => {});
+  }
+
+  /** Stops every host of a function (deleted or deactivated). */
+  retire(functionId: string): void {
+    const key = this.current.get(functionId);
+    this.current.delete(functionId);
+    if (key) this.retireKey(key);
+  }
+
+  private retireKey(key: string): void {
+    const pending = this.hosts.get(key);
+    this.hosts.delete(key);
+    pending?.then((host) => {
+      this.retiring.add(host);
+      this.reapRetiring();
+    }, () => {});
+  }
+
+  private reapRetiring(): void {
+    for (const host of this.retiring) {
+      if (host.inFlight === 0 || !host.alive) {
+        this.retiring.delete(host);
+        host.kill();
+      }
+    }
+  }
+
+  private host(spec: FunctionSpec): Promise<HostProcess> {
+    if (this.closing) return Promise.reject(new RuntimeUnavailable("Function runtime is shutting down"));
+    const previous = this.current.get(spec.functionId);
+    if (previous !== spec.versionKey) {
+      this.current.set(spec.functionId, spec.versionKey);
+      if (previous) this.retireKey(previous); // redeployed: new calls get the new version
+    }
+    let host = this.hosts.get(spec.versionKey);
+    if (!host) {
+      host = this.start(spec);
+      this.hosts.set(spec.versionKey, host);
+      host.catch(() => {
+        if (this.hosts.get(spec.versionKey) === host) this.hosts.delete(spec.versionKey);
+      });
+    }
+    return host;
+  }
+
+  private live(): HostProcess[] {
+    return [...this.liveSet()];
+  }
+
+  private liveSet(): Set<HostProcess> {
+    const out = new Set<HostProcess>(this.retiring);
+    for (const h of this.settled.values()) out.add(h);
+    return out;
+  }
+
+  private readonly settled = new Map<string, HostProcess>();
+
+  /** Processes and memory in use: serving hosts, hosts starting, spares. */
+  private usage(): { count: number; memory: number } {
+    const live = this.live();
+    let memory = live.reduce((n, h) => n + h.memoryMb, 0) + this.startingMemory;
+    for (const spare of this.spares.values()) memory += spare.memoryMb;
+    return { count: live.length + this.starting + this.spares.size, memory };
+  }
+
+  private makeRoom(memoryMb: number): void {
+    // Spares go first: they serve nobody yet.
+    for (const key of [...this.spares.keys()]) {
+      const { count, memory } = this.usage();
+      if (count + 1 <= this.options.maxHosts && memory + memoryMb <= this.options.maxMemoryMb) break;
+      this.dropSpare(key);
+    }
+    const live = this.live();
+    let { count, memory } = this.usage();
+    const idle = live.filter((h) => h.inFlight === 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    while (count + 1 > this.options.maxHosts || memory + memoryMb > this.options.maxMemoryMb) {
+      const victim = idle.shift();
+      if (!victim) {
+        throw new RuntimeUnavailable(
+          `Function runtime is at capacity (${this.options.maxHosts} hosts, ${this.options.maxMemoryMb} MB)`,
+        );
+      }
+      this.stop(victim);
+      count--;
+      memory -= victim.memoryMb;
+    }
+  }
+
+  private starting = 0;
+  private startingMemory = 0;
+
+  private spawn(memoryMb: number, flags: string[]): Promise<HostProcess> {
+    return HostProcess.spawn({
+      id: `${Deno.pid}-${++this.seq}`,
+      memoryMb,
+      netFlags: flags,
+      socketDir: this.socketDir,
+      onExit: (h) => {
+        for (const [key, spare] of this.spares) if (spare.host === h) this.spares.delete(key);
+      },
+    });
+  }
+
+  /** Keeps one started, unassigned host per recent (memory, network) shape, so a cold start skips the spawn. */
+  private refill(key: string, memoryMb: number, flags: string[]): void {
+    if (this.closing || this.spares.has(key)) return;
+    const { count, memory } = this.usage();
+    if (count + 1 > this.options.maxHosts || memory + memoryMb > this.options.maxMemoryMb) return;
+    if (this.spares.size >= MAX_SPARES) this.dropSpare(this.spares.keys().next().value!);
+    const pending = this.spawn(memoryMb, flags);
+    const entry: Spare = { host: null, pending, memoryMb, at: Date.now() };
+    this.spares.set(key, entry);
+    this.spawning.add(pending);
+    pending.finally(() => this.spawning.delete(pending)).catch(() => {});
+    pending.then((host) => {
+      if (this.spares.get(key) === entry && !this.closing) entry.host = host;
+      else host.kill();
+    }, () => {
+      if (this.spares.get(key) === entry) this.spares.delete(key);
+    });
+  }
+
+  private dropSpare(key: string): void {
+    const spare = this.spares.get(key);
+    this.spares.delete(key);
+    spare?.host?.kill();
+  }
+
+  private async start(spec: FunctionSpec): Promise<HostProcess> {
+    const { flags, net } = netFlags(spec.allowNet, this.options.allowPrivateNet, this.options.platformPorts);
+    const key = `${spec.memoryMb}|${flags.join(" ")}`;
+    const spare = this.spares.get(key);
+    let host = spare?.host?.alive ? spare.host : null;
+    if (host) this.spares.delete(key);
+    try {
+      this.makeRoom(spec.memoryMb);
+    } catch (err) {
+      host?.kill();
+      throw err;
+    }
+    this.starting++;
+    this.startingMemory += spec.memoryMb;
+    try {
+      host ??= await this.spawn(spec.memoryMb, flags);
+      host.assign(
+        {
+          t: "init",
+          kind: spec.kind,
+          name: spec.name,
+          code: spec.code,
+          env: spec.env,
+          memoryMb: spec.memoryMb,
+          timeoutMs: spec.timeoutSecs * 1000,
+          net,
+        },
+        (level, text) => this.onLog(spec.functionId, level, text),
+        (h) => this.onExit(spec.versionKey, h),
+      );
+      this.settled.set(spec.versionKey, host);
+      return host;
+    } catch (err) {
+      throw new RuntimeUnavailable("Function runtime could not start", { cause: err });
+    } finally {
+      this.starting--;
+      this.startingMemory -= spec.memoryMb;
+      this.refill(key, spec.memoryMb, flags);
+    }
+  }
+
+  private onExit(key: string, host: HostProcess): void {
+    this.retiring.delete(host);
+    if (this.settled.get(key) === host) {
+      this.settled.delete(key);
+      this.hosts.delete(key); // crashed or stopped: the next call starts a fresh host
+    }
+  }
+
+  private stop(host: HostProcess): void {
+    for (const [key, h] of this.settled) {
+      if (h === host) {
+        this.settled.delete(key);
+        this.hosts.delete(key);
+      }
+    }
+    this.retiring.delete(host);
+    host.kill();
+  }
+
+  private evictIdle(): void {
+    this.reapRetiring();
+    const cutoff = Date.now() - this.options.idleMs;
+    for (const [key, spare] of this.spares) if (spare.at < cutoff) this.dropSpare(key);
+    for (const host of this.live()) if (host.inFlight === 0 && host.lastUsed < cutoff) this.stop(host);
+  }
+
+  /** Counts of live hosts and their memory, for tests and metrics. */
+  stats(): { hosts: number; memoryMb: number; spares: number } {
+    const live = this.live();
+    return {
+      hosts: live.length,
+      memoryMb: live.reduce((n, h) => n + h.memoryMb, 0),
+      spares: this.spares.size,
+    };
+  }
+
+  /** Stops every host and removes the socket directory. */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.idleTimer);
+    const all = [...this.live()];
+    for (const spare of this.spares.values()) if (spare.host) all.push(spare.host);
+    for (const key of [...this.spares.keys()]) this.dropSpare(key);
+    for (const p of await Promise.allSettled([...this.spawning])) {
+      if (p.status === "fulfilled") all.push(p.value);
+    }
+    const pending = await Promise.allSettled([...this.hosts.values()]);
+    for (const p of pending) if (p.status === "fulfilled") all.push(p.value);
+    for (const h of all) h.kill();
+    await Promise.all(all.map((h) => h.closed()));
+    await Deno.remove(this.socketDir, { recursive: true }).catch(() => {});
+  }
+}

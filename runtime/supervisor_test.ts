@@ -1,0 +1,150 @@
+import { assert, assertEquals } from "../tests/assert.ts";
+import type { HostResult } from "./host_process.ts";
+import { type FunctionSpec, Runtime, type RuntimeOptions, RuntimeUnavailable } from "./supervisor.ts";
+
+const OPTIONS: RuntimeOptions = {
+  maxHosts: 3,
+  maxMemoryMb: 1024,
+  idleMs: 60_000,
+  allowPrivateNet: [],
+  platformPorts: [],
+  marginMs: 1000,
+};
+
+function spec(id: string, code: string, extra: Partial<FunctionSpec> = {}): FunctionSpec {
+  return {
+    functionId: id,
+    versionKey: `${id}-v1`,
+    name: id,
+    kind: "deno",
+    code,
+    env: {},
+    allowNet: [],
+    memoryMb: 64,
+    timeoutSecs: 5,
+    ...extra,
+  };
+}
+
+const GET = { method: "GET", url: "http://localhost/", headers: [] as [string, string][], body: null };
+const text = (r: HostResult) =>
+  r.outcome === "ok" ? new TextDecoder().decode(r.body) : `${r.outcome}: ${r.message}`;
+
+Deno.test("runtime supervisor: reuse, caps, idle eviction, crash restart, private net", async (t) => {
+  const logs: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("inside"));
+  const other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("other"));
+  const rt = await Runtime.create(
+    { ...OPTIONS, allowPrivateNet: ["127.0.0.1"] },
+    (_id, _level, line) => logs.push(line),
+  );
+  try {
+    await t.step("a warm host serves later calls and concurrent calls", async () => {
+      const counter = spec("counter", "let n = 0; export default () => new Response(String(++n));");
+      assertEquals(text(await rt.invoke(counter, GET)), "1");
+      assertEquals(text(await rt.invoke(counter, GET)), "2");
+      const many = await Promise.all(Array.from({ length: 20 }, () => rt.invoke(counter, GET)));
+      assertEquals(many.map(text).map(Number).sort((a, b) => a - b)[19], 22);
+      assertEquals(rt.stats().hosts, 1);
+    });
+
+    await t.step(
+      "a spare host of the same shape is kept ready and used by the next new function",
+      async () => {
+        for (let i = 0; i < 100 && rt.stats().spares === 0; i++) await new Promise((r) => setTimeout(r, 50));
+        assertEquals(rt.stats().spares, 1);
+        const fresh = spec("fresh", "export default () => new Response('fresh')");
+        assertEquals(text(await rt.invoke(fresh, GET)), "fresh");
+        assertEquals(rt.stats().hosts, 2);
+      },
+    );
+
+    await t.step(
+      "an address the operator opened is reachable on the ports allow_net lists only",
+      async () => {
+        const code = `export default async (req: Request) => {
+        const out = [];
+        for (const url of ${
+          JSON.stringify([`http://127.0.0.1:${server.addr.port}/`, `http://127.0.0.1:${other.addr.port}/`])
+        }) {
+          try { out.push(await (await fetch(url)).text()); } catch (e) { out.push(e.name); }
+        }
+        return new Response(out.join(","));
+      }`;
+        const fn = spec("net", code, { allowNet: [`127.0.0.1:${server.addr.port}`] });
+        assertEquals(text(await rt.invoke(fn, GET)), "inside,NotCapable");
+      },
+    );
+
+    await t.step("the host cap evicts the least recently used idle host", async () => {
+      await rt.invoke(spec("a", "export default () => new Response('a')"), GET);
+      assertEquals(rt.stats().hosts, 3);
+      await rt.invoke(spec("b", "export default () => new Response('b')"), GET);
+      assertEquals(rt.stats().hosts, 3, "never above maxHosts");
+      assertEquals(text(await rt.invoke(spec("a", "export default () => new Response('a')"), GET)), "a");
+    });
+
+    await t.step("a crashed host is replaced on the next call", async () => {
+      const fn = spec(
+        "crash",
+        "const keep: unknown[] = []; export default (req: Request) => { if (new URL(req.url).pathname === '/hog') for (;;) keep.push(new Array(1e6).fill(1)); return new Response('alive'); }",
+        { memoryMb: 32 },
+      );
+      assertEquals(text(await rt.invoke(fn, GET)), "alive");
+      const hog = await rt.invoke(fn, { ...GET, url: "http://localhost/hog" });
+      assertEquals(hog.outcome, "oom");
+      assertEquals(text(await rt.invoke(fn, GET)), "alive");
+    });
+
+    await t.step("a module that fails to load gives a clear error on each call", async () => {
+      const r = await rt.invoke(spec("broken", "throw new Error('top-level failure');"), GET);
+      assertEquals(r.outcome, "error");
+      assert(text(r).includes("top-level failure"), text(r));
+      const none = await rt.invoke(spec("nohandler", "export const x = 1;"), GET);
+      assert(text(none).includes("no handler"), text(none));
+    });
+  } finally {
+    await rt.close();
+    await server.shutdown();
+    await other.shutdown();
+  }
+
+  await t.step("at capacity with no idle host to stop: RuntimeUnavailable (503)", async () => {
+    const full = await Runtime.create({ ...OPTIONS, maxHosts: 1 }, () => {});
+    try {
+      const slow = full.invoke(
+        spec(
+          "slow",
+          "export default async () => { await new Promise((r) => setTimeout(r, 800)); return new Response('done'); }",
+        ),
+        GET,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      let refused: unknown = null;
+      await full.invoke(spec("other", "export default () => new Response('x')"), GET).catch((e) =>
+        refused = e
+      );
+      assert(refused instanceof RuntimeUnavailable, String(refused));
+      assert((refused as Error).message.includes("capacity"));
+      assertEquals(text(await slow), "done");
+      assertEquals(
+        text(await full.invoke(spec("other", "export default () => new Response('x')"), GET)),
+        "x",
+      );
+    } finally {
+      await full.close();
+    }
+  });
+
+  await t.step("idle hosts are stopped", async () => {
+    const idle = await Runtime.create({ ...OPTIONS, idleMs: 300 }, () => {});
+    try {
+      await idle.invoke(spec("idle", "export default () => new Response('x')"), GET);
+      assertEquals(idle.stats().hosts, 1);
+      for (let i = 0; i < 40 && idle.stats().hosts > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      assertEquals(idle.stats().hosts, 0);
+    } finally {
+      await idle.close();
+    }
+  });
+});

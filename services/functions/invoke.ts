@@ -1,0 +1,202 @@
+import type { HeaderList } from "../../runtime/protocol.ts";
+import { type Runtime, RuntimeUnavailable } from "../../runtime/supervisor.ts";
+import { decodeBase64 } from "../encoding.ts";
+import { AppError, errors } from "../errors.ts";
+import type { FunctionService } from "./functions.ts";
+import type { InvocationRecorder } from "./invocations.ts";
+import type { FunctionLogs } from "./logs.ts";
+import type { InvocationQuota } from "./quota.ts";
+import type { TokenBucket } from "../rate_limit.ts";
+
+/** The body of POST /v1/functions/{name}/invoke (spec §4.3). */
+export interface InvokeInput {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** `base64` when `body` is a string holding binary data. */
+  body_encoding?: "utf8" | "base64";
+}
+
+/** Who calls and from where. */
+export interface InvokeContext {
+  ref: string;
+  requestId: string;
+  /** Identifies the client for the rate limit: key role + user, or IP. */
+  clientId: string;
+  /** Verified claims of a signed-in caller (sent as `x-platform-user`). */
+  user?: Record<string, unknown>;
+}
+
+/** The function's answer. */
+export interface InvokeResult {
+  status: number;
+  headers: HeaderList;
+  body: Uint8Array;
+  logs: string[];
+  duration_ms: number;
+}
+
+/** Headers the caller may not pass to a function (decisions §4). */
+const RESERVED = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "trailers",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+  "apikey",
+  "authorization",
+]);
+
+/** True for a header the caller may not set. */
+export function isReservedHeader(name: string): boolean {
+  const n = name.toLowerCase();
+  return RESERVED.has(n) || n.startsWith("x-platform-");
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** Dependencies of the {@linkcode Invoker}. */
+export interface InvokerDeps {
+  functions: FunctionService;
+  runtime: Runtime;
+  logs: FunctionLogs;
+  recorder: InvocationRecorder;
+  quota: InvocationQuota;
+  /** Per-client calls per minute of each function (INVOKE_RATE_PER_MIN). */
+  rateLimit: TokenBucket;
+}
+
+/**
+ * Invoker runs one call of a function (spec §4.3): finds the active function, applies the client's rate
+ * limit and the project's quota, builds the request the function sees, runs it in the runtime and maps every
+ * failure to its error (404, 429, 403, 503, 504, or a function error), recording the outcome.
+ */
+export class Invoker {
+  constructor(private readonly deps: InvokerDeps) {}
+
+  /** Builds the Request parts the function sees; 400 on a bad method, path or header. */
+  buildRequest(input: InvokeInput, ctx: InvokeContext) {
+    const method = (input.method ?? "POST").toUpperCase();
+    if (!METHODS.has(method)) {
+      throw errors.validation(`Invalid body: method: "${input.method}" is not supported`);
+    }
+    const path = input.path ?? "/";
+    if (!path.startsWith("/") || path.startsWith("//")) {
+      throw errors.validation('Invalid body: path: must start with "/"');
+    }
+    let url = "http://localhost/";
+    if (path !== "/") {
+      try {
+        url = new URL(path, "http://localhost").href;
+      } catch {
+        throw errors.validation("Invalid body: path: not a valid path");
+      }
+    }
+    const headers = new Map<string, string>();
+    for (const [rawName, value] of Object.entries(input.headers ?? {})) {
+      const name = rawName.toLowerCase();
+      if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) {
+        throw errors.validation(`Invalid body: headers: "${rawName.slice(0, 64)}" is not a valid header`);
+      }
+      if (!isReservedHeader(name)) headers.set(name, value.trim());
+    }
+    let body: Uint8Array | null = null;
+    if (input.body !== undefined && input.body !== null) {
+      if (typeof input.body === "string") {
+        if (input.body_encoding === "base64") {
+          try {
+            body = decodeBase64(input.body);
+          } catch {
+            throw errors.validation("Invalid body: body: not valid base64");
+          }
+        } else body = new TextEncoder().encode(input.body);
+        if (!headers.has("content-type") && input.body_encoding !== "base64") {
+          headers.set("content-type", "text/plain;charset=UTF-8");
+        }
+      } else {
+        body = new TextEncoder().encode(JSON.stringify(input.body));
+        if (!headers.has("content-type")) headers.set("content-type", "application/json");
+      }
+    }
+    if (body && (method === "GET" || method === "HEAD")) body = null;
+    headers.set("x-platform-request-id", ctx.requestId);
+    headers.set("x-platform-project", ctx.ref);
+    if (ctx.user) headers.set("x-platform-user", JSON.stringify(ctx.user));
+    return { method, url, headers: [...headers] as HeaderList, body };
+  }
+
+  /** Runs one call; throws the platform's error for every failure that is not the function's own answer. */
+  async invoke(name: string, input: InvokeInput, ctx: InvokeContext): Promise<InvokeResult> {
+    const loaded = await this.deps.functions.loadActive(ctx.ref, name);
+    if (!loaded) throw errors.notFound(`Function "${name}" does not exist or is not active`);
+    const { fn, spec } = loaded;
+    const taken = this.deps.rateLimit.take(`${ctx.ref}\u0000${fn.id}\u0000${ctx.clientId}`);
+    if (!taken.ok) {
+      throw new AppError(
+        429,
+        "rate_limit_exceeded",
+        `Too many calls of function "${name}": try again later`,
+        {
+          headers: { "retry-after": String(taken.retryAfterSeconds) },
+        },
+      );
+    }
+    const quota = this.deps.quota.take(ctx.ref);
+    if (quota) await quota;
+    const req = this.buildRequest(input, ctx);
+    const started = performance.now();
+    let result;
+    try {
+      result = await this.deps.runtime.invoke(spec, req);
+    } catch (err) {
+      if (err instanceof RuntimeUnavailable) throw errors.unavailable(`${err.message}`, err.cause);
+      throw err;
+    }
+    const duration_ms = Math.round((performance.now() - started) * 100) / 100;
+    const record = (status: number | null) =>
+      this.deps.recorder.record(ctx.ref, {
+        functionId: fn.id,
+        functionName: fn.name,
+        status,
+        outcome: result.outcome,
+        durationMs: duration_ms,
+        at: new Date(),
+      });
+    for (const line of result.logs) this.deps.logs.add(fn.id, "info", line);
+    if (result.outcome === "ok") {
+      record(result.status);
+      return {
+        status: result.status,
+        headers: result.headers,
+        body: result.body,
+        logs: result.logs,
+        duration_ms,
+      };
+    }
+    this.deps.logs.add(fn.id, "error", result.message);
+    if (result.outcome === "timeout") {
+      record(504);
+      throw new AppError(
+        504,
+        "TIMEOUT",
+        `Function "${fn.name}" did not answer within its time limit of ${spec.timeoutSecs} s`,
+      );
+    }
+    record(500);
+    const code = result.outcome === "oom"
+      ? "FUNCTION_OOM"
+      : result.outcome === "crash"
+      ? "FUNCTION_CRASHED"
+      : "FUNCTION_ERROR";
+    throw new AppError(500, code, `Function "${fn.name}" failed: ${result.message}`);
+  }
+}

@@ -1,0 +1,65 @@
+import type { Databases } from "../../db/databases.ts";
+import { Runtime } from "../../runtime/supervisor.ts";
+import type { Config } from "../config.ts";
+import type { Cipher } from "../crypto.ts";
+import { TokenBucket } from "../rate_limit.ts";
+import { FunctionService } from "./functions.ts";
+import { InvocationRecorder } from "./invocations.ts";
+import { Invoker } from "./invoke.ts";
+import { FunctionLogs } from "./logs.ts";
+import { InvocationQuota } from "./quota.ts";
+
+/** The edge functions area: storage, runtime, invoke, logs, records. */
+export interface FunctionsArea {
+  service: FunctionService;
+  invoker: Invoker;
+  runtime: Runtime;
+  logs: FunctionLogs;
+  recorder: InvocationRecorder;
+  quota: InvocationQuota;
+  /** Stops the hosts and writes pending records and counts. */
+  close(): Promise<void>;
+}
+
+/** Builds the functions area from the configuration (FUNCTIONS_*, INVOKE_*, PLAN_* variables). */
+export async function openFunctions(
+  config: Config,
+  deps: { dbs: Databases; kv: Deno.Kv; cipher: Cipher },
+): Promise<FunctionsArea> {
+  const logs = new FunctionLogs(config.FUNCTIONS_LOG_LINES);
+  const runtime = await Runtime.create({
+    maxHosts: config.FUNCTIONS_MAX_HOSTS,
+    maxMemoryMb: config.FUNCTIONS_MAX_MEMORY_MB,
+    idleMs: config.FUNCTIONS_IDLE_SECS * 1000,
+    allowPrivateNet: config.FUNCTIONS_ALLOW_PRIVATE_NET.split(",").map((s) => s.trim()).filter(Boolean),
+    platformPorts: config.PORT > 0 ? [config.PORT] : [],
+    marginMs: config.FUNCTIONS_TIMEOUT_MARGIN_MS,
+  }, (id, level, text) => logs.add(id, level, text));
+  const service = new FunctionService(deps.dbs, deps.cipher, {
+    deployed: (spec) => runtime.prewarm(spec),
+    removed: (id) => runtime.retire(id),
+  });
+  const recorder = new InvocationRecorder(deps.dbs);
+  const quota = new InvocationQuota(deps.kv, config.PLAN_INVOCATIONS_PER_MONTH);
+  const invoker = new Invoker({
+    functions: service,
+    runtime,
+    logs,
+    recorder,
+    quota,
+    rateLimit: new TokenBucket({ perMinute: config.INVOKE_RATE_PER_MIN }),
+  });
+  return {
+    service,
+    invoker,
+    runtime,
+    logs,
+    recorder,
+    quota,
+    async close() {
+      await runtime.close();
+      await recorder.close();
+      await quota.close();
+    },
+  };
+}

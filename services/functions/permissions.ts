@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { ALLOW_NET_ENTRY } from "../../runtime/net_policy.ts";
+
+/** The permissions of a function (spec §2.1) with the bounds and defaults of decisions §4. */
+export interface Permissions {
+  allow_net: string[];
+  memory_mb: number;
+  timeout_secs: number;
+}
+
+/** Defaults of a new function: no network, 128 MB, 30 s. */
+export const DEFAULT_PERMISSIONS: Permissions = { allow_net: [], memory_mb: 128, timeout_secs: 30 };
+
+/** A partial permissions object as sent to POST and PATCH; every field is checked against its bounds. */
+export const PermissionsPatch = z.strictObject({
+  allow_net: z.array(
+    z.string().max(253).regex(
+      ALLOW_NET_ENTRY,
+      'must be "*", a host name, "*.domain" or an IPv4 address, with an optional ":port"',
+    ),
+  ).max(100).optional(),
+  memory_mb: z.number().int().min(16).max(1024).optional(),
+  timeout_secs: z.number().int().min(1).max(300).optional(),
+});
+
+/** A permissions patch. */
+export type PermissionsPatch = z.infer<typeof PermissionsPatch>;
+
+/** Merges a patch into permissions field by field (spec §4.2 rule 2): fields not sent keep their value. */
+export function mergePermissions(base: Permissions, patch: PermissionsPatch | undefined): Permissions {
+  return {
+    allow_net: patch?.allow_net ? [...new Set(patch.allow_net.map((h) => h.toLowerCase()))] : base.allow_net,
+    memory_mb: patch?.memory_mb ?? base.memory_mb,
+    timeout_secs: patch?.timeout_secs ?? base.timeout_secs,
+  };
+}

@@ -1,0 +1,56 @@
+import { parse } from "@babel/parser";
+import { capMemory, PAGE_BYTES } from "../../runtime/wasm/memory_cap.ts";
+import { decodeBase64 } from "../encoding.ts";
+import { errors } from "../errors.ts";
+
+/** Function names (decisions §4). */
+export const FUNCTION_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
+/** Names the spec's own routes use under `/v1/functions/`: refused at deploy. */
+export const RESERVED_NAMES = new Set(["jobs", "cron", "alerts", "metrics"]);
+
+/** Refuses a reserved function name with 400. */
+export function checkName(name: string): void {
+  if (RESERVED_NAMES.has(name)) {
+    throw errors.validation(`Function name "${name}" is reserved by the platform's own routes`);
+  }
+}
+
+/** Checks that `deno` code is one parseable ES module (TypeScript allowed); 400 with the parser's message. */
+export function checkDenoCode(name: string, code: string): void {
+  try {
+    parse(code, { sourceType: "module", plugins: ["typescript"], errorRecovery: false });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw errors.validation(`Cannot deploy function "${name}": code does not parse: ${message}`);
+  }
+}
+
+/**
+ * Checks that `wasm` code is base64 of a WASI command module the runtime can run: it compiles, exports
+ * `_start` and its memory, imports only `wasi_snapshot_preview1`, and its memory fits `memory_mb`.
+ */
+export function checkWasmCode(name: string, code: string, memoryMb: number): void {
+  const fail = (why: string) => errors.validation(`Cannot deploy function "${name}": ${why}`);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(code) || code.length % 4 !== 0) {
+    throw fail("code must be the base64 of a compiled WebAssembly module");
+  }
+  let module: WebAssembly.Module;
+  try {
+    const bytes = decodeBase64(code);
+    capMemory(bytes, Math.floor(memoryMb * 1048576 / PAGE_BYTES));
+    module = new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>);
+  } catch (err) {
+    throw fail(`module is not valid: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const exports = WebAssembly.Module.exports(module);
+  if (!exports.some((e) => e.name === "_start" && e.kind === "function")) {
+    throw fail("module must be a WASI command exporting _start");
+  }
+  if (!exports.some((e) => e.name === "memory" && e.kind === "memory")) {
+    throw fail("module must export its memory");
+  }
+  const foreign = WebAssembly.Module.imports(module).find((i) => i.module !== "wasi_snapshot_preview1");
+  if (foreign) {
+    throw fail(`module imports "${foreign.module}.${foreign.name}", which the runtime does not provide`);
+  }
+}
