@@ -7,7 +7,9 @@ import { adminRoutes } from "./admin.ts";
 import { authRoutes } from "./auth.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
+import { cronRoutes } from "./cron.ts";
 import { functionsRoutes } from "./functions.ts";
+import { jobRoutes } from "./jobs.ts";
 import type { AppEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
 import { splitLongForm } from "./long_form.ts";
@@ -66,6 +68,8 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", realtimeRoutes);
   app.route("/", notificationRoutes);
   app.route("/", docsRoutes);
+  app.route("/", jobRoutes);
+  app.route("/", cronRoutes);
   app.route("/", functionsRoutes); // last: jobs, cron and alerts share the /v1/functions/ prefix
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {

@@ -47,6 +47,10 @@ const Env = z.object({
   INVOKE_RATE_PER_MIN: z.coerce.number().int().min(1).default(600),
   INVOKE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   PLAN_INVOCATIONS_PER_MONTH: z.coerce.number().int().min(0).default(1_000_000),
+  // Jobs and cron (docs/jobs.md)
+  JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  JOBS_LEASE_SECS: z.coerce.number().int().min(1).max(3600).default(30),
+  JOBS_SWEEP_SECS: z.coerce.number().int().min(0).max(3600).default(15),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

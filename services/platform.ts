@@ -12,6 +12,8 @@ import { NetGuard } from "./notifications/net_guard.ts";
 import { NotificationService } from "./notifications/service.ts";
 import { SettingsStore } from "./notifications/settings.ts";
 import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
+import { CronService } from "./jobs/cron.ts";
+import { JobService } from "./jobs/service.ts";
 import { ProjectService } from "./projects/projects.ts";
 import { TokenBucket } from "./rate_limit.ts";
 import { RealtimeService } from "./realtime/service.ts";
@@ -34,6 +36,10 @@ export interface Platform {
   notifications: NotificationService;
   /** Edge functions: storage, runtime hosts, invoke, logs and records. */
   functions: FunctionsArea;
+  /** Background jobs and their dead-letter queue. */
+  jobs: JobService;
+  /** Cron entries that queue jobs. */
+  cron: CronService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -78,6 +84,13 @@ export async function openPlatform(config: Config): Promise<Platform> {
       sseHeartbeatMs: config.REALTIME_SSE_HEARTBEAT_MS,
     });
     const functions = await openFunctions(config, { dbs, kv, cipher });
+    const jobs = new JobService({
+      dbs,
+      kv,
+      invoker: functions.invoker,
+      concurrency: config.JOBS_CONCURRENCY,
+      leaseSecs: config.JOBS_LEASE_SECS,
+    });
     return {
       config,
       dbs,
@@ -101,6 +114,8 @@ export async function openPlatform(config: Config): Promise<Platform> {
         concurrency: config.NOTIFY_CONCURRENCY,
       }),
       functions,
+      jobs,
+      cron: new CronService(dbs, jobs),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {
