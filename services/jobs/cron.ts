@@ -1,7 +1,15 @@
 import type { Databases } from "../../db/databases.ts";
 import { errors } from "../errors.ts";
 import { describeError, log } from "../log.ts";
-import { claimTick, type CronRow, deleteCron, dueCron, listCron, upsertCron } from "./cron_store.ts";
+import {
+  claimTick,
+  type CronRow,
+  deleteCron,
+  type DueCron,
+  dueCron,
+  listCron,
+  upsertCron,
+} from "./cron_store.ts";
 import { nextRun, normalizeSchedule } from "./schedule.ts";
 import type { JobService } from "./service.ts";
 import { insertJob } from "./store.ts";
@@ -100,18 +108,18 @@ export class CronService {
     return fired;
   }
 
-  private async fire(ref: string, entry: CronRow): Promise<boolean> {
+  private async fire(ref: string, entry: DueCron): Promise<boolean> {
     const tick = new Date(entry.next_run!);
     const next = nextRun(entry.schedule, new Date(Math.max(Date.now(), tick.getTime())));
     const db = await this.dbs.project(ref);
     const job = await db.transaction(async (tx) => {
-      if (!await claimTick(tx, entry.id, tick, next)) return null; // another process took this tick
+      if (!await claimTick(tx, entry.id, entry.tick, next)) return null; // another process took this tick
       return await insertJob(tx, {
         functionName: entry.function_name,
         payload: entry.payload,
         maxAttempts: CRON_JOB_ATTEMPTS,
         delaySecs: 0,
-        cron: { id: entry.id, tick },
+        cron: { id: entry.id, tick: entry.tick },
       });
     });
     if (!job) return false;

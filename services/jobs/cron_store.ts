@@ -58,10 +58,15 @@ export async function deleteCron(db: Queryable, name: string): Promise<boolean> 
     0;
 }
 
+/** A due entry, with its `next_run` exactly as stored (microseconds included) for the claim. */
+export interface DueCron extends CronRow {
+  tick: string;
+}
+
 /** Active entries whose next run is due. */
-export async function dueCron(db: Queryable, limit: number): Promise<CronRow[]> {
-  return await db.query<CronRow>(
-    `select ${COLUMNS} from platform.cron_entries where is_active and next_run <= now()
+export async function dueCron(db: Queryable, limit: number): Promise<DueCron[]> {
+  return await db.query<DueCron>(
+    `select ${COLUMNS}, next_run::text as tick from platform.cron_entries where is_active and next_run <= now()
      order by next_run limit $1`,
     [limit],
   );
@@ -70,17 +75,18 @@ export async function dueCron(db: Queryable, limit: number): Promise<CronRow[]> 
 /**
  * Claims one tick of an entry: moves `next_run` from the tick to `next` only if it still is the tick (an atomic
  * compare-and-set, so one process wins however many fire it). Null when another process already took it, or
- * the entry was changed, deactivated or deleted meanwhile.
+ * the entry was changed, deactivated or deleted meanwhile. `tick` is the stored text: passed as text, not as
+ * a timestamp parameter (postgres.js would round it through a JS Date and drop the microseconds).
  */
 export async function claimTick(
   db: Queryable,
   id: string,
-  tick: Date,
+  tick: string,
   next: Date | null,
 ): Promise<CronRow | null> {
   const [row] = await db.query<CronRow>(
     `update platform.cron_entries set next_run = $3, last_run = now()
-     where id = $1 and is_active and next_run = $2
+     where id = $1 and is_active and next_run = $2::text::timestamptz
      returning ${COLUMNS}`,
     [id, tick, next],
   );

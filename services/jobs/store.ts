@@ -32,7 +32,7 @@ export interface NewJob {
   maxAttempts: number;
   delaySecs: number;
   /** The cron entry and tick that made it (one job per tick: a second insert returns nothing). */
-  cron?: { id: string; tick: Date };
+  cron?: { id: string; tick: string };
 }
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
@@ -41,7 +41,7 @@ const json = (v: unknown) => (v === undefined || v === null ? null : JSON.string
 export async function insertJob(db: Queryable, job: NewJob): Promise<JobRow | null> {
   const [row] = await db.query<JobRow>(
     `insert into platform.jobs (function_name, payload, max_attempts, scheduled_at, cron_id, cron_tick)
-     values ($1, $2::text::jsonb, $3, now() + make_interval(secs => $4), $5, $6)
+     values ($1, $2::text::jsonb, $3, now() + make_interval(secs => $4), $5, $6::text::timestamptz)
      on conflict (cron_id, cron_tick) where cron_id is not null do nothing
      returning ${COLUMNS}`,
     [
