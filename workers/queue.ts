@@ -13,8 +13,8 @@ export type QueueMessage =
     project: string;
     items: { id: string; channel: string; dispatch: string }[];
   }
-  /** Run job `id` of a project if it is still due (services/jobs: the claim makes duplicates harmless). */
-  | { kind: "job.run"; project: string; id: string };
+  /** Run these jobs of a project if they are still due (services/jobs: the claim makes duplicates harmless). */
+  | { kind: "job.run"; project: string; ids: string[] };
 
 /** The kinds of {@linkcode QueueMessage}. */
 export type QueueKind = QueueMessage["kind"];

@@ -6,6 +6,7 @@ import { describeError, log } from "../log.ts";
 import { backoffMs } from "../notifications/backoff.ts";
 import { Semaphore } from "../notifications/semaphore.ts";
 import { TtlCache } from "../ttl_cache.ts";
+import { RunBatcher } from "./batcher.ts";
 import {
   type AttemptEnd,
   claimJob,
@@ -61,9 +62,11 @@ export class JobService {
   /** Jobs this process started at once after creating them: their KV copies are skipped from memory. */
   private readonly handledLocally = new TtlCache<string, true>({ ttlMs: 10 * 60_000, maxEntries: 200_000 });
   private renewTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly batcher: RunBatcher;
 
   constructor(private readonly options: JobServiceOptions) {
     this.lane = new Semaphore(options.concurrency);
+    this.batcher = new RunBatcher(options.kv);
   }
 
   /** Queues a job; it runs after `delay_secs` (or as soon as a slot is free). */
@@ -85,13 +88,22 @@ export class JobService {
     return row;
   }
 
-  /** Puts a `job.run` message on the queue (the durable copy), then starts an immediate job here at once. */
+  /**
+   * Puts a `job.run` message on the queue (the durable copy; immediate ones grouped per project) and resolves
+   * once it is written. An immediate job also starts here at once, without waiting for the write: the row is
+   * the state of record, so if this process died before the write, the sweep at the next start finds it.
+   */
   async enqueueRun(ref: string, id: string, delayMs: number): Promise<void> {
-    await enqueue(this.options.kv, { kind: "job.run", project: ref, id }, {
-      delayMs,
-      keysIfUndelivered: [["jobs", "undelivered", ref, id, crypto.randomUUID()]],
-    });
-    if (delayMs <= 0 && this.dispatching) this.runLocally(ref, id);
+    if (delayMs > 0) {
+      await enqueue(this.options.kv, { kind: "job.run", project: ref, ids: [id] }, {
+        delayMs,
+        keysIfUndelivered: [["jobs", "undelivered", ref, id, crypto.randomUUID()]],
+      });
+      return;
+    }
+    const written = this.batcher.add(ref, id);
+    if (this.dispatching) this.runLocally(ref, id);
+    await written;
   }
 
   /**
@@ -111,15 +123,23 @@ export class JobService {
     run.finally(() => this.local.delete(run));
   }
 
-  /** The handler of `job.run` messages. Throwing makes KV deliver the message again. */
-  async deliver(message: { project: string; id: string }): Promise<void> {
-    const key = `${message.project}/${message.id}`;
-    if (this.handledLocally.get(key)) {
+  /**
+   * The handler of `job.run` messages: one attempt per job still due, concurrently. Throwing makes KV deliver
+   * the message again; the jobs already done are then skipped by their claim.
+   */
+  async deliver(message: { project: string; ids: string[] }): Promise<void> {
+    const todo = message.ids.filter((id) => {
+      const key = `${message.project}/${id}`;
+      if (!this.handledLocally.get(key)) return true;
       this.handledLocally.delete(key); // a later message (a retry) for the same job must not be skipped
-      return;
+      return false;
+    });
+    const results = await Promise.allSettled(todo.map((id) => this.attempt(message.project, id)));
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    if (results.some((r) => r.status === "fulfilled" && !r.value)) {
+      throw new Error("Job dispatcher is stopping");
     }
-    const started = await this.attempt(message.project, message.id);
-    if (!started) throw new Error("Job dispatcher is stopping");
   }
 
   /** One attempt at a job when it is still due; false when not started because dispatching stopped. */
