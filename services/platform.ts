@@ -90,6 +90,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       invoker: functions.invoker,
       concurrency: config.JOBS_CONCURRENCY,
       leaseSecs: config.JOBS_LEASE_SECS,
+      maxPayloadBytes: config.INVOKE_MAX_BODY_BYTES,
     });
     return {
       config,

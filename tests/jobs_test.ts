@@ -19,7 +19,13 @@ const JOB_FIELDS = [
 ];
 
 Deno.test("jobs: run, retry with backoff, dead-letter queue, requeue, bounds and roles", async (t) => {
-  const p = await startPlatform({}, { workers: true });
+  // Short leases swept every second: a long attempt must keep its lease, and no step may see a job run twice.
+  const p = await startPlatform(
+    { JOBS_LEASE_SECS: "1", JOBS_SWEEP_SECS: "1", INVOKE_MAX_BODY_BYTES: "2048" },
+    {
+      workers: true,
+    },
+  );
   const sk = { apikey: p.secretKey };
   const call = async (method: string, path: string, body?: unknown, headers: HeadersInit = sk) =>
     await json(await p.fetch(path, { method, headers, json: body }));
@@ -87,6 +93,7 @@ Deno.test("jobs: run, retry with backoff, dead-letter queue, requeue, bounds and
         { function_name: "fine", max_attempts: 0 },
         { function_name: "fine", max_attempts: 26 },
         { function_name: "fine", extra: true },
+        { function_name: "fine", payload: { big: "x".repeat(3000) } },
       ];
       for (const body of bodies) {
         const res = await call("POST", "/v1/functions/jobs", body);
@@ -215,6 +222,20 @@ Deno.test("jobs: run, retry with backoff, dead-letter queue, requeue, bounds and
       assertMatch(dead.error, /^NOT_FOUND: Function "gone" does not exist or is not active/);
       const never = await create({ function_name: "never-deployed", max_attempts: 1 });
       assertMatch((await until(never.id, ["dead"])).error, /^NOT_FOUND/);
+    });
+
+    await t.step("an attempt longer than its lease renews it and runs once", async () => {
+      await deploy(
+        p,
+        p.secretKey,
+        "long",
+        `export default { async fetch() {
+        await new Promise((r) => setTimeout(r, 2500)); return new Response("done"); } };`,
+      );
+      const created = await create({ function_name: "long" });
+      const done = await until(created.id, ["completed", "failed", "dead"]);
+      assertEquals(done.status, "completed", done.error);
+      assertEquals(done.attempts, 1, "the sweep did not take the attempt over");
     });
 
     await t.step("a running job cannot be retried (409)", async () => {

@@ -70,6 +70,7 @@ export class CronService {
   /** Creates or updates (by name) an entry; `created` tells which. */
   async upsert(ref: string, input: CronInput): Promise<{ entry: CronObject; created: boolean }> {
     const schedule = normalizeSchedule(input.schedule);
+    this.jobs.checkPayload(input.payload);
     const db = await this.dbs.project(ref);
     const { row, created } = await upsertCron(db, {
       name: input.name,

@@ -41,6 +41,8 @@ export interface JobServiceOptions {
   concurrency: number;
   /** Lease of a running attempt, renewed every third of it while the attempt runs. */
   leaseSecs: number;
+  /** Largest payload in bytes of JSON: what invoke accepts as a body (INVOKE_MAX_BODY_BYTES). */
+  maxPayloadBytes: number;
 }
 
 const BACKOFF = { baseMs: 1000, capMs: 60 * 60 * 1000 };
@@ -71,6 +73,7 @@ export class JobService {
 
   /** Queues a job; it runs after `delay_secs` (or as soon as a slot is free). */
   async create(ref: string, input: CreateJobInput): Promise<JobObject> {
+    this.checkPayload(input.payload);
     const row = await this.insert(ref, {
       functionName: input.function_name,
       payload: input.payload,
@@ -78,6 +81,17 @@ export class JobService {
       delaySecs: input.delay_secs ?? 0,
     });
     return jobView(ref, row!);
+  }
+
+  /** Throws a 400 when a payload is larger than a function may receive as its body. */
+  checkPayload(payload: unknown): void {
+    if (payload === undefined || payload === null) return;
+    const bytes = new TextEncoder().encode(JSON.stringify(payload)).length;
+    if (bytes > this.options.maxPayloadBytes) {
+      throw errors.validation(
+        `payload: ${bytes} bytes of JSON, more than the ${this.options.maxPayloadBytes} a function accepts`,
+      );
+    }
   }
 
   /** Stores a job and puts it on the queue; null when its cron tick already has one. */
