@@ -187,6 +187,7 @@ Deno.test("jobs: run, retry with backoff, dead-letter queue, requeue, bounds and
       for (const id of [deadId, second.id]) {
         const done = await until(id, ["completed"]);
         assertEquals(done.attempts, 1);
+        assertEquals(done.error, null, "the error is cleared by the attempt that succeeds");
       }
       assertEquals((await call("GET", "/v1/functions/jobs/dlq")).body.data.length, 0);
       assertEquals((await call("POST", "/v1/functions/jobs/dlq/requeue")).body.data, { requeued: 0 });

@@ -99,12 +99,15 @@ export type AttemptEnd =
   | { status: "failed"; error: string; retryInMs: number }
   | { status: "dead"; error: string };
 
-/** Records the end of an attempt, only while this attempt still holds the lease; false when it lost it. */
+/**
+ * Records the end of an attempt (a success clears `error`), only while this attempt still holds the lease;
+ * false when it lost it.
+ */
 export async function finishJob(db: Queryable, id: string, token: string, end: AttemptEnd): Promise<boolean> {
   const rows = await db.query(
     `update platform.jobs set status = $3, updated_at = now(), lease_token = null, lease_until = null,
        completed_at = case when $3 = 'completed' then now() else completed_at end,
-       error = case when $3 = 'completed' then error else $4 end,
+       error = $4,
        scheduled_at = case when $3 = 'failed' then now() + make_interval(secs => $5) else scheduled_at end
      where id = $1 and status = 'running' and lease_token = $2
      returning id`,
