@@ -51,6 +51,7 @@ const Env = z.object({
   JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   JOBS_LEASE_SECS: z.coerce.number().int().min(1).max(3600).default(30),
   JOBS_SWEEP_SECS: z.coerce.number().int().min(0).max(3600).default(15),
+  JOBS_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(7),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

@@ -91,6 +91,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       concurrency: config.JOBS_CONCURRENCY,
       leaseSecs: config.JOBS_LEASE_SECS,
       maxPayloadBytes: config.INVOKE_MAX_BODY_BYTES,
+      retentionDays: config.JOBS_RETENTION_DAYS,
     });
     return {
       config,

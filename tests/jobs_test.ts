@@ -239,6 +239,24 @@ Deno.test("jobs: run, retry with backoff, dead-letter queue, requeue, bounds and
       assertEquals(done.attempts, 1, "the sweep did not take the attempt over");
     });
 
+    await t.step("completed jobs are deleted after JOBS_RETENTION_DAYS (7); dead jobs stay", async () => {
+      const old = await create({ function_name: "fine" });
+      await until(old.id, ["completed"]);
+      const dead = await create({ function_name: "broken-again", max_attempts: 1 });
+      await until(dead.id, ["dead"]);
+      const aged = await call("POST", "/v1/sql", {
+        query:
+          `update platform.jobs set completed_at = now() - interval '8 days', created_at = now() - interval '8 days'
+                where id in ('${old.id}', '${dead.id}')`,
+      });
+      assertEquals(aged.status, 200, JSON.stringify(aged.body));
+      await waitUntil(
+        "the sweep to prune",
+        async () => (await call("GET", `/v1/functions/jobs/${old.id}`)).status === 404,
+      );
+      assertEquals((await job(dead.id)).status, "dead");
+    });
+
     await t.step("a running job cannot be retried (409)", async () => {
       await deploy(
         p,

@@ -19,6 +19,7 @@ import {
   listJobs,
   type NewJob,
   overdueJobs,
+  pruneCompleted,
   renewLeases,
   resetJobs,
 } from "./store.ts";
@@ -41,6 +42,8 @@ export interface JobServiceOptions {
   concurrency: number;
   /** Lease of a running attempt, renewed every third of it while the attempt runs. */
   leaseSecs: number;
+  /** Completed jobs are deleted this many days after they finished (0 keeps them). Dead jobs stay. */
+  retentionDays: number;
   /** Largest payload in bytes of JSON: what invoke accepts as a body (INVOKE_MAX_BODY_BYTES). */
   maxPayloadBytes: number;
 }
@@ -251,6 +254,7 @@ export class JobService {
   /**
    * Recovers lost work of a project: attempts whose lease expired become failures (retried at once, or dead),
    * and jobs due for `graceSecs` are put on the queue again. Duplicates are harmless: the claim lets one act.
+   * Also deletes completed jobs past their retention.
    */
   async sweep(ref: string, graceSecs: number): Promise<number> {
     const db = await this.options.dbs.project(ref);
@@ -258,6 +262,7 @@ export class JobService {
     const due = await overdueJobs(db, graceSecs, 1000);
     const ids = new Set([...expired, ...due]);
     for (const id of ids) await this.enqueueRun(ref, id, 0);
+    if (this.options.retentionDays > 0) await pruneCompleted(db, this.options.retentionDays, 10_000);
     return ids.size;
   }
 

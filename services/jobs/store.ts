@@ -175,3 +175,15 @@ export async function overdueJobs(db: Queryable, graceSecs: number, limit: numbe
   );
   return rows.map((r) => r.id);
 }
+
+/** Deletes up to `limit` completed jobs finished more than `days` ago; returns how many. */
+export async function pruneCompleted(db: Queryable, days: number, limit: number): Promise<number> {
+  const rows = await db.query(
+    `delete from platform.jobs where id in (
+       select id from platform.jobs where status = 'completed'
+         and completed_at < now() - make_interval(days => $1) limit $2)
+     returning id`,
+    [days, limit],
+  );
+  return rows.length;
+}
