@@ -33,8 +33,8 @@ export const FUNCTIONS = {
   } };`,
   /** Always fails. */
   broken: `export default { fetch() { return new Response("always broken", { status: 500 }); } };`,
-  /** Always succeeds. */
-  fine: `export default { fetch() { return new Response("fine"); } };`,
+  /** Succeeds when the body is JSON (a job without payload sends `null`). */
+  fine: `export default { async fetch(req) { await req.json(); return new Response("fine"); } };`,
 };
 
 /** Deploys a deno function (upsert on name) and throws unless it worked. */

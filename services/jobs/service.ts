@@ -107,20 +107,27 @@ export class JobService {
 
   /**
    * Puts a `job.run` message on the queue (the durable copy; immediate ones grouped per project) and resolves
-   * once it is written. An immediate job also starts here at once, without waiting for the write: the row is
+   * once it is written (or its failure logged). An immediate job also starts here at once, without waiting for the write: the row is
    * the state of record, so if this process died before the write, the sweep at the next start finds it.
    */
   async enqueueRun(ref: string, id: string, delayMs: number): Promise<void> {
+    // A KV write that fails is logged, not thrown: the row is already due, and the sweep re-enqueues it.
+    const lost = (err: unknown) =>
+      log.warn("job message not written; the sweep will pick the job up", {
+        project: ref,
+        job: id,
+        cause: describeError(err),
+      });
     if (delayMs > 0) {
       await enqueue(this.options.kv, { kind: "job.run", project: ref, ids: [id] }, {
         delayMs,
         keysIfUndelivered: [["jobs", "undelivered", ref, id, crypto.randomUUID()]],
-      });
+      }).catch(lost);
       return;
     }
     const written = this.batcher.add(ref, id);
     if (this.dispatching) this.runLocally(ref, id);
-    await written;
+    await written.catch(lost);
   }
 
   /**
@@ -192,7 +199,7 @@ export class JobService {
         method: "POST",
         path: "/",
         headers: { "content-type": "application/json" },
-        body: job.payload ?? null,
+        body: JSON.stringify(job.payload ?? null), // a job without payload sends the JSON text null
       }, {
         ref,
         requestId: crypto.randomUUID(),
