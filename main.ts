@@ -40,6 +40,7 @@ if (import.meta.main) {
     onListen: async ({ port, hostname }) => {
       const host = hostname === "0.0.0.0" || hostname === "::" ? config.BASE_DOMAIN : hostname;
       const url = config.PUBLIC_URL ?? `http://${host}:${port}`;
+      platform.functions.listeningOn(port);
       if (!config.QUIET) await printBanner(platform, url);
       log.info("listening", { port, database: platform.dbs.kind });
     },

@@ -3,7 +3,15 @@ import { requireWrk } from "./wrk.ts";
 
 await requireWrk();
 const only = Deno.args;
-const benches = ["foundation.ts", "data.ts", "functions.ts", "realtime.ts", "notifications.ts", "ai.ts"];
+const benches = [
+  "foundation.ts",
+  "data.ts",
+  "functions.ts",
+  "jobs.ts",
+  "realtime.ts",
+  "notifications.ts",
+  "ai.ts",
+];
 for (const file of benches) {
   if (only.length > 0 && !only.some((name) => file.startsWith(name))) continue;
   console.log(`\n=== bench/${file}`);

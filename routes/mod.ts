@@ -11,7 +11,9 @@ import { aiSessionRoutes } from "./ai_session.ts";
 import { authRoutes } from "./auth.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
+import { cronRoutes } from "./cron.ts";
 import { functionsRoutes } from "./functions.ts";
+import { jobRoutes } from "./jobs.ts";
 import type { AppEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
 import { splitLongForm } from "./long_form.ts";
@@ -83,6 +85,8 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
   app.route("/", aiRagRoutes);
   app.route("/", aiNl2SqlRoutes);
   app.route("/", aiSessionRoutes);
+  app.route("/", jobRoutes);
+  app.route("/", cronRoutes);
   app.route("/", functionsRoutes); // last: jobs, cron and alerts share the /v1/functions/ prefix
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {

@@ -66,6 +66,11 @@ export const Env = z.object({
   AI_SQL_MAX_COST: z.coerce.number().min(1).default(1_000_000),
   AI_USER_RATE_PER_MIN: z.coerce.number().int().min(0).default(60),
   AI_SESSION_MINT_PER_MIN: z.coerce.number().int().min(0).default(10),
+  // Jobs and cron (docs/jobs.md)
+  JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  JOBS_LEASE_SECS: z.coerce.number().int().min(1).max(3600).default(30),
+  JOBS_SWEEP_SECS: z.coerce.number().int().min(0).max(3600).default(15),
+  JOBS_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(7),
 });
 
 /** The validated configuration, read once by main.ts and passed down. */

@@ -13,6 +13,8 @@ import { NetGuard } from "./notifications/net_guard.ts";
 import { NotificationService } from "./notifications/service.ts";
 import { SettingsStore } from "./notifications/settings.ts";
 import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
+import { CronService } from "./jobs/cron.ts";
+import { JobService } from "./jobs/service.ts";
 import { ProjectService } from "./projects/projects.ts";
 import { TokenBucket } from "./rate_limit.ts";
 import { RealtimeService } from "./realtime/service.ts";
@@ -37,6 +39,10 @@ export interface Platform {
   functions: FunctionsArea;
   /** The AI gateway (decisions §10). */
   ai: AiGateway;
+  /** Background jobs and their dead-letter queue. */
+  jobs: JobService;
+  /** Cron entries that queue jobs. */
+  cron: CronService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -83,6 +89,15 @@ export async function openPlatform(config: Config): Promise<Platform> {
       sseHeartbeatMs: config.REALTIME_SSE_HEARTBEAT_MS,
     });
     const functions = await openFunctions(config, { dbs, kv, cipher });
+    const jobs = new JobService({
+      dbs,
+      kv,
+      invoker: functions.invoker,
+      concurrency: config.JOBS_CONCURRENCY,
+      leaseSecs: config.JOBS_LEASE_SECS,
+      maxPayloadBytes: config.INVOKE_MAX_BODY_BYTES,
+      retentionDays: config.JOBS_RETENTION_DAYS,
+    });
     return {
       config,
       dbs,
@@ -107,6 +122,8 @@ export async function openPlatform(config: Config): Promise<Platform> {
       }),
       functions,
       ai: new AiGateway(config, dbs, kv),
+      jobs,
+      cron: new CronService(dbs, jobs),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {

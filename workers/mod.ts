@@ -1,5 +1,6 @@
 import { describeError, log } from "../services/log.ts";
 import type { Platform } from "../services/platform.ts";
+import { startCronTicker } from "./cron_ticker.ts";
 import { QueueDispatcher } from "./queue.ts";
 
 /** The background workers of one process. */
@@ -13,6 +14,8 @@ export interface Workers {
 export interface WorkerOptions {
   /** Milliseconds between sweeps for overdue notifications (0 disables the periodic sweeper). */
   sweepEveryMs?: number;
+  /** Milliseconds between sweeps for expired job leases and overdue jobs (default JOBS_SWEEP_SECS; 0 disables). */
+  jobSweepEveryMs?: number;
 }
 
 /**
@@ -21,9 +24,13 @@ export interface WorkerOptions {
  */
 export function startWorkers(platform: Platform, options: WorkerOptions = {}): Workers {
   const dispatcher = new QueueDispatcher(platform.kv)
-    .on("notification.send", (m) => platform.notifications.deliver(m));
+    .on("notification.send", (m) => platform.notifications.deliver(m))
+    .on("job.run", (m) => platform.jobs.deliver(m));
   dispatcher.start();
   void platform.notifications.setDispatching(true);
+  void platform.jobs.setDispatching(true);
+  const jobs = startJobSweeper(platform, options.jobSweepEveryMs ?? platform.config.JOBS_SWEEP_SECS * 1000);
+  const cron = startCronTicker(platform);
   const sweep = (graceSecs: number) =>
     (async () => {
       for (const project of await platform.projects.list()) {
@@ -41,9 +48,35 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
     dispatcher,
     async stop() {
       clearInterval(timer);
-      await platform.notifications.setDispatching(false);
+      await cron.stop();
+      await jobs.stop();
+      await Promise.all([platform.notifications.setDispatching(false), platform.jobs.setDispatching(false)]);
       await sweeping;
       await dispatcher.stop();
+    },
+  };
+}
+
+/**
+ * Starts the job sweeper: at once (so a restart resumes every pending job and takes over attempts whose
+ * process died, when their lease has expired), then every `everyMs`.
+ */
+function startJobSweeper(platform: Platform, everyMs: number): { stop(): Promise<void> } {
+  const sweep = (graceSecs: number) =>
+    (async () => {
+      for (const project of await platform.projects.list()) {
+        await platform.jobs.sweep(project.ref, graceSecs).catch((err) =>
+          log.warn("job sweep failed", { project: project.ref, cause: describeError(err) })
+        );
+      }
+    })().catch((err) => log.warn("job sweep failed", { cause: describeError(err) }));
+  let sweeping: Promise<void> = sweep(0);
+  // Later sweeps leave a few seconds to the queue message of a job that just became due.
+  const timer = everyMs > 0 ? setInterval(() => (sweeping = sweep(5)), everyMs) : undefined;
+  return {
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
     },
   };
 }

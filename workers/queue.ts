@@ -8,11 +8,13 @@ import { describeError, log } from "../services/log.ts";
  */
 export type QueueMessage =
   /** Deliver notifications of a project; each `dispatch` token must still be current on its row. */
-  {
+  | {
     kind: "notification.send";
     project: string;
     items: { id: string; channel: string; dispatch: string }[];
-  };
+  }
+  /** Run these jobs of a project if they are still due (services/jobs: the claim makes duplicates harmless). */
+  | { kind: "job.run"; project: string; ids: string[] };
 
 /** The kinds of {@linkcode QueueMessage}. */
 export type QueueKind = QueueMessage["kind"];

@@ -27,6 +27,11 @@ export interface InvokeContext {
   clientId: string;
   /** Verified claims of a signed-in caller (sent as `x-platform-user`). */
   user?: Record<string, unknown>;
+  /**
+   * Set when a background job runs the function (decisions §6): adds `x-platform-job-id` and
+   * `x-platform-job-attempt`, and skips the per-client rate limit (the job dispatcher paces jobs itself).
+   */
+  job?: { id: string; attempt: number };
 }
 
 /** The function's answer. */
@@ -132,6 +137,10 @@ export class Invoker {
     headers.set("x-platform-request-id", ctx.requestId);
     headers.set("x-platform-project", ctx.ref);
     if (ctx.user) headers.set("x-platform-user", JSON.stringify(ctx.user));
+    if (ctx.job) {
+      headers.set("x-platform-job-id", ctx.job.id);
+      headers.set("x-platform-job-attempt", String(ctx.job.attempt));
+    }
     return { method, url, headers: [...headers] as HeaderList, body };
   }
 
@@ -140,7 +149,9 @@ export class Invoker {
     const loaded = await this.deps.functions.loadActive(ctx.ref, name);
     if (!loaded) throw errors.notFound(`Function "${name}" does not exist or is not active`);
     const { fn, spec } = loaded;
-    const taken = this.deps.rateLimit.take(`${ctx.ref}\u0000${fn.id}\u0000${ctx.clientId}`);
+    const taken = ctx.job
+      ? { ok: true as const }
+      : this.deps.rateLimit.take(`${ctx.ref}\u0000${fn.id}\u0000${ctx.clientId}`);
     if (!taken.ok) {
       throw new AppError(
         429,

@@ -17,6 +17,11 @@ export interface FunctionsArea {
   logs: FunctionLogs;
   recorder: InvocationRecorder;
   quota: InvocationQuota;
+  /**
+   * Records the port the platform really listens on (PORT=0 picks one at start), so that hosts started from
+   * now on deny it too wherever the operator opened a private address.
+   */
+  listeningOn(port: number): void;
   /** Stops the hosts and writes pending records and counts. */
   close(): Promise<void>;
 }
@@ -27,12 +32,14 @@ export async function openFunctions(
   deps: { dbs: Databases; kv: Deno.Kv; cipher: Cipher },
 ): Promise<FunctionsArea> {
   const logs = new FunctionLogs(config.FUNCTIONS_LOG_LINES);
+  // Read by the runtime whenever it starts a host: listeningOn() adds the port chosen at start.
+  const platformPorts = config.PORT > 0 ? [config.PORT] : [];
   const runtime = await Runtime.create({
     maxHosts: config.FUNCTIONS_MAX_HOSTS,
     maxMemoryMb: config.FUNCTIONS_MAX_MEMORY_MB,
     idleMs: config.FUNCTIONS_IDLE_SECS * 1000,
     allowPrivateNet: config.FUNCTIONS_ALLOW_PRIVATE_NET.split(",").map((s) => s.trim()).filter(Boolean),
-    platformPorts: config.PORT > 0 ? [config.PORT] : [],
+    platformPorts,
     marginMs: config.FUNCTIONS_TIMEOUT_MARGIN_MS,
   }, (id, level, text) => logs.add(id, level, text));
   const service = new FunctionService(deps.dbs, deps.cipher, {
@@ -56,6 +63,9 @@ export async function openFunctions(
     logs,
     recorder,
     quota,
+    listeningOn(port) {
+      if (!platformPorts.includes(port)) platformPorts.push(port);
+    },
     async close() {
       await runtime.close();
       await recorder.close();
