@@ -8,6 +8,10 @@ export interface RuntimeOptions {
   maxHosts: number;
   /** Sum of the hosts' memory_mb, at most. */
   maxMemoryMb: number;
+  /** Hosts one tenant (project) may hold at once, so that one project cannot take the runtime from the others. */
+  maxHostsPerTenant: number;
+  /** Sum of memory_mb one tenant may hold at once. */
+  maxMemoryMbPerTenant: number;
   /** A host with no call for this long is stopped. */
   idleMs: number;
   /** Private addresses or IPv4 ranges the operator opened to functions (FUNCTIONS_ALLOW_PRIVATE_NET). */
@@ -20,6 +24,8 @@ export interface RuntimeOptions {
 
 /** One deployed version of a function, as the runtime runs it. */
 export interface FunctionSpec {
+  /** The tenant (project) the function belongs to: its share of the runtime is bounded. */
+  tenant: string;
   /** Identity of the function across versions (its id). */
   functionId: string;
   /** Identity of this version: code_hash, permissions and env (a warm host serves exactly one). */
@@ -68,6 +74,8 @@ export class Runtime {
   private readonly idleTimer: ReturnType<typeof setInterval>;
   private seq = 0;
   private closing = false;
+  private readonly tenantOf = new WeakMap<HostProcess, string>();
+  private readonly startingByTenant = new Map<string, { count: number; memory: number }>();
 
   private constructor(
     private readonly options: RuntimeOptions,
@@ -158,6 +166,30 @@ export class Runtime {
     return { count: live.length + this.starting + this.spares.size, memory };
   }
 
+  /**
+   * Keeps a tenant within its share: it may make room by stopping its own idle hosts only; when all of its
+   * hosts are busy, it alone is refused, and the other tenants keep the rest of the runtime.
+   */
+  private makeTenantRoom(tenant: string, memoryMb: number): void {
+    const mine = this.live().filter((h) => this.tenantOf.get(h) === tenant);
+    const starting = this.startingByTenant.get(tenant) ?? { count: 0, memory: 0 };
+    let count = mine.length + starting.count;
+    let memory = mine.reduce((n, h) => n + h.memoryMb, 0) + starting.memory;
+    const idle = mine.filter((h) => h.inFlight === 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    const { maxHostsPerTenant: maxHosts, maxMemoryMbPerTenant: maxMemory } = this.options;
+    while (count + 1 > maxHosts || memory + memoryMb > maxMemory) {
+      const victim = idle.shift();
+      if (!victim) {
+        throw new RuntimeUnavailable(
+          `The project's functions use their whole share of the runtime (${maxHosts} hosts, ${maxMemory} MB)`,
+        );
+      }
+      this.stop(victim);
+      count--;
+      memory -= victim.memoryMb;
+    }
+  }
+
   private makeRoom(memoryMb: number): void {
     // Spares go first: they serve nobody yet.
     for (const key of [...this.spares.keys()]) {
@@ -228,6 +260,7 @@ export class Runtime {
     let host = spare?.host?.alive ? spare.host : null;
     if (host) this.spares.delete(key);
     try {
+      this.makeTenantRoom(spec.tenant, spec.memoryMb);
       this.makeRoom(spec.memoryMb);
     } catch (err) {
       host?.kill();
@@ -235,6 +268,11 @@ export class Runtime {
     }
     this.starting++;
     this.startingMemory += spec.memoryMb;
+    const tenantStarting = this.startingByTenant.get(spec.tenant) ?? { count: 0, memory: 0 };
+    this.startingByTenant.set(spec.tenant, {
+      count: tenantStarting.count + 1,
+      memory: tenantStarting.memory + spec.memoryMb,
+    });
     try {
       host ??= await this.spawn(spec.memoryMb, flags);
       host.assign(
@@ -251,6 +289,7 @@ export class Runtime {
         (level, text) => this.onLog(spec.functionId, level, text),
         (h) => this.onExit(spec.versionKey, h),
       );
+      this.tenantOf.set(host, spec.tenant);
       this.settled.set(spec.versionKey, host);
       return host;
     } catch (err) {
@@ -258,6 +297,9 @@ export class Runtime {
     } finally {
       this.starting--;
       this.startingMemory -= spec.memoryMb;
+      const t = this.startingByTenant.get(spec.tenant)!;
+      if (t.count <= 1) this.startingByTenant.delete(spec.tenant);
+      else this.startingByTenant.set(spec.tenant, { count: t.count - 1, memory: t.memory - spec.memoryMb });
       this.refill(key, spec.memoryMb, flags);
     }
   }

@@ -5,6 +5,8 @@ import { type FunctionSpec, Runtime, type RuntimeOptions, RuntimeUnavailable } f
 const OPTIONS: RuntimeOptions = {
   maxHosts: 3,
   maxMemoryMb: 1024,
+  maxHostsPerTenant: 3,
+  maxMemoryMbPerTenant: 1024,
   idleMs: 60_000,
   allowPrivateNet: [],
   platformPorts: [],
@@ -13,6 +15,7 @@ const OPTIONS: RuntimeOptions = {
 
 function spec(id: string, code: string, extra: Partial<FunctionSpec> = {}): FunctionSpec {
   return {
+    tenant: "t1",
     functionId: id,
     versionKey: `${id}-v1`,
     name: id,
@@ -108,6 +111,36 @@ Deno.test("runtime supervisor: reuse, caps, idle eviction, crash restart, privat
     await server.shutdown();
     await other.shutdown();
   }
+
+  await t.step("a tenant at its share is refused alone; other tenants still start hosts", async () => {
+    const shared = await Runtime.create({ ...OPTIONS, maxHosts: 3, maxHostsPerTenant: 1 }, () => {});
+    try {
+      const slowCode =
+        "export default async () => { await new Promise((r) => setTimeout(r, 1500)); return new Response('done'); }";
+      const slow = shared.invoke(spec("a-slow", slowCode, { tenant: "a" }), GET);
+      // Bounded wait until the busy host exists (no timing assertion).
+      for (let i = 0; i < 100 && shared.stats().hosts < 1; i++) await new Promise((r) => setTimeout(r, 20));
+      let refused: unknown = null;
+      await shared.invoke(spec("a-other", "export default () => new Response('a')", { tenant: "a" }), GET)
+        .catch((e) => refused = e);
+      assert(refused instanceof RuntimeUnavailable, String(refused));
+      assert((refused as Error).message.includes("share"));
+      const b = await shared.invoke(
+        spec("b-fn", "export default () => new Response('b')", { tenant: "b" }),
+        GET,
+      );
+      assertEquals(text(b), "b");
+      assertEquals(text(await slow), "done");
+      // Once its host is idle, the tenant makes room by stopping its own idle host.
+      const again = await shared.invoke(
+        spec("a-other", "export default () => new Response('a')", { tenant: "a" }),
+        GET,
+      );
+      assertEquals(text(again), "a");
+    } finally {
+      await shared.close();
+    }
+  });
 
   await t.step("at capacity with no idle host to stop: RuntimeUnavailable (503)", async () => {
     const full = await Runtime.create({ ...OPTIONS, maxHosts: 1 }, () => {});

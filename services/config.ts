@@ -41,6 +41,8 @@ export const Env = z.object({
   FUNCTIONS_ALLOW_PRIVATE_NET: z.string().default(""),
   FUNCTIONS_MAX_HOSTS: z.coerce.number().int().min(1).max(1000).default(16),
   FUNCTIONS_MAX_MEMORY_MB: z.coerce.number().int().min(16).default(4096),
+  FUNCTIONS_MAX_HOSTS_PER_PROJECT: z.coerce.number().int().min(1).optional(),
+  FUNCTIONS_MAX_MEMORY_MB_PER_PROJECT: z.coerce.number().int().min(16).optional(),
   FUNCTIONS_IDLE_SECS: z.coerce.number().int().min(1).default(300),
   FUNCTIONS_TIMEOUT_MARGIN_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   FUNCTIONS_LOG_LINES: z.coerce.number().int().min(10).max(100_000).default(1000),

@@ -230,6 +230,7 @@ export class FunctionService {
     return {
       fn,
       spec: {
+        tenant: ref,
         functionId: fn.id,
         versionKey,
         name: fn.name,

@@ -37,6 +37,10 @@ export async function openFunctions(
   const runtime = await Runtime.create({
     maxHosts: config.FUNCTIONS_MAX_HOSTS,
     maxMemoryMb: config.FUNCTIONS_MAX_MEMORY_MB,
+    maxHostsPerTenant: config.FUNCTIONS_MAX_HOSTS_PER_PROJECT ??
+      Math.max(1, Math.floor(config.FUNCTIONS_MAX_HOSTS / 2)),
+    maxMemoryMbPerTenant: config.FUNCTIONS_MAX_MEMORY_MB_PER_PROJECT ??
+      Math.max(16, Math.floor(config.FUNCTIONS_MAX_MEMORY_MB / 2)),
     idleMs: config.FUNCTIONS_IDLE_SECS * 1000,
     allowPrivateNet: config.FUNCTIONS_ALLOW_PRIVATE_NET.split(",").map((s) => s.trim()).filter(Boolean),
     platformPorts,
