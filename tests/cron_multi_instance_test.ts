@@ -1,3 +1,4 @@
+import postgres from "postgres";
 import { startCronTicker } from "../workers/cron_ticker.ts";
 import { assert, assertEquals } from "./assert.ts";
 import { type Json, json, makeSandbox, serverUrl, spawnPlatform, startPlatform } from "./harness.ts";
@@ -5,14 +6,24 @@ import { FUNCTIONS } from "./jobs_fixtures.ts";
 
 const SECONDS = 4;
 
-/** The jobs of each tick of the every-second entry, read through the owner SQL route. */
-async function ticks(call: (path: string, body?: unknown) => Promise<Json>): Promise<Json[]> {
-  const res = await call("/v1/sql", {
-    query: `select cron_tick, count(*)::int as jobs from platform.jobs where cron_id is not null
-            group by cron_tick order by cron_tick`,
-  });
-  assertEquals(res.status, 200, JSON.stringify(res.body));
-  return res.body.data;
+const TICKS_SQL = `select cron_tick, count(*)::int as jobs from platform.jobs where cron_id is not null
+  group by cron_tick order by cron_tick`;
+
+/** The jobs of each tick, read from the platform's own table straight on the project database. */
+async function ticks(query: (sql: string) => Promise<Json[]>): Promise<Json[]> {
+  return await query(TICKS_SQL);
+}
+
+/** Reads the default project's database of a sandbox on PostgreSQL (the children hold no in-process handle). */
+async function projectQuery(databaseUrl: string, sql: string): Promise<Json[]> {
+  const url = new URL(databaseUrl);
+  url.pathname = `${url.pathname}_default`;
+  const db = postgres(url.toString(), { max: 1, onnotice: () => {} });
+  try {
+    return [...await db.unsafe(sql)];
+  } finally {
+    await db.end();
+  }
 }
 
 Deno.test("cron fires once per tick with two instances on one database", async (t) => {
@@ -47,7 +58,7 @@ Deno.test("cron fires once per tick with two instances on one database", async (
         assertEquals(del.status, 200);
         await del.body?.cancel();
         const expected = Math.floor(Date.now() / 1000) - Math.floor(from / 1000);
-        const rows = await ticks((path, body) => call(path, body));
+        const rows = await ticks((sql) => projectQuery(sandbox.env.DATABASE_URL!, sql));
         assert(rows.every((r) => r.jobs === 1), JSON.stringify(rows));
         assert(
           rows.length === expected || rows.length === expected - 1,
@@ -80,7 +91,7 @@ Deno.test("cron fires once per tick with two instances on one database", async (
         await new Promise((r) => setTimeout(r, SECONDS * 1000 + 500));
         await p.fetch("/v1/functions/cron/both", { method: "DELETE", headers: { apikey: p.secretKey } });
         const expected = Math.floor(Date.now() / 1000) - Math.floor(from / 1000);
-        const rows = await ticks(call);
+        const rows = await ticks((sql) => p.internalSql(sql));
         assert(rows.every((r) => r.jobs === 1), JSON.stringify(rows));
         assert(
           rows.length === expected || rows.length === expected - 1,
