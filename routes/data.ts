@@ -114,7 +114,7 @@ function envelopeError(c: Context<AppEnv>, err: unknown): Response {
   };
   if (err.details !== null) error.details = err.details;
   if (err.hint !== null) error.hint = err.hint;
-  return c.json({ error }, err.status);
+  return c.json({ error }, err.status, err.headers);
 }
 
 /** Routes the data API's errors to the serializer of the mount. */

@@ -448,8 +448,14 @@ const HOP_BY_HOP = new Set([
 
 functionsRoutes.post("/v1/functions/:name/invoke", resolveProject, authenticate, async (c) => {
   const name = c.req.param("name");
-  const input = await readInvokeBody(c);
   const caller = c.get("caller");
+  // Spec §4.3: `apikey` is required on invoke; a user token rides along with it (a console admin needs none).
+  if (caller.role !== "admin" && c.req.header("apikey") === undefined) {
+    throw errors.unauthorized(
+      'No API key found in request: invoke needs the project key in the "apikey" header',
+    );
+  }
+  const input = await readInvokeBody(c);
   const clientId = caller.user ? `user:${caller.user.sub}` : `${caller.role}:${clientAddress(c)}`;
   const result = await c.get("platform").functions.invoker.invoke(name, input, {
     ref: c.get("project").ref,

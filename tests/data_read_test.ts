@@ -382,6 +382,7 @@ const CASES: ReadCase[] = [
     headers: { prefer: "count=exact" },
     status: 416,
     code: "PGRST103",
+    range: "*/5",
   },
   {
     name: "one object",
@@ -430,6 +431,12 @@ Deno.test("data API reads: PostgREST semantics on /v1/db, same answers on /rest/
           assertEquals(envBody.error.code, c.code);
           assertEquals(restBody.code, c.code);
           assertEquals(restBody.message, envBody.error.message);
+          if (c.range) {
+            assertEquals([env.headers.get("content-range"), rest.headers.get("content-range")], [
+              c.range,
+              c.range,
+            ]);
+          }
           return;
         }
         assertEquals(envBody, { data: expected, meta: null });

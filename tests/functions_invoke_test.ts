@@ -117,6 +117,15 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
       assertEquals(claims.sub, user.id);
       assertEquals(claims.email, "fn-user@example.com");
       assertEquals(claims.role, "authenticated");
+      // The user token alone is not enough: invoke needs the project key too (spec §4.3).
+      const noKey = await json(
+        await p.fetch("/v1/functions/echo/invoke", {
+          method: "POST",
+          headers: { authorization: `Bearer ${session.access_token}` },
+          json: {},
+        }),
+      );
+      assertEquals([noKey.status, noKey.body.error.code], [401, "UNAUTHORIZED"]);
       const bad = await invoke("echo", {}, { authorization: "Bearer a.b.c" });
       assertEquals(bad.status, 401);
       await bad.body?.cancel();

@@ -31,11 +31,17 @@ export class RestError extends AppError {
     status: number,
     code: string,
     message: string,
-    extra: { details?: string | null; hint?: string | null; cause?: unknown } = {},
+    extra: {
+      details?: string | null;
+      hint?: string | null;
+      cause?: unknown;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(status as ContentfulStatusCode, code, message, {
       type: TYPE_BY_STATUS[status] ?? "invalid_request",
       cause: extra.cause,
+      headers: extra.headers,
     });
     this.name = "RestError";
     this.details = extra.details ?? null;
@@ -50,7 +56,11 @@ export const restErrors = {
   /** PGRST102: the body is not valid JSON of the right shape. */
   body: (message: string, details?: string) => new RestError(400, "PGRST102", message, { details }),
   /** PGRST103: the requested range is not satisfiable. */
-  range: (details: string) => new RestError(416, "PGRST103", "Requested range not satisfiable", { details }),
+  range: (details: string, total?: number) =>
+    new RestError(416, "PGRST103", "Requested range not satisfiable", {
+      details,
+      headers: { "content-range": `*/${total ?? "*"}` },
+    }),
   /** PGRST116: a single object was asked for and the result has another number of rows. */
   singular: (rows: number) =>
     new RestError(406, "PGRST116", "Cannot coerce the result to a single JSON object", {

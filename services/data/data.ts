@@ -128,7 +128,10 @@ export class DataService {
         if (exact) total = Number(row!.total);
         const offset = root.offset ?? 0;
         if (total !== null && offset > 0 && offset >= total && n === 0) {
-          throw restErrors.range(`An offset of ${offset} was requested, but there are only ${total} rows`);
+          throw restErrors.range(
+            `An offset of ${offset} was requested, but there are only ${total} rows`,
+            total,
+          );
         }
         if (singular && n !== 1) throw restErrors.singular(n);
         const partial = total !== null && n > 0 && (offset > 0 || offset + n < total);
