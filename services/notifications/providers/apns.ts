@@ -7,6 +7,7 @@ import {
   type OutboundMessage,
   type Provider,
   type ProviderResult,
+  readBody,
   thrownResult,
 } from "./provider.ts";
 
@@ -79,7 +80,7 @@ export class ApnsProvider implements Provider {
         redirect: "manual",
         signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
       });
-      const text = await res.text();
+      const text = await readBody(res);
       let reason = "";
       try {
         reason = String(JSON.parse(text).reason ?? "");

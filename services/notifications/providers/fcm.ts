@@ -7,6 +7,7 @@ import {
   type OutboundMessage,
   type Provider,
   type ProviderResult,
+  readBody,
   thrownResult,
 } from "./provider.ts";
 
@@ -56,7 +57,7 @@ export class FcmProvider implements Provider {
       redirect: "manual",
       signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
     });
-    const text = await res.text();
+    const text = await readBody(res);
     if (!res.ok) throw new TokenError(res.status, text);
     const body = JSON.parse(text) as { access_token?: string; expires_in?: number };
     if (!body.access_token) throw new TokenError(res.status, "no access_token in the answer");
@@ -108,7 +109,7 @@ export class FcmProvider implements Provider {
         redirect: "manual",
         signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
       });
-      const text = await res.text();
+      const text = await readBody(res);
       if (res.status === 401) this.token = null; // the token was revoked: fetch a new one on the retry
       const result = classifyHttp(this.name, res, text, request, {
         permanent: (status) => status !== 401 && status !== 408 && status !== 429 && status < 500,

@@ -47,6 +47,39 @@ export interface Provider {
   close?(): Promise<void>;
 }
 
+/** Bytes of a provider's answer that are read at most; the rest is cancelled unread. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Reads a provider's or webhook receiver's answer, at most `maxBytes` of it: a hostile receiver that streams an
+ * endless body cannot grow the platform's memory; the rest of the stream is cancelled.
+ */
+export async function readBody(res: Response, maxBytes = MAX_ANSWER_BYTES): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const room = maxBytes - size;
+      const part = value.byteLength > room ? value.subarray(0, room) : value;
+      chunks.push(part);
+      size += part.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 /** Truncates a provider answer for storage. */
 export function clip(text: string, max = 2000): string {
   return text.length > max ? text.slice(0, max) + "…" : text;

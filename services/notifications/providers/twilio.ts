@@ -6,6 +6,7 @@ import {
   type OutboundMessage,
   type Provider,
   type ProviderResult,
+  readBody,
   thrownResult,
 } from "./provider.ts";
 
@@ -42,7 +43,7 @@ export class TwilioProvider implements Provider {
         redirect: "manual",
         signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
       });
-      const text = await res.text();
+      const text = await readBody(res);
       const result = classifyHttp(this.name, res, text, request);
       if (result.outcome === "success") {
         try {

@@ -5,6 +5,7 @@ import {
   type OutboundMessage,
   type Provider,
   type ProviderResult,
+  readBody,
   thrownResult,
 } from "./provider.ts";
 
@@ -57,7 +58,7 @@ export class WebhookProvider implements Provider {
         redirect: "manual",
         signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]),
       });
-      const text = await res.text();
+      const text = await readBody(res);
       // Standard Webhooks: any non-2xx is retried, except 410 Gone which stops retries for this message.
       return classifyHttp(this.name, res, text, request, { permanent: (status) => status === 410 });
     } catch (err) {
