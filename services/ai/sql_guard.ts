@@ -112,7 +112,9 @@ export function checkSelect(text: string, readable: TableName[]): CheckedSelect 
           const binds = Array.isArray(n.bind) ? n.bind as { alias?: { name?: string } }[] : [n];
           for (const b of binds) {
             const alias = (b as { alias?: { name?: string } }).alias;
-            if (alias?.name) names.add(alias.name.toLowerCase());
+            // The parser folds unquoted names to lower case and keeps quoted ones: compare them exactly, as
+            // PostgreSQL resolves them (`with "Secrets" …` does not hide the table `secrets`).
+            if (alias?.name) names.add(alias.name);
           }
           ctes = names;
         }
@@ -130,7 +132,7 @@ export function checkSelect(text: string, readable: TableName[]): CheckedSelect 
       if (type === "table") {
         const ref = n.name as { name: string; schema?: string };
         const name = ref.name;
-        if (!ref.schema && ctes.has(name.toLowerCase())) {
+        if (!ref.schema && ctes.has(name)) {
           // a CTE of this query
         } else {
           const schema = ref.schema ?? "public";

@@ -41,6 +41,8 @@ Deno.test("checkSelect refuses anything but one read-only SELECT over readable t
       /RECURSIVE/,
     ],
     ["SELECT * FROM (WITH secrets AS (SELECT 1) SELECT * FROM secrets) x, secrets", /"public.secrets"/],
+    // A quoted WITH name keeps its case: it does not hide the unquoted table of another name.
+    ['WITH "Secrets" AS (SELECT 1) SELECT * FROM secrets', /"public.secrets" is not readable/],
   ];
   for (const [sql, reason] of refused) assertMatch(refusal(sql), reason, sql);
 });
