@@ -125,28 +125,37 @@ export class ChatService {
     }
   }
 
-  /** One chat answer, from the cache or the provider. */
-  async chat(project: string, req: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+  /**
+   * What a chat and a streamed chat both start with: the provider, the call, the cache plan and, when the cache
+   * answers, the hit (its zero-token use recorded).
+   */
+  private async prepare(project: string, req: ChatRequest, options: ChatOptions) {
     const provider = this.deps.providers.get(req.provider);
     const call = this.call(req, req.model ?? provider.config.chatModel);
     const plan = await this.plan(project, provider.name, call, req, options);
-    if (plan) {
-      const hit = this.deps.cache.lookup(project, plan.partition, plan.text, plan.embedding);
-      if (hit) {
-        this.deps.usage.record(project, {
-          provider: provider.name,
-          model: hit.value.model,
-          kind: "chat",
-          usage: ZERO,
-          cacheHit: true,
-        });
-        return {
-          message: { role: "assistant", content: hit.value.content },
-          model: hit.value.model,
-          usage: ZERO,
-          cache: { status: "hit", similarity: round(hit.similarity) },
-        };
-      }
+    const hit = plan ? this.deps.cache.lookup(project, plan.partition, plan.text, plan.embedding) : null;
+    if (hit) {
+      this.deps.usage.record(project, {
+        provider: provider.name,
+        model: hit.value.model,
+        kind: "chat",
+        usage: ZERO,
+        cacheHit: true,
+      });
+    }
+    return { provider, call, plan, hit };
+  }
+
+  /** One chat answer, from the cache or the provider. */
+  async chat(project: string, req: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+    const { provider, call, plan, hit } = await this.prepare(project, req, options);
+    if (hit) {
+      return {
+        message: { role: "assistant", content: hit.value.content },
+        model: hit.value.model,
+        usage: ZERO,
+        cache: { status: "hit", similarity: round(hit.similarity) },
+      };
     }
     const answer = await provider.chat(call, options.signal);
     if (plan) {
@@ -175,25 +184,13 @@ export class ChatService {
    * away) aborts the provider request.
    */
   async stream(project: string, req: ChatRequest, options: ChatOptions = {}): Promise<ChatStream> {
-    const provider = this.deps.providers.get(req.provider);
-    const call = this.call(req, req.model ?? provider.config.chatModel);
-    const plan = await this.plan(project, provider.name, call, req, options);
-    if (plan) {
-      const hit = this.deps.cache.lookup(project, plan.partition, plan.text, plan.embedding);
-      if (hit) {
-        this.deps.usage.record(project, {
-          provider: provider.name,
-          model: hit.value.model,
-          kind: "chat",
-          usage: ZERO,
-          cacheHit: true,
-        });
-        return {
-          cache: { status: "hit", similarity: round(hit.similarity) },
-          body: cachedStream(hit.value),
-          usage: Promise.resolve(ZERO),
-        };
-      }
+    const { provider, call, plan, hit } = await this.prepare(project, req, options);
+    if (hit) {
+      return {
+        cache: { status: "hit", similarity: round(hit.similarity) },
+        body: cachedStream(hit.value),
+        usage: Promise.resolve(ZERO),
+      };
     }
 
     const upstream = new AbortController();
