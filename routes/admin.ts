@@ -53,7 +53,7 @@ adminRoutes.openapi(
   }),
   async (c) => {
     const { email, password } = c.req.valid("json");
-    const session = await c.var.platform.admins.login(email, password);
+    const session = await c.env.platform.admins.login(email, password);
     setCookie(c, CONSOLE_COOKIE, session.token, {
       httpOnly: true,
       sameSite: "Strict",
@@ -81,7 +81,7 @@ adminRoutes.openapi(
   }),
   async (c) => {
     const token = consoleToken(bearerToken(c.req.header("authorization")), getCookie(c, CONSOLE_COOKIE));
-    if (token) await c.var.platform.admins.logout(token);
+    if (token) await c.env.platform.admins.logout(token);
     deleteCookie(c, CONSOLE_COOKIE, { path: "/" });
     return c.json({ data: null, meta: null }, 200);
   },
@@ -89,7 +89,7 @@ adminRoutes.openapi(
 
 /** A project as admin routes show it, with the URL its clients call. */
 function projectView(c: Context<AppEnv>, p: ProjectRecord) {
-  const { BASE_DOMAIN, PUBLIC_URL } = c.var.platform.config;
+  const { BASE_DOMAIN, PUBLIC_URL } = c.env.platform.config;
   const base = new URL(PUBLIC_URL ?? c.req.url);
   const api_url = `${base.protocol}//${p.ref}.${BASE_DOMAIN}${base.port ? `:${base.port}` : ""}`;
   return { ref: p.ref, name: p.name, created_at: p.created_at, api_url };
@@ -105,7 +105,7 @@ adminRoutes.openapi(
     responses: { 200: ok(z.array(Project), "Every project"), ...failures(401, 403) },
   }),
   async (c) => {
-    const list = (await c.var.platform.projects.list()).map((p) => projectView(c, p));
+    const list = (await c.env.platform.projects.list()).map((p) => projectView(c, p));
     return c.json({ data: list, meta: null }, 200);
   },
 );
@@ -121,7 +121,7 @@ adminRoutes.openapi(
     responses: { 201: ok(ProjectWithKeys, "The project and its keys"), ...failures(400, 401, 403, 409) },
   }),
   async (c) => {
-    const { projects } = c.var.platform;
+    const { projects } = c.env.platform;
     const p = await projects.create(c.req.valid("json"));
     const data = { ...projectView(c, p), ...await projects.keys(p.ref) };
     return c.json({ data, meta: null }, 201);
@@ -139,7 +139,7 @@ adminRoutes.openapi(
     responses: { 200: ok(ProjectWithKeys, "The project and its keys"), ...failures(401, 403, 404) },
   }),
   async (c) => {
-    const { projects } = c.var.platform;
+    const { projects } = c.env.platform;
     const p = await projects.get(c.req.valid("param").ref);
     const data = { ...projectView(c, p), ...await projects.keys(p.ref) };
     return c.json({ data, meta: null }, 200);
@@ -158,10 +158,10 @@ adminRoutes.openapi(
   }),
   async (c) => {
     const { ref } = c.req.valid("param");
-    if (ref === c.var.platform.config.DEFAULT_PROJECT_REF) {
+    if (ref === c.env.platform.config.DEFAULT_PROJECT_REF) {
       throw errors.conflict(`The default project "${ref}" cannot be deleted`);
     }
-    await c.var.platform.projects.delete(ref);
+    await c.env.platform.projects.delete(ref);
     return c.json({ data: null, meta: null }, 200);
   },
 );
@@ -180,7 +180,7 @@ adminRoutes.openapi(
     },
   }),
   async (c) => {
-    const keys = await c.var.platform.projects.rotateKey(c.req.valid("param").ref, c.req.valid("json").kind);
+    const keys = await c.env.platform.projects.rotateKey(c.req.valid("param").ref, c.req.valid("json").kind);
     return c.json({ data: keys, meta: null }, 200);
   },
 );

@@ -37,7 +37,7 @@ export function sseResponse(stream: ChatStream): Response {
 /** Counts a signed-in user's AI call against `AI_USER_RATE_PER_MIN` (429 past it). */
 export const limitUsers = createMiddleware<AppEnv>(async (c, next) => {
   const { role, user, project } = c.get("caller");
-  if (role === "authenticated" && user) c.get("platform").ai.userLimit.take(project.ref, user.sub);
+  if (role === "authenticated" && user) c.env.platform.ai.userLimit.take(project.ref, user.sub);
   await next();
 });
 
@@ -61,7 +61,7 @@ aiRoutes.openapi(
     },
   }),
   async (c) => {
-    const result = await c.var.platform.ai.chat.chat(c.var.project.ref, c.req.valid("json"), {
+    const result = await c.env.platform.ai.chat.chat(c.var.project.ref, c.req.valid("json"), {
       noCache: noCache(c),
       signal: c.req.raw.signal,
     });
@@ -82,7 +82,7 @@ aiRoutes.openapi(
     responses: { 200: SSE_RESPONSE, ...AI_FAILURES },
   }),
   async (c) => {
-    const stream = await c.var.platform.ai.chat.stream(c.var.project.ref, c.req.valid("json"), {
+    const stream = await c.env.platform.ai.chat.stream(c.var.project.ref, c.req.valid("json"), {
       noCache: noCache(c),
       signal: c.req.raw.signal,
     });
@@ -104,7 +104,7 @@ aiRoutes.openapi(
   }),
   async (c) => {
     const { input, model, provider } = c.req.valid("json");
-    const ai = c.var.platform.ai;
+    const ai = c.env.platform.ai;
     const texts = typeof input === "string" ? [input] : input;
     const result = await ai.embedder.embed(texts, { model, provider, signal: c.req.raw.signal });
     ai.usage.record(c.var.project.ref, {
@@ -136,7 +136,7 @@ aiRoutes.openapi(
     responses: { 200: ok(z.array(UsageRow), "Usage rows, newest first"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const ai = c.var.platform.ai;
+    const ai = c.env.platform.ai;
     await ai.usage.flush();
     return c.json(
       { data: await ai.usage.list(c.var.project.ref, c.req.valid("query").days), meta: null },

@@ -52,7 +52,7 @@ aiNl2SqlRoutes.openapi(
     },
   }),
   async (c) => {
-    const result = await c.var.platform.ai.nl2sql.ask(
+    const result = await c.env.platform.ai.nl2sql.ask(
       c.var.project.ref,
       sqlCaller(c.var.caller),
       c.req.valid("json"),

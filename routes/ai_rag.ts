@@ -88,7 +88,7 @@ aiRagRoutes.openapi(
     },
   }),
   async (c) => {
-    const result = await c.var.platform.ai.rag.ingest(c.var.project.ref, c.req.valid("json"));
+    const result = await c.env.platform.ai.rag.ingest(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: result, meta: null }, 200);
   },
 );
@@ -111,7 +111,7 @@ aiRagRoutes.openapi(
     },
   }),
   async (c) => {
-    const result = await c.var.platform.ai.rag.query(
+    const result = await c.env.platform.ai.rag.query(
       c.var.project.ref,
       c.req.valid("json"),
       c.req.raw.signal,
@@ -132,7 +132,7 @@ aiRagRoutes.openapi(
     responses: { 200: ok(z.array(Hit), "Chunks, best first"), ...failures(400, 401, 403, 404, 409, 503) },
   }),
   async (c) => {
-    const hits = await c.var.platform.ai.rag.search(c.var.project.ref, c.req.valid("json"));
+    const hits = await c.env.platform.ai.rag.search(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: hits, meta: null }, 200);
   },
 );
@@ -147,7 +147,7 @@ aiRagRoutes.openapi(
     middleware: [authenticate, allow("service_role")] as const,
     responses: { 200: ok(z.array(Namespace), "Namespaces by name"), ...failures(401, 403) },
   }),
-  async (c) => c.json({ data: await c.var.platform.ai.rag.namespaces(c.var.project.ref), meta: null }, 200),
+  async (c) => c.json({ data: await c.env.platform.ai.rag.namespaces(c.var.project.ref), meta: null }, 200),
 );
 
 aiRagRoutes.openapi(
@@ -168,7 +168,7 @@ aiRagRoutes.openapi(
     },
   }),
   async (c) => {
-    const result = await c.var.platform.ai.rag.deleteNamespace(c.var.project.ref, c.req.valid("param").ns);
+    const result = await c.env.platform.ai.rag.deleteNamespace(c.var.project.ref, c.req.valid("param").ns);
     return c.json({ data: result, meta: null }, 200);
   },
 );
@@ -197,7 +197,7 @@ aiRagRoutes.openapi(
   }),
   async (c) => {
     const body = c.req.header("content-type")?.includes("json") ? c.req.valid("json") : {};
-    const result = await c.var.platform.ai.rag.reindex(
+    const result = await c.env.platform.ai.rag.reindex(
       c.var.project.ref,
       c.req.valid("param").ns,
       body.model,

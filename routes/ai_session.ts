@@ -34,7 +34,7 @@ async function ticketSession(c: Context<AppEnv>) {
   }
   const ticket = bearerToken(c.req.header("authorization"));
   if (!ticket) throw errors.unauthorized('Send the AI session ticket as "Authorization: Bearer <ticket>"');
-  const sessions = c.var.platform.ai.sessions;
+  const sessions = c.env.platform.ai.sessions;
   const { hash, session } = await sessions.get(ticket);
   return { hash, session, sessions };
 }
@@ -64,7 +64,7 @@ aiSessionRoutes.openapi(
     responses: { 200: ok(Session, "The ticket"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    const platform = c.var.platform;
+    const platform = c.env.platform;
     const project = await platform.projects.get(c.req.valid("param").project_id);
     const caller = await resolveCaller(platform, project, {
       apikey: c.req.header("apikey"),
@@ -80,7 +80,7 @@ aiSessionRoutes.openapi(
     }
     if (caller.role === "anon" || caller.role === "authenticated") {
       // Anyone holding the public key may mint: bound how fast one client (address, or user) can.
-      const addr = (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname ??
+      const addr = (c.env.info?.remoteAddr as Deno.NetAddr | undefined)?.hostname ??
         "local";
       platform.ai.mintLimit.take(project.ref, caller.user?.sub ?? `ip:${addr}`);
     }
@@ -121,7 +121,7 @@ aiSessionRoutes.openapi(
     const reservation = await sessions.reserve(hash, promptEstimate(body));
     let result;
     try {
-      result = await c.var.platform.ai.chat.chat(session.project, body, {
+      result = await c.env.platform.ai.chat.chat(session.project, body, {
         noCache: noCache(c),
         signal: c.req.raw.signal,
       });
@@ -151,7 +151,7 @@ aiSessionRoutes.openapi(
     const reservation = await sessions.reserve(hash, promptEstimate(body));
     let stream;
     try {
-      stream = await c.var.platform.ai.chat.stream(session.project, body, {
+      stream = await c.env.platform.ai.chat.stream(session.project, body, {
         noCache: noCache(c),
         signal: c.req.raw.signal,
       });
@@ -184,7 +184,7 @@ aiSessionRoutes.openapi(
   async (c) => {
     const { input } = c.req.valid("json");
     const { hash, session, sessions } = await ticketSession(c);
-    const ai = c.var.platform.ai;
+    const ai = c.env.platform.ai;
     const reservation = await sessions.reserve(
       hash,
       Math.max(countTokens(input), Math.ceil(input.length / 4)),

@@ -80,7 +80,7 @@ authRoutes.openapi(
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const result = await c.var.platform.auth.signUp(c.var.project, body);
+    const result = await c.env.platform.auth.signUp(c.var.project, body);
     return c.json({ data: result, meta: null }, 200);
   },
 );
@@ -98,7 +98,7 @@ authRoutes.openapi(
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const { auth } = c.var.platform;
+    const { auth } = c.env.platform;
     const result = body.grant_type === "password"
       ? await auth.signInWithPassword(c.var.project, body.email, body.password)
       : await auth.refresh(c.var.project, body.refresh_token);
@@ -116,7 +116,7 @@ authRoutes.openapi(
     responses: { 200: ok(User, "The user"), ...failures(401) },
   }),
   async (c) => {
-    const user = await c.var.platform.auth.getUser(c.var.project, requireUser(c.var.caller));
+    const user = await c.env.platform.auth.getUser(c.var.project, requireUser(c.var.caller));
     return c.json({ data: user, meta: null }, 200);
   },
 );
@@ -133,7 +133,7 @@ authRoutes.openapi(
   }),
   async (c) => {
     const { scope } = c.req.valid("query");
-    await c.var.platform.auth.signOut(c.var.project, requireUser(c.var.caller), scope);
+    await c.env.platform.auth.signOut(c.var.project, requireUser(c.var.caller), scope);
     return c.json({ data: null, meta: null }, 200);
   },
 );

@@ -54,7 +54,7 @@ cronRoutes.openapi(
     },
   }),
   async (c) => {
-    const { entry, created } = await c.var.platform.cron.upsert(c.var.project.ref, c.req.valid("json"));
+    const { entry, created } = await c.env.platform.cron.upsert(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: entry, meta: null }, created ? 201 : 200);
   },
 );
@@ -70,7 +70,7 @@ cronRoutes.openapi(
     responses: { 200: ok(z.array(CronEntry), "Every entry, by name"), ...failures(401, 403) },
   }),
   async (c) => {
-    const list = await c.var.platform.cron.list(c.var.project.ref);
+    const list = await c.env.platform.cron.list(c.var.project.ref);
     return c.json({ data: list, meta: null }, 200);
   },
 );
@@ -87,7 +87,7 @@ cronRoutes.openapi(
     responses: { 200: ok(z.null(), "Deleted"), ...failures(401, 403, 404) },
   }),
   async (c) => {
-    await c.var.platform.cron.delete(c.var.project.ref, c.req.valid("param").name);
+    await c.env.platform.cron.delete(c.var.project.ref, c.req.valid("param").name);
     return c.json({ data: null, meta: null }, 200);
   },
 );

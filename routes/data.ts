@@ -55,7 +55,7 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     });
   }
   const body = method === "POST" || method === "PATCH" ? await readBody(c) : undefined;
-  const result = await c.var.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
+  const result = await c.env.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
     method,
     table,
     search: url.searchParams,
@@ -99,7 +99,7 @@ function postgrestError(c: Context<AppEnv>, err: unknown): Response {
   if (e.status >= 500) return errorResponse(c, err); // logged there; the body stays generic
   const rest = e instanceof RestError ? e : null;
   const body = { code: e.code, message: e.message, details: rest?.details ?? null, hint: rest?.hint ?? null };
-  const headers: Record<string, string> = { ...e.headers, "x-request-id": c.get("requestId") ?? "" };
+  const headers: Record<string, string> = { ...e.headers, "x-request-id": c.env.requestId };
   return c.json(body, e.status, headers);
 }
 
@@ -110,7 +110,7 @@ function envelopeError(c: Context<AppEnv>, err: unknown): Response {
     code: err.code,
     message: err.message,
     type: err.type,
-    request_id: c.get("requestId") ?? "",
+    request_id: c.env.requestId,
   };
   if (err.details !== null) error.details = err.details;
   if (err.hint !== null) error.hint = err.hint;

@@ -18,11 +18,18 @@ export interface Caller {
   admin?: AdminIdentity;
 }
 
+/** What the edge gives every request, as the Hono app's env (`c.env`): set once, outside the middleware chain. */
+export interface EdgeEnv {
+  platform: Platform;
+  requestId: string;
+  /** The connection's info from `Deno.serve`, when served over a socket. */
+  info?: Deno.ServeHandlerInfo;
+}
+
 /** The Hono environment of every route. */
 export interface AppEnv {
+  Bindings: EdgeEnv;
   Variables: {
-    platform: Platform;
-    requestId: string;
     project: Project;
     caller: Caller;
     admin: AdminIdentity;

@@ -33,7 +33,7 @@ export function errorResponse(c: Context, err: unknown): Response {
   // own timeout or crash is the user's business (it is in the function's records), not the platform's log.
   if (e.code === "INTERNAL_ERROR" || (e.status >= 500 && e.cause !== undefined)) {
     (e.code === "INTERNAL_ERROR" ? log.error : log.warn)("request failed", {
-      request_id: c.get("requestId"),
+      request_id: c.env.requestId,
       path: c.req.path,
       code: e.code,
       cause: describeError(e.cause ?? e),
@@ -41,7 +41,7 @@ export function errorResponse(c: Context, err: unknown): Response {
   }
   for (const [name, value] of Object.entries(e.headers)) c.header(name, value);
   return c.json({
-    error: { code: e.code, message: e.message, type: e.type, request_id: c.get("requestId") ?? "" },
+    error: { code: e.code, message: e.message, type: e.type, request_id: c.env.requestId },
   }, e.status);
 }
 

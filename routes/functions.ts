@@ -123,7 +123,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(z.array(FunctionObject), "Every function of the project"), ...failures(401, 403) },
   }),
   async (c) => {
-    const list = await c.var.platform.functions.service.list(c.var.project.ref);
+    const list = await c.env.platform.functions.service.list(c.var.project.ref);
     return c.json({ data: list, meta: null }, 200);
   },
 );
@@ -144,7 +144,7 @@ functionsRoutes.openapi(
     },
   }),
   async (c) => {
-    const { fn, created } = await c.var.platform.functions.service.deploy(
+    const { fn, created } = await c.env.platform.functions.service.deploy(
       c.var.project.ref,
       c.req.valid("json"),
     );
@@ -164,7 +164,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(FunctionObject, "The function"), ...failures(401, 403, 404) },
   }),
   async (c) => {
-    const fn = await c.var.platform.functions.service.get(c.var.project.ref, c.req.valid("param").name);
+    const fn = await c.env.platform.functions.service.get(c.var.project.ref, c.req.valid("param").name);
     return c.json({ data: fn, meta: null }, 200);
   },
 );
@@ -181,7 +181,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(FunctionObject, "The function"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    const fn = await c.var.platform.functions.service.update(
+    const fn = await c.env.platform.functions.service.update(
       c.var.project.ref,
       c.req.valid("param").name,
       c.req.valid("json"),
@@ -202,7 +202,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(z.null(), "Deleted"), ...failures(401, 403, 404) },
   }),
   async (c) => {
-    await c.var.platform.functions.service.delete(c.var.project.ref, c.req.valid("param").name);
+    await c.env.platform.functions.service.delete(c.var.project.ref, c.req.valid("param").name);
     return c.json({ data: null, meta: null }, 200);
   },
 );
@@ -219,7 +219,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(z.object({ code: z.string() }), "The code"), ...failures(401, 403, 404) },
   }),
   async (c) => {
-    const fn = await c.var.platform.functions.service.get(c.var.project.ref, c.req.valid("param").name);
+    const fn = await c.env.platform.functions.service.get(c.var.project.ref, c.req.valid("param").name);
     return c.json({ data: { code: fn.code }, meta: null }, 200);
   },
 );
@@ -236,7 +236,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(EnvList, "Variables as key and value"), ...failures(401, 403, 404) },
   }),
   async (c) => {
-    const vars = await c.var.platform.functions.service.getEnv(c.var.project.ref, c.req.valid("param").name);
+    const vars = await c.env.platform.functions.service.getEnv(c.var.project.ref, c.req.valid("param").name);
     return c.json({ data: vars, meta: null }, 200);
   },
 );
@@ -253,7 +253,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(z.null(), "Replaced"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    await c.var.platform.functions.service.putEnv(
+    await c.env.platform.functions.service.putEnv(
       c.var.project.ref,
       c.req.valid("param").name,
       c.req.valid("json").vars,
@@ -280,7 +280,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(z.array(LogEntry), "Log lines"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    const { functions } = c.var.platform;
+    const { functions } = c.env.platform;
     const fn = await functions.service.get(c.var.project.ref, c.req.valid("param").name);
     const { limit, level } = c.req.valid("query");
     return c.json({ data: functions.logs.read(fn.id, limit, level), meta: null }, 200);
@@ -304,7 +304,7 @@ functionsRoutes.openapi(
     responses: { 200: ok(Stats, "The summary"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    const { functions } = c.var.platform;
+    const { functions } = c.env.platform;
     const fn = await functions.service.get(c.var.project.ref, c.req.valid("param").name);
     const stats = await functions.recorder.stats(c.var.project.ref, fn.id, c.req.valid("query").window);
     return c.json({ data: stats, meta: null }, 200);
@@ -359,7 +359,7 @@ async function readCapped(
 }
 
 async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
-  const limit = c.get("platform").config.INVOKE_MAX_BODY_BYTES;
+  const limit = c.env.platform.config.INVOKE_MAX_BODY_BYTES;
   const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
   const declared = c.req.header("content-length");
   let bytes: Uint8Array;
@@ -457,9 +457,9 @@ functionsRoutes.post("/v1/functions/:name/invoke", resolveProject, authenticate,
   }
   const input = await readInvokeBody(c);
   const clientId = caller.user ? `user:${caller.user.sub}` : `${caller.role}:${clientAddress(c)}`;
-  const result = await c.get("platform").functions.invoker.invoke(name, input, {
+  const result = await c.env.platform.functions.invoker.invoke(name, input, {
     ref: c.get("project").ref,
-    requestId: c.get("requestId") ?? "",
+    requestId: c.env.requestId,
     clientId,
     user: caller.user ? { ...caller.user } : undefined,
   });
@@ -467,7 +467,7 @@ functionsRoutes.post("/v1/functions/:name/invoke", resolveProject, authenticate,
     const headers = new Headers();
     for (const [k, v] of result.headers) if (!HOP_BY_HOP.has(k)) headers.append(k, v);
     headers.set("x-service-invoke-origin", "function");
-    headers.set("x-request-id", c.get("requestId") ?? "");
+    headers.set("x-request-id", c.env.requestId);
     const body = result.status === 204 || result.status === 304
       ? null
       : result.body as Uint8Array<ArrayBuffer>;

@@ -63,7 +63,7 @@ jobRoutes.openapi(
     responses: { 201: ok(Job, "The job, pending"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const job = await c.var.platform.jobs.create(c.var.project.ref, c.req.valid("json"));
+    const job = await c.env.platform.jobs.create(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: job, meta: null }, 201);
   },
 );
@@ -80,7 +80,7 @@ jobRoutes.openapi(
     responses: { 200: ok(z.array(Job), "Jobs"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const list = await c.var.platform.jobs.list(c.var.project.ref, c.req.valid("query"));
+    const list = await c.env.platform.jobs.list(c.var.project.ref, c.req.valid("query"));
     return c.json({ data: list, meta: null }, 200);
   },
 );
@@ -97,7 +97,7 @@ jobRoutes.openapi(
     responses: { 200: ok(z.array(Job), "Dead jobs"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const list = await c.var.platform.jobs.list(c.var.project.ref, {
+    const list = await c.env.platform.jobs.list(c.var.project.ref, {
       ...c.req.valid("query"),
       status: "dead",
     });
@@ -119,7 +119,7 @@ jobRoutes.openapi(
     },
   }),
   async (c) => {
-    const requeued = await c.var.platform.jobs.requeueDead(c.var.project.ref);
+    const requeued = await c.env.platform.jobs.requeueDead(c.var.project.ref);
     return c.json({ data: { requeued }, meta: null }, 200);
   },
 );
@@ -136,7 +136,7 @@ jobRoutes.openapi(
     responses: { 200: ok(Job, "The job"), ...failures(401, 403, 404) },
   }),
   async (c) => {
-    const job = await c.var.platform.jobs.get(c.var.project.ref, jobId(c.req.valid("param").id));
+    const job = await c.env.platform.jobs.get(c.var.project.ref, jobId(c.req.valid("param").id));
     return c.json({ data: job, meta: null }, 200);
   },
 );
@@ -153,7 +153,7 @@ jobRoutes.openapi(
     responses: { 200: ok(Job, "The job, pending"), ...failures(401, 403, 404, 409) },
   }),
   async (c) => {
-    const job = await c.var.platform.jobs.retry(c.var.project.ref, jobId(c.req.valid("param").id));
+    const job = await c.env.platform.jobs.retry(c.var.project.ref, jobId(c.req.valid("param").id));
     return c.json({ data: job, meta: null }, 200);
   },
 );

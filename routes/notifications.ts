@@ -54,7 +54,8 @@ const tags = ["Notifications"];
 const security = PROJECT_SECURITY;
 const Many = z.array(AnyObject);
 
-const db = (c: { var: AppEnv["Variables"] }) => c.var.platform.dbs.project(c.var.project.ref);
+const db = (c: { env: AppEnv["Bindings"]; var: AppEnv["Variables"] }) =>
+  c.env.platform.dbs.project(c.var.project.ref);
 
 // Static paths first: /{id} would otherwise catch them.
 
@@ -69,7 +70,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(Notification, "The notification"), ...failures(400, 401, 403, 409) },
   }),
   async (c) => {
-    const row = await c.var.platform.notifications.send(c.var.project.ref, c.req.valid("json"));
+    const row = await c.env.platform.notifications.send(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
   },
 );
@@ -109,7 +110,7 @@ notificationRoutes.openapi(
         continue;
       }
       try {
-        const row = await c.var.platform.notifications.send(c.var.project.ref, parsed.data);
+        const row = await c.env.platform.notifications.send(c.var.project.ref, parsed.data);
         results.push({ index, notification: row as unknown as Record<string, unknown> });
       } catch (err) {
         const e = toAppError(err);
@@ -175,7 +176,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "Settings"), ...failures(401, 403) },
   }),
   async (c) => {
-    const settings = await c.var.platform.notifications.settingsStore.load(await db(c));
+    const settings = await c.env.platform.notifications.settingsStore.load(await db(c));
     return c.json({ data: SettingsStore.publicView(settings), meta: null }, 200);
   },
 );
@@ -191,7 +192,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "Settings"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const { notifications } = c.var.platform;
+    const { notifications } = c.env.platform;
     const database = await db(c);
     await notifications.settingsStore.patch(database, c.req.valid("json"));
     notifications.invalidateSettings(c.var.project.ref);
@@ -411,7 +412,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "The event with its status"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const { platform } = c.var;
+    const { platform } = c.env;
     const row = await ingestEvent(
       platform.dbs,
       platform.notifications,
@@ -455,7 +456,7 @@ notificationRoutes.openapi(
     },
   }),
   async (c) => {
-    const row = await c.var.platform.notifications.retry(c.var.project.ref, c.req.valid("param").id, [
+    const row = await c.env.platform.notifications.retry(c.var.project.ref, c.req.valid("param").id, [
       "dead_lettered",
     ]);
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
@@ -509,7 +510,7 @@ notificationRoutes.openapi(
     },
   }),
   async (c) => {
-    const row = await c.var.platform.notifications.retry(c.var.project.ref, c.req.valid("param").id, [
+    const row = await c.env.platform.notifications.retry(c.var.project.ref, c.req.valid("param").id, [
       "failed",
       "dead_lettered",
     ]);

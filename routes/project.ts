@@ -56,8 +56,8 @@ projectRoutes.openapi(
   }),
   async (c) => {
     const { query, params } = c.req.valid("json");
-    const rows = await runOwnerSql(await c.var.platform.dbs.ownerSession(c.var.project.ref), query, params);
-    c.var.platform.data.schemaChanged(c.var.project.ref); // the SQL may have been DDL
+    const rows = await runOwnerSql(await c.env.platform.dbs.ownerSession(c.var.project.ref), query, params);
+    c.env.platform.data.schemaChanged(c.var.project.ref); // the SQL may have been DDL
     return c.json({ data: rows, meta: null }, 200);
   },
 );

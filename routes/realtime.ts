@@ -45,7 +45,7 @@ realtimeRoutes.openapi(
   }),
   async (c) => {
     const query = c.req.valid("query");
-    const { platform } = c.var;
+    const { platform } = c.env;
     const project = query.project_id ? await platform.projects.get(query.project_id) : await projectOf(c);
     const credentials = await platform.realtime.authenticate(
       project,
@@ -78,7 +78,7 @@ realtimeRoutes.openapi(
   }),
   async (c) => {
     const query = c.req.valid("query");
-    const { platform } = c.var;
+    const { platform } = c.env;
     const colon = query.channel.indexOf(":");
     const prefix = colon > 0 ? query.channel.slice(0, colon) : undefined;
     let ref = query.project_id ?? prefix;

@@ -28,7 +28,7 @@ export const systemRoutes = new OpenAPIHono<AppEnv>()
       responses: { 200: ok(Ready, "Ready to serve"), ...failures(503) },
     }),
     async (c) => {
-      const { dbs, kv } = c.var.platform;
+      const { dbs, kv } = c.env.platform;
       try {
         await dbs.control.query("select 1");
       } catch (err) {

@@ -1,6 +1,5 @@
-import { createMiddleware } from "hono/factory";
 import type { Platform } from "../../services/platform.ts";
-import type { AppEnv } from "../env.ts";
+import type { EdgeEnv } from "../env.ts";
 
 /** Options of {@linkcode edge}. */
 export interface EdgeOptions {
@@ -11,29 +10,45 @@ export interface EdgeOptions {
   exposeHeaders: string[];
 }
 
+/** What the edge hands every request to: the Hono app's fetch with the request's {@linkcode EdgeEnv}. */
+export type EdgeNext = (req: Request, env: EdgeEnv) => Response | Promise<Response>;
+
 // An incoming id is kept when it is short and plain, so that a trace can cross services.
 const VALID_ID = /^[\w\-.:]{1,200}$/;
 
 /**
- * edge is the first middleware of every request, in one layer because each async layer costs throughput:
- * it assigns the request id (kept from `x-request-id` when valid), makes the platform available, answers CORS
- * preflights and adds the CORS and request-id headers to every answer.
+ * edge runs in front of the Hono app, outside its middleware chain, because every async layer of that chain
+ * costs throughput on every request: it assigns the request id (kept from `x-request-id` when valid), hands
+ * the platform and the id to the app as its env, answers CORS preflights, and adds the CORS and request-id
+ * headers to every answer — synchronously when the app answered synchronously.
  */
-export function edge(options: EdgeOptions) {
+export function edge(options: EdgeOptions, next: EdgeNext) {
   const allowMethods = "GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS";
   const allowHeaders = options.allowHeaders.join(",");
   const exposeHeaders = options.exposeHeaders.join(",");
-  const allowOrigin = (origin: string | undefined): string | null => {
+  const allowOrigin = (origin: string | null): string | null => {
     if (options.origins === "*") return "*";
     return origin && options.origins.includes(origin) ? origin : null;
   };
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const incoming = c.req.header("x-request-id");
+  const finish = (res: Response, id: string, origin: string | null): Response => {
+    const headers = res.headers;
+    try {
+      headers.set("x-request-id", id);
+      if (origin) {
+        headers.set("access-control-allow-origin", origin);
+        headers.set("access-control-expose-headers", exposeHeaders);
+        if (origin !== "*") headers.append("vary", "Origin");
+      }
+    } catch {
+      // Immutable headers (a fetched response passed through as is): answer it unchanged.
+    }
+    return res;
+  };
+  return (req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response> => {
+    const incoming = req.headers.get("x-request-id");
     const id = incoming && VALID_ID.test(incoming) ? incoming : crypto.randomUUID();
-    c.set("requestId", id);
-    c.set("platform", options.platform);
-    const origin = allowOrigin(c.req.header("origin"));
-    if (c.req.method === "OPTIONS" && c.req.header("access-control-request-method")) {
+    const origin = allowOrigin(req.headers.get("origin"));
+    if (req.method === "OPTIONS" && req.headers.has("access-control-request-method")) {
       const headers: Record<string, string> = {
         "x-request-id": id,
         "access-control-allow-methods": allowMethods,
@@ -42,15 +57,9 @@ export function edge(options: EdgeOptions) {
       };
       if (origin) headers["access-control-allow-origin"] = origin;
       if (origin && origin !== "*") headers["vary"] = "Origin";
-      return c.body(null, 204, headers);
+      return new Response(null, { status: 204, headers });
     }
-    await next();
-    const headers = c.res.headers;
-    headers.set("x-request-id", id);
-    if (origin) {
-      headers.set("access-control-allow-origin", origin);
-      headers.set("access-control-expose-headers", exposeHeaders);
-      if (origin !== "*") headers.append("vary", "Origin");
-    }
-  });
+    const res = next(req, { platform: options.platform, requestId: id, info });
+    return res instanceof Promise ? res.then((r) => finish(r, id, origin)) : finish(res, id, origin);
+  };
 }

@@ -33,7 +33,7 @@ export function projectFromHost(host: string, baseDomain: string, defaultRef: st
 
 /** The request's project, from its path (long form) or its host; 404 PROJECT_NOT_FOUND otherwise. */
 export function projectOf(c: Context<AppEnv>): Promise<Project> {
-  const { config, projects } = c.get("platform");
+  const { config, projects } = c.env.platform;
   const host = c.req.header("host") ?? new URL(c.req.url).host;
   const ref = pathProjects.get(c.req.raw) ??
     projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);

@@ -6,8 +6,7 @@ import type { AppEnv } from "../env.ts";
 
 /** The client's address: the socket's peer when served by Deno.serve, else "unknown" (in-process calls). */
 export function clientAddress(c: Context<AppEnv>): string {
-  const info = c.env as Deno.ServeHandlerInfo | undefined;
-  const addr = info?.remoteAddr as Deno.NetAddr | undefined;
+  const addr = c.env.info?.remoteAddr as Deno.NetAddr | undefined;
   return addr?.hostname ?? "unknown";
 }
 
@@ -25,4 +24,4 @@ export function rateLimit(bucketOf: (c: Context<AppEnv>) => TokenBucket, scope: 
 }
 
 /** The limit on password work per client: sign-up, sign-in and admin login (`AUTH_RATE_PER_MIN`). */
-export const passwordRateLimit = rateLimit((c) => c.get("platform").authLimit, "password");
+export const passwordRateLimit = rateLimit((c) => c.env.platform.authLimit, "password");
