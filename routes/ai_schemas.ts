@@ -36,6 +36,9 @@ export const ChatResult = z.object({
   model: z.string(),
   usage: Usage,
   cache: CacheInfo,
+  finish_reason: z.string().optional().openapi({
+    description: "Why the answer ended, as the provider said: stop (complete), length (cut at max_tokens)…",
+  }),
 }).openapi("AiChatResult");
 
 /** The chat envelope: `meta.cache` repeats what `data.cache` says. */

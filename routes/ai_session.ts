@@ -1,8 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
-import { estimateUsage } from "../services/ai/chat.ts";
-import { countTokens } from "../services/ai/local_embedder.ts";
+import { buildMessages, type ChatRequest as ChatBody, promptTokenBound } from "../services/ai/chat.ts";
 import { errors } from "../services/errors.ts";
 import { noCache, sseResponse } from "./ai.ts";
 import { ChatRequest, ChatResult, SSE_RESPONSE } from "./ai_schemas.ts";
@@ -39,12 +38,13 @@ async function ticketSession(c: Context<AppEnv>) {
   return { hash, session, sessions };
 }
 
-function promptEstimate(
-  body: { messages: { content: string }[]; system?: string; max_tokens?: number },
-): number {
-  const messages = body.system ? [{ content: body.system }, ...body.messages] : body.messages;
-  const prompt = estimateUsage(messages.map((m) => ({ role: "user" as const, content: m.content })), "");
-  return prompt.prompt_tokens + (body.max_tokens ?? 256);
+/**
+ * What a ticket chat reserves: the prompt's token bound plus `max_tokens`, or the rest of the budget when it
+ * asks none; at least the bound plus one token of answer. The call is then capped to its reservation.
+ */
+function chatReservation(body: ChatBody) {
+  const prompt = promptTokenBound(buildMessages(body));
+  return { want: prompt + (body.max_tokens ?? Infinity), need: prompt + 1 };
 }
 
 /** AI sessions (decisions §10): mint a ticket with an API key; then chat, stream and embed with it alone. */
@@ -112,18 +112,19 @@ aiSessionRoutes.openapi(
         },
         description: "The reply and the budget left",
       },
-      ...failures(400, 401, 403, 503),
+      ...failures(400, 401, 403, 429, 503),
     },
   }),
   async (c) => {
     const body = c.req.valid("json");
     const { hash, session, sessions } = await ticketSession(c);
-    const reservation = await sessions.reserve(hash, promptEstimate(body));
+    const reservation = await sessions.reserve(hash, chatReservation(body));
     let result;
     try {
       result = await c.env.platform.ai.chat.chat(session.project, body, {
         noCache: noCache(c),
         signal: c.req.raw.signal,
+        budget: reservation.reserved,
       });
     } catch (err) {
       await sessions.settle(reservation, 0);
@@ -143,17 +144,18 @@ aiSessionRoutes.openapi(
     summary: "Streaming chat with an AI session ticket alone; debits its budget when the stream ends",
     security: TICKET_SECURITY,
     request: jsonBody(ChatRequest),
-    responses: { 200: SSE_RESPONSE, ...failures(400, 401, 403, 503) },
+    responses: { 200: SSE_RESPONSE, ...failures(400, 401, 403, 429, 503) },
   }),
   async (c) => {
     const body = c.req.valid("json");
     const { hash, session, sessions } = await ticketSession(c);
-    const reservation = await sessions.reserve(hash, promptEstimate(body));
+    const reservation = await sessions.reserve(hash, chatReservation(body));
     let stream;
     try {
       stream = await c.env.platform.ai.chat.stream(session.project, body, {
         noCache: noCache(c),
         signal: c.req.raw.signal,
+        budget: reservation.reserved,
       });
     } catch (err) {
       await sessions.settle(reservation, 0);
@@ -178,17 +180,16 @@ aiSessionRoutes.openapi(
         z.object({ embedding: z.array(z.number()), budget_remaining: z.number().int() }),
         "The embedding",
       ),
-      ...failures(400, 401, 403, 503),
+      ...failures(400, 401, 403, 429, 503),
     },
   }),
   async (c) => {
     const { input } = c.req.valid("json");
     const { hash, session, sessions } = await ticketSession(c);
     const ai = c.env.platform.ai;
-    const reservation = await sessions.reserve(
-      hash,
-      Math.max(countTokens(input), Math.ceil(input.length / 4)),
-    );
+    // An embedding cannot be cut short: the input's token bound must fit whole.
+    const bound = ai.embedder.tokenBound([input]);
+    const reservation = await sessions.reserve(hash, { want: bound, need: bound });
     let embedded;
     try {
       embedded = await ai.embedder.embed([input], { signal: c.req.raw.signal });

@@ -155,6 +155,29 @@ Deno.test("AI NL-to-SQL: schema limited to the caller, one read-only SELECT, run
       });
     }
 
+    await t.step(
+      "literals shaped like the printer's quantifier run exactly as checked; data unchanged",
+      async () => {
+        // The printer's `("any" (…) )` is put back as `ANY (…)`: text inside literals must never be touched,
+        // and no literal can smuggle a second statement or a write through that rewrite.
+        fake.replies.push(
+          `SELECT '("any" (x)' AS s, '"all" (' AS t, id FROM notes ` +
+            `WHERE body <> ')); DELETE FROM notes; --' AND id = ANY(ARRAY[1, 3]) ORDER BY id`,
+        );
+        const kept = await ask(asAlice, { question: "literals", execute: true });
+        assertEquals(kept.status, 200, JSON.stringify(kept.body));
+        assertEquals(kept.body.data.rows, [{ s: '("any" (x)', t: '"all" (', id: 1 }]);
+        fake.replies.push(
+          `SELECT id FROM notes WHERE body = '("any" (' OR body = ')); DELETE FROM notes; SELECT ((' ORDER BY id`,
+        );
+        const smuggled = await ask(asAlice, { question: "smuggle", execute: true });
+        assertEquals(smuggled.status, 200, JSON.stringify(smuggled.body));
+        assertEquals(smuggled.body.data.rows, []);
+        assertMatch(smuggled.body.data.sql, /'\)\); DELETE FROM notes; SELECT \(\('/);
+        await unchanged();
+      },
+    );
+
     await t.step("a SELECT over a column without privilege fails closed as 403", async () => {
       await sql(
         p,

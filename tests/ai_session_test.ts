@@ -25,7 +25,7 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
   const p = await startPlatform({
     AI_BASE_URL: fake.baseUrl,
     AI_CHAT_MODEL: "fake-chat",
-    AI_SESSION_BUDGET: "40",
+    AI_SESSION_BUDGET: "200",
     AI_SESSION_MINT_PER_MIN: "3",
   });
   try {
@@ -35,7 +35,7 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
       const { status, body } = await mint(p, { apikey: p.publicKey });
       assertEquals(status, 200, JSON.stringify(body));
       assertMatch(body.data.ticket, /^ait_[A-Za-z0-9_-]{40,}$/);
-      assertEquals(body.data.budget_remaining, 40);
+      assertEquals(body.data.budget_remaining, 200);
       const ttl = Date.parse(body.data.expires_at) - before;
       assert(ttl > 14 * 60_000 && ttl <= 15 * 60_000 + 5_000, `ttl ${ttl}`);
       ticket = body.data.ticket;
@@ -69,8 +69,11 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
       const { status, body } = await json(res);
       assertEquals(status, 200, JSON.stringify(body));
       assertEquals(body.data.message.content, "echo: one two three");
+      assertEquals(body.data.finish_reason, "stop");
       assertEquals(body.data.usage.total_tokens, 7); // 3 prompt words + 4 reply words (fake count)
-      assertEquals(body.data.budget_remaining, 33);
+      assertEquals(body.data.budget_remaining, 193);
+      // No max_tokens asked: the provider is told what the budget leaves after the prompt's bound (13 bytes + 24).
+      assertEquals(fake.calls.at(-1)!.body.max_tokens, 200 - 37);
     });
 
     await t.step("a cache hit costs nothing", async () => {
@@ -80,7 +83,7 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
         }),
       );
       assertEquals(body.data.cache.status, "hit");
-      assertEquals(body.data.budget_remaining, 33);
+      assertEquals(body.data.budget_remaining, 193);
     });
 
     await t.step("embed answers {embedding, budget_remaining} and debits", async () => {
@@ -89,7 +92,7 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
       );
       assertEquals(status, 200, JSON.stringify(body));
       assertEquals(body.data.embedding.length, 256);
-      assertEquals(body.data.budget_remaining, 28);
+      assertEquals(body.data.budget_remaining, 188);
     });
 
     await t.step("streaming with the ticket debits when the stream ends", async () => {
@@ -99,29 +102,36 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
       assertEquals(res.status, 200);
       const text = await res.text();
       assert(text.trimEnd().endsWith("data: [DONE]"));
-      // 6 prompt words + 7 reply words = 13; the settlement lands right after the last frame.
-      // Each poll spends one token itself, so the expected figure counts the polls (bounded wait, not a timing
-      // assertion: on a loaded machine the settlement may land after a few polls).
+      // 6 prompt words + 7 reply words = 13; the settlement lands right after the last frame. Until then the
+      // stream holds the rest of the budget (it asked no max_tokens), so a poll is 429; each poll that passes
+      // spends one token itself (bounded wait, not a timing assertion).
       let left = -1;
       let polls = 0;
-      for (let i = 0; i < 10 && left !== 28 - 13 - polls; i++) {
+      for (let i = 0; i < 10 && left !== 188 - 13 - polls; i++) {
         await new Promise((r) => setTimeout(r, 50 * i));
-        const { body } = await json(await withTicket(p, "/v1/ai/session/embed", ticket, { input: "x" }));
+        const { status, body } = await json(
+          await withTicket(p, "/v1/ai/session/embed", ticket, { input: "x" }),
+        );
+        if (status === 429) continue;
+        assertEquals(status, 200, JSON.stringify(body));
         polls++;
         left = body.data.budget_remaining;
       }
-      assertEquals(left, 28 - 13 - polls);
+      assertEquals(left, 188 - 13 - polls);
     });
 
     await t.step(
-      "a call that overspends brings the budget to 0; the next is 403 QUOTA_EXCEEDED",
+      "a provider that overspends its cap brings the budget to 0, not below; the next is 403 QUOTA_EXCEEDED",
       async () => {
+        fake.replies.push(Array.from({ length: 400 }, (_, i) => `w${i}`).join(" "));
         const { status, body } = await json(
           await withTicket(p, "/v1/ai/session/chat", ticket, {
-            messages: [{ role: "user", content: "a long question with many many many many words in it" }],
+            model: "ignores-max-tokens",
+            messages: [{ role: "user", content: "a long answer please" }],
           }),
         );
-        assertEquals(status, 200);
+        assertEquals(status, 200, JSON.stringify(body));
+        assert(body.data.usage.total_tokens > 200, "the fake answered past max_tokens");
         assertEquals(body.data.budget_remaining, 0);
         const before = fake.count("chat");
         for (
@@ -149,11 +159,21 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
           (_, i) => withTicket(p, "/v1/ai/session/embed", fresh, { input: `w${i} x y` }).then(json),
         ),
       );
-      // 3 tokens each: 10 → 7 → 4 → 1; the fourth gets the last token and settles to 0; the rest are refused.
-      assertEquals(results.filter((r) => r.status === 200).length, 4);
-      assertEquals(results.filter((r) => r.status === 403).length, 4);
-      const left = results.filter((r) => r.status === 200).map((r) => r.body.data.budget_remaining).sort();
-      assertEquals(left.at(0), 0);
+      // 3 tokens each, reserved whole: 10 → 7 → 4 → 1; one token cannot pay for a fourth. A refusal is 403
+      // QUOTA_EXCEEDED, or 429 when it came while others still held their reservation.
+      assertEquals(results.filter((r) => r.status === 200).length, 3);
+      for (const r of results.filter((r) => r.status !== 200)) {
+        assert(
+          (r.status === 403 && r.body.error.code === "QUOTA_EXCEEDED") ||
+            (r.status === 429 && r.body.error.code === "rate_limit_exceeded"),
+          JSON.stringify(r),
+        );
+      }
+      const left = results.filter((r) => r.status === 200).map((r) => r.body.data.budget_remaining);
+      assertEquals(Math.min(...left), 1);
+      const after = await json(await withTicket(p, "/v1/ai/session/embed", fresh, { input: "a b" }));
+      assertEquals([after.status, after.body.error.code], [403, "QUOTA_EXCEEDED"]);
+      assertMatch(after.body.error.message, /may need up to 2 tokens and 1 are left/);
     });
 
     await t.step("ticket with apikey is refused (401); the ticket is not an API key elsewhere", async () => {

@@ -64,7 +64,9 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * Starts the fake on port 0. Behaviour by model name: `slow` answers after 3 s; `fail-500` and `fail-429`
  * fail once per distinct last message then succeed; `always-500` always fails; `bad-request` answers 400;
  * `slow-stream` streams one word every 100 ms. Embedding models: `fake-embed-2` has 32 dimensions, any other
- * 64. Other chat replies: `replies` in order, else `echo: <last user message>`.
+ * 64. Other chat replies: `replies` in order, else `echo: <last user message>`. A token is a word: the reply is
+ * cut at `max_tokens` words (`finish_reason: "length"`), as OpenAI does, except by `ignores-max-tokens`, which
+ * answers in full like a server that disregards it.
  */
 export function startFakeOpenAI(options: FakeOptions = {}): FakeOpenAI {
   const calls: FakeCall[] = [];
@@ -114,7 +116,15 @@ export function startFakeOpenAI(options: FakeOptions = {}): FakeOpenAI {
       }
     }
     if (model === "slow") await sleep(3000, req.signal);
-    const content = replies.shift() ?? `echo: ${last}`;
+    const full = replies.shift() ?? `echo: ${last}`;
+    const limit = typeof body.max_tokens === "number" && model !== "ignores-max-tokens"
+      ? body.max_tokens
+      : Infinity;
+    const cut = words(full) > limit;
+    const content = cut
+      ? full.split(/(?<= )/).filter((w) => w.trim()).slice(0, limit).join("").trimEnd()
+      : full;
+    const finishReason = cut ? "length" : "stop";
     const prompt = messages.reduce((n, m) => n + words(m.content), 0);
     const usage = {
       prompt_tokens: prompt,
@@ -130,7 +140,7 @@ export function startFakeOpenAI(options: FakeOptions = {}): FakeOpenAI {
         object: "chat.completion",
         created,
         model,
-        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: finishReason }],
         usage,
       });
     }
@@ -174,7 +184,7 @@ export function startFakeOpenAI(options: FakeOptions = {}): FakeOpenAI {
             i++;
             return;
           }
-          controller.enqueue(frame({}, "stop"));
+          controller.enqueue(frame({}, finishReason));
           const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)
             ?.include_usage;
           if (includeUsage) {

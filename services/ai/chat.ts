@@ -3,6 +3,7 @@ import { describeError, log } from "../log.ts";
 import type { Embedder } from "./embedder.ts";
 import { type ChatCall, type ChatMessage, providerError, type Providers, type Usage } from "./providers.ts";
 import { partitionKey, type SemanticCache } from "./semantic_cache.ts";
+import { quotaExceeded } from "./sessions.ts";
 import type { UsageLog } from "./usage_log.ts";
 
 /** A chat request (decisions §10). */
@@ -31,12 +32,17 @@ export interface ChatResult {
   model: string;
   usage: Usage;
   cache: CacheInfo;
+  /** Why the answer ended: `stop` (complete), `length` (cut at `max_tokens`)…, as the provider said. */
+  finish_reason?: string;
 }
 
 /** What a cached answer keeps. */
 export interface CachedAnswer {
   content: string;
   model: string;
+  /** The usage of the call that produced it: what answering it again would cost. */
+  usage: Usage;
+  finishReason: string | null;
 }
 
 /** Options of a chat call. */
@@ -45,6 +51,12 @@ export interface ChatOptions {
   noCache?: boolean;
   /** Aborted when the client goes away. */
   signal?: AbortSignal;
+  /**
+   * Tokens the call may spend at most (an AI session's reservation). The provider's `max_tokens` is lowered to
+   * what is left after {@linkcode promptTokenBound}; a stream is cut if the provider goes past it; a cached
+   * answer is served only if its recorded usage fits.
+   */
+  budget?: number;
 }
 
 /** A streamed answer: the SSE body, and the usage once the stream ends (or is cancelled). */
@@ -60,8 +72,33 @@ interface CachePlan {
   embedding: Float32Array;
 }
 
+/** A provider call with what the budget did to it. */
+interface BoundedCall {
+  call: ChatCall;
+  /** True when `max_tokens` was lowered below what the request asked (or set when it asked none). */
+  capped: boolean;
+}
+
+// What a chat template may add around the text: role markers and separators per message, reply priming per
+// call (OpenAI's ChatML spends 3-4 per message and 3 per call; Llama 3, Qwen and Gemma templates about 5).
+const TEMPLATE_TOKENS_PER_MESSAGE = 8;
+const TEMPLATE_TOKENS_PER_CALL = 16;
+
 const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 const encoder = new TextEncoder();
+
+/**
+ * An upper bound of the prompt tokens a provider can count for `messages`: one token per UTF-8 byte (byte-level
+ * BPE, SentencePiece with byte fallback and WordPiece never spend more) plus the chat template's tokens. It is
+ * pessimistic on purpose (English runs about four bytes a token): a ticket call is admitted and capped on it,
+ * then debited what the provider reports.
+ */
+export function promptTokenBound(messages: ChatMessage[]): number {
+  return messages.reduce(
+    (n, m) => n + encoder.encode(m.content).length + TEMPLATE_TOKENS_PER_MESSAGE,
+    TEMPLATE_TOKENS_PER_CALL,
+  );
+}
 
 /** The messages sent to the provider: the system prompt first, then the conversation. */
 export function buildMessages(req: ChatRequest): ChatMessage[] {
@@ -82,11 +119,20 @@ export class ChatService {
     },
   ) {}
 
-  private call(req: ChatRequest, model: string): ChatCall {
+  /**
+   * The provider call. Under a budget, `max_tokens` is what the budget leaves after the prompt's bound (or
+   * the request's, when lower): the completion cannot spend more than was reserved.
+   */
+  private call(req: ChatRequest, model: string, budget: number | undefined): BoundedCall {
     const call: ChatCall = { model, messages: buildMessages(req) };
     if (req.temperature !== undefined) call.temperature = req.temperature;
     if (req.max_tokens !== undefined) call.max_tokens = req.max_tokens;
-    return call;
+    if (budget === undefined) return { call, capped: false };
+    const room = Math.floor(budget) - promptTokenBound(call.messages);
+    if (room < 1) throw quotaExceeded("AI session budget is too low for this prompt: mint a new session");
+    if (req.max_tokens !== undefined && req.max_tokens <= room) return { call, capped: false };
+    call.max_tokens = room;
+    return { call, capped: true };
   }
 
   private async plan(
@@ -114,7 +160,9 @@ export class ChatService {
         model: call.model,
         embeddingModel: embedded.model,
         temperature: call.temperature,
-        max_tokens: call.max_tokens,
+        // What the caller asked for, not a budget's cap: a capped call shares the partition of its request,
+        // and only answers that are complete under the cap are stored there (see mayStore).
+        max_tokens: req.max_tokens,
         context: call.messages.slice(0, -1),
       });
       return { partition, text: last.content, embedding: embedded.vectors[0]! } satisfies CachePlan;
@@ -131,9 +179,14 @@ export class ChatService {
    */
   private async prepare(project: string, req: ChatRequest, options: ChatOptions) {
     const provider = this.deps.providers.get(req.provider);
-    const call = this.call(req, req.model ?? provider.config.chatModel);
+    const { call, capped } = this.call(req, req.model ?? provider.config.chatModel, options.budget);
     const plan = await this.plan(project, provider.name, call, req, options);
-    const hit = plan ? this.deps.cache.lookup(project, plan.partition, plan.text, plan.embedding) : null;
+    // Under a budget, a cached answer is served only if producing it fit: the cache is no way around it.
+    const budget = options.budget;
+    const fits = budget === undefined ? undefined : (a: CachedAnswer) => a.usage.total_tokens <= budget;
+    const hit = plan
+      ? this.deps.cache.lookup(project, plan.partition, plan.text, plan.embedding, fits)
+      : null;
     if (hit) {
       this.deps.usage.record(project, {
         provider: provider.name,
@@ -143,25 +196,28 @@ export class ChatService {
         cacheHit: true,
       });
     }
-    return { provider, call, plan, hit };
+    return { provider, call, capped, plan, hit };
   }
 
   /** One chat answer, from the cache or the provider. */
   async chat(project: string, req: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
-    const { provider, call, plan, hit } = await this.prepare(project, req, options);
+    const { provider, call, capped, plan, hit } = await this.prepare(project, req, options);
     if (hit) {
       return {
         message: { role: "assistant", content: hit.value.content },
         model: hit.value.model,
         usage: ZERO,
         cache: { status: "hit", similarity: round(hit.similarity) },
+        ...(hit.value.finishReason ? { finish_reason: hit.value.finishReason } : {}),
       };
     }
     const answer = await provider.chat(call, options.signal);
-    if (plan) {
+    if (plan && mayStore(capped, answer.finishReason)) {
       this.deps.cache.store(project, plan.partition, plan.text, plan.embedding, {
         content: answer.content,
         model: answer.model,
+        usage: answer.usage,
+        finishReason: answer.finishReason,
       });
     }
     this.deps.usage.record(project, {
@@ -175,16 +231,18 @@ export class ChatService {
       model: answer.model,
       usage: answer.usage,
       cache: { status: "miss" },
+      ...(answer.finishReason ? { finish_reason: answer.finishReason } : {}),
     };
   }
 
   /**
    * A streamed chat: SSE frames of OpenAI chunks ending with `data: [DONE]`. The provider call starts before
    * this resolves, so that its failures are ordinary error responses; cancelling the body (the client went
-   * away) aborts the provider request.
+   * away) aborts the provider request. Under a budget, a provider that streams past `max_tokens` is cut there:
+   * the gateway stops the provider request and ends the stream with `finish_reason: "length"`.
    */
   async stream(project: string, req: ChatRequest, options: ChatOptions = {}): Promise<ChatStream> {
-    const { provider, call, plan, hit } = await this.prepare(project, req, options);
+    const { provider, call, capped, plan, hit } = await this.prepare(project, req, options);
     if (hit) {
       return {
         cache: { status: "hit", similarity: round(hit.similarity) },
@@ -203,19 +261,34 @@ export class ChatService {
       options.signal?.removeEventListener("abort", onAbort);
       throw err;
     }
+    const budget = options.budget;
+    // Under a budget, the content chunks forwarded at most: a provider sends at least one token per chunk.
+    const limit = budget !== undefined ? call.max_tokens : undefined;
     const { promise: usageDone, resolve: settle } = Promise.withResolvers<Usage>();
     let content = "";
+    let pieces = 0;
     let model = call.model;
     let usage: Usage | undefined;
-    let finished = false;
+    let finishReason: string | null = null;
     let settled = false;
-    const finish = (complete: boolean) => {
+    const finish = (outcome: "done" | "failed" | "cancelled" | "cut") => {
       if (settled) return;
       settled = true;
       options.signal?.removeEventListener("abort", onAbort);
-      const spent = usage ?? estimateUsage(call.messages, content);
-      if (complete && finished && plan) {
-        this.deps.cache.store(project, plan.partition, plan.text, plan.embedding, { content, model });
+      let spent = usage ?? estimateUsage(call.messages, content);
+      if (budget !== undefined && outcome === "cut") {
+        // The provider went past the cap: count the whole reservation, the most it may have cost.
+        spent = { prompt_tokens: budget - limit!, completion_tokens: limit!, total_tokens: budget };
+      } else if (budget !== undefined && !usage && spent.total_tokens > budget) {
+        spent = { ...spent, total_tokens: budget }; // an estimate never exceeds what was reserved
+      }
+      if (outcome === "done" && finishReason && plan && mayStore(capped, finishReason)) {
+        this.deps.cache.store(project, plan.partition, plan.text, plan.embedding, {
+          content,
+          model,
+          usage: spent,
+          finishReason,
+        });
       }
       this.deps.usage.record(project, { provider: provider.name, model, kind: "chat", usage: spent });
       settle(spent);
@@ -227,14 +300,24 @@ export class ChatService {
           if (next.done) {
             controller.enqueue(encoder.encode("data: [DONE]\n\n"));
             controller.close();
-            finish(true);
+            finish("done");
             return;
           }
           const chunk: OpenAI.ChatCompletionChunk = next.value;
           if (chunk.model) model = chunk.model;
+          const delta = chunk.choices?.map((c) => c.delta?.content ?? "").join("") ?? "";
+          if (delta && limit !== undefined && pieces >= limit) {
+            upstream.abort();
+            controller.enqueue(encoder.encode(`data: ${JSON.stringify(lengthChunk(chunk, model))}\n\n`));
+            controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+            controller.close();
+            finish("cut");
+            return;
+          }
+          if (delta) pieces++;
+          content += delta;
           for (const choice of chunk.choices ?? []) {
-            content += choice.delta?.content ?? "";
-            if (choice.finish_reason) finished = true;
+            if (choice.finish_reason) finishReason = choice.finish_reason;
           }
           if (chunk.usage) usage = { ...ZERO, ...chunk.usage };
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
@@ -246,16 +329,36 @@ export class ChatService {
             encoder.encode(`data: ${JSON.stringify({ error: { code: e.code, message: e.message } })}\n\n`),
           );
           controller.close();
-          finish(false);
+          finish("failed");
         }
       },
       cancel() {
         upstream.abort();
-        finish(false);
+        finish("cancelled");
       },
     });
     return { cache: { status: "miss" }, body, usage: usageDone };
   }
+}
+
+/**
+ * Whether an answer may be cached in the partition of its request. An answer of a call whose `max_tokens` a
+ * budget lowered is stored only when complete (`stop`): cut short, it would be served to callers who asked
+ * for more. A complete one is what the uncapped call could have answered.
+ */
+function mayStore(capped: boolean, finishReason: string | null): boolean {
+  return !capped || finishReason === "stop";
+}
+
+/** The last chunk of a stream the gateway cut at the budget's cap. */
+function lengthChunk(like: OpenAI.ChatCompletionChunk, model: string) {
+  return {
+    id: like.id,
+    object: "chat.completion.chunk",
+    created: like.created,
+    model,
+    choices: [{ index: 0, delta: {}, finish_reason: "length" }],
+  };
 }
 
 function round(x: number): number {
@@ -281,7 +384,7 @@ function cachedStream(answer: CachedAnswer): ReadableStream<Uint8Array> {
   });
   const frames = [
     chunk({ role: "assistant", content: answer.content }, null),
-    chunk({}, "stop"),
+    chunk({}, answer.finishReason ?? "stop"),
   ].map((c) => `data: ${JSON.stringify(c)}\n\n`);
   frames.push("data: [DONE]\n\n");
   return new ReadableStream({

@@ -58,6 +58,16 @@ export class Embedder {
     return { provider, model };
   }
 
+  /**
+   * The most tokens embedding `texts` can be counted: exact for the built-in embedder; for a provider, one per
+   * UTF-8 byte plus two special tokens per input (no tokenizer spends more).
+   */
+  tokenBound(texts: string[], options: EmbedOptions = {}): number {
+    if (!this.resolve(options).provider) return texts.reduce((n, t) => n + countTokens(t), 0);
+    const encoder = new TextEncoder();
+    return texts.reduce((n, t) => n + encoder.encode(t).length + 2, 0);
+  }
+
   /** Embeds `texts` (in batches of 256 for a provider). */
   async embed(texts: string[], options: EmbedOptions = {}): Promise<Embedded> {
     const { provider, model } = this.resolve(options);

@@ -91,6 +91,8 @@ export interface ChatAnswer {
   content: string;
   model: string;
   usage: Usage;
+  /** Why the model stopped: `stop` (a complete answer), `length` (cut at `max_tokens`)…; null if unsaid. */
+  finishReason: string | null;
 }
 
 /** A provider's client with the limits of the configuration. */
@@ -115,8 +117,13 @@ export class Provider {
   async chat(call: ChatCall, signal?: AbortSignal): Promise<ChatAnswer> {
     try {
       const res = await this.client.chat.completions.create({ ...call, stream: false }, { signal });
-      const content = res.choices[0]?.message?.content ?? "";
-      return { content, model: res.model || call.model, usage: usageOf(res.usage) };
+      const choice = res.choices[0];
+      return {
+        content: choice?.message?.content ?? "",
+        model: res.model || call.model,
+        usage: usageOf(res.usage),
+        finishReason: choice?.finish_reason ?? null,
+      };
     } catch (err) {
       throw providerError(this.name, err);
     }

@@ -82,13 +82,24 @@ export class SemanticCache<V> {
 
   constructor(private readonly options: SemanticCacheOptions) {}
 
-  /** The best live entry of a partition whose similarity reaches the threshold. */
-  lookup(project: string, partition: string, text: string, embedding: Float32Array): CacheHit<V> | null {
+  /**
+   * The best live entry of a partition whose similarity reaches the threshold, among those `accept` takes
+   * (all when absent).
+   */
+  lookup(
+    project: string,
+    partition: string,
+    text: string,
+    embedding: Float32Array,
+    accept?: (value: V) => boolean,
+  ): CacheHit<V> | null {
     const part = this.projects.get(project)?.partitions.get(partition);
     if (!part) return null;
     const now = Date.now();
     const exact = part.byText.get(text);
-    if (exact && exact.expires > now) return { value: exact.value, similarity: 1 };
+    if (exact && exact.expires > now && (!accept || accept(exact.value))) {
+      return { value: exact.value, similarity: 1 };
+    }
     let best = -1;
     let bestScore = -Infinity;
     let expired = false;
@@ -100,7 +111,7 @@ export class SemanticCache<V> {
           continue;
         }
         const score = dotRow(matrix, r * dims, embedding, dims);
-        if (score > bestScore) {
+        if (score > bestScore && (!accept || accept(entries[r]!.value))) {
           bestScore = score;
           best = r;
         }

@@ -88,3 +88,28 @@ Deno.test("SemanticCache: rows stay matched to their entries through evictions a
     assertEquals(cache.lookup("p", i % 2 ? "odd" : "even", upper, embedLocally(upper)), null);
   }
 });
+
+Deno.test("SemanticCache: a lookup may accept only some entries (a ticket: those whose cost fits)", () => {
+  const cache = new SemanticCache<{ answer: string; cost: number }>({
+    threshold: 0.5,
+    ttlMs: 60_000,
+    maxEntriesPerProject: 10,
+  });
+  const v = (t: string) => embedLocally(t);
+  cache.store("p", "part", "capital of France", v("capital of France"), { answer: "long", cost: 500 });
+  cache.store("p", "part", "the capital of France", v("the capital of France"), {
+    answer: "short",
+    cost: 20,
+  });
+  const fits = (budget: number) => (a: { cost: number }) => a.cost <= budget;
+  // The exact text is refused when it costs too much: the next best that fits is served, or nothing.
+  assertEquals(
+    cache.lookup("p", "part", "capital of France", v("capital of France"), fits(100))?.value.answer,
+    "short",
+  );
+  assertEquals(cache.lookup("p", "part", "capital of France", v("capital of France"), fits(10)), null);
+  assertEquals(
+    cache.lookup("p", "part", "capital of France", v("capital of France"), fits(1000))?.similarity,
+    1,
+  );
+});

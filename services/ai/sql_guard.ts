@@ -1,5 +1,6 @@
-import { parse, type Statement, toSql } from "pgsql-ast-parser";
+import { parse, type Statement } from "pgsql-ast-parser";
 import { errors } from "../errors.ts";
+import { printChecked } from "./sql_print.ts";
 
 /** Functions a generated query may call: pure, read-only, none that sleeps, reads files or sets settings. */
 export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set(
@@ -59,7 +60,10 @@ export interface TableName {
 
 /** A generated query that passed the guard. */
 export interface CheckedSelect {
-  /** The SQL that runs: the validated syntax tree printed back, so what runs is what was checked. */
+  /**
+   * The SQL that runs: the validated syntax tree printed back, and proven to parse again to exactly that tree
+   * ({@linkcode printChecked}), so what runs is what was checked.
+   */
   sql: string;
   /** Tables it reads. */
   tables: TableName[];
@@ -146,41 +150,7 @@ export function checkSelect(text: string, readable: TableName[]): CheckedSelect 
     for (const [k, v] of Object.entries(n)) if (k !== "_location") walk(v, k, ctes);
   };
   walk(root, "root", new Set());
-  return { sql: fixQuantifiers(toSql.statement(root)), tables };
-}
-
-/**
- * The printer renders `x = ANY (arr)` as `(x) = ("any" (arr) )`: a call to a function named "any" in
- * parentheses, which PostgreSQL does not accept. This puts the syntax back: `ANY (arr)` right after the
- * operator. It skips string literals and quoted identifiers while matching parentheses.
- */
-export function fixQuantifiers(sql: string): string {
-  const pattern = /\("(any|all|some)" \(/i;
-  let out = sql;
-  for (let guard = 0; guard < 1000; guard++) {
-    const m = pattern.exec(out);
-    if (!m) break;
-    const open = m.index;
-    const close = matchingParen(out, open);
-    if (close < 0) break;
-    const keyword = m[1]!.toUpperCase();
-    out = out.slice(0, open) + keyword + " (" + out.slice(open + m[0].length, close) + out.slice(close + 1);
-  }
-  return out.replace(/"(any|all|some)" \(/gi, (_, kw: string) => `${kw.toUpperCase()} (`);
-}
-
-function matchingParen(text: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === "'" || ch === '"') {
-      const end = text.indexOf(ch, i + 1);
-      if (end < 0) return -1;
-      i = end; // a doubled quote re-enters the literal on the next character: same effect
-      continue;
-    }
-    if (ch === "(") depth++;
-    else if (ch === ")" && --depth === 0) return i;
-  }
-  return -1;
+  const sql = printChecked(root);
+  if (sql === null) refuse("it does not print back to the same query");
+  return { sql, tables };
 }

@@ -1,6 +1,8 @@
+import { parse } from "pgsql-ast-parser";
 import { assertEquals, assertMatch } from "../../tests/assert.ts";
 import { AppError } from "../errors.ts";
 import { checkSelect } from "./sql_guard.ts";
+import { fixQuantifiers, printChecked, tokenize } from "./sql_print.ts";
 
 const READABLE = [{ schema: "public", name: "notes" }, { schema: "public", name: "users" }];
 
@@ -95,6 +97,81 @@ Deno.test("checkSelect: the printed SQL of ordinary questions runs in PostgreSQL
         throw new Error(`${q}\n  printed: ${sql}\n  ${(err as Error).message}`);
       });
     }
+  } finally {
+    await pg.close();
+  }
+});
+
+/** A parse without source positions: two texts are the same query when these are equal. */
+function tree(sql: string): string {
+  const statements = parse(sql);
+  return JSON.stringify(statements, (key, value) => key === "_location" ? undefined : value);
+}
+
+// Texts that the quantifier rewrite looks for, inside string literals, quoted names and comments.
+const TRAPS = [
+  `SELECT '("any" (x)' AS s, '"all" (' AS t, E'\\\\("some" (' AS u, 'it''s ("any" (' AS v`,
+  `SELECT id FROM notes WHERE body = '("any" (' OR body = ')); DELETE FROM notes; --' ORDER BY id`,
+  `SELECT id FROM notes WHERE body <> '"any" (' AND id = ANY(ARRAY[1, 3]) AND id > ALL(ARRAY[0]) ORDER BY id`,
+  `SELECT 1 AS "x; DELETE FROM notes; --", '("some" (' AS "("")"`,
+  `SELECT id FROM notes WHERE body = '("any" (' AND body <> ')) ; drop table notes ; select ((' -- ("any" (`,
+];
+
+Deno.test("checkSelect: the SQL that runs parses to exactly the checked query (literals untouched)", () => {
+  for (const q of TRAPS) {
+    const { sql } = checkSelect(q, READABLE);
+    assertEquals(tree(sql), tree(q), `${q}\n  printed: ${sql}`);
+  }
+  // The literal that looks like the printer's quantifier survives byte for byte; the real quantifier is fixed.
+  const { sql } = checkSelect(TRAPS[2]!, READABLE);
+  assertMatch(sql, /body != \('"any" \('\)/);
+  assertMatch(sql, /id = ANY \(/);
+});
+
+Deno.test("fixQuantifiers rewrites code tokens only", () => {
+  assertEquals(
+    fixQuantifiers(`SELECT ('("any" (x)'), (a = ("any" (b) )), "("")"`),
+    `SELECT ('("any" (x)'), (a = ANY (b) ), "("")"`,
+  );
+  assertEquals(fixQuantifiers(`SELECT 1 -- ("any" (x)\n`), `SELECT 1 -- ("any" (x)\n`);
+  assertEquals(
+    fixQuantifiers(`SELECT /* ("all" ( /* nested */ */ 1`),
+    `SELECT /* ("all" ( /* nested */ */ 1`,
+  );
+  assertEquals(fixQuantifiers(`SELECT E'\\' ("any" (' AS x`), `SELECT E'\\' ("any" (' AS x`);
+  assertEquals(fixQuantifiers(`SELECT $q$("some" ($q$`), `SELECT $q$("some" ($q$`);
+  assertEquals(
+    tokenize(`a'b''c'"d""e"`).map((t) => t.kind),
+    ["code", "string", "quoted"],
+  );
+});
+
+Deno.test("printChecked refuses a tree whose printed text would read as another query", () => {
+  // A name the printer cannot quote safely: printed as-is it would add a column (and could add anything).
+  const forged = parse("SELECT 1 AS x")[0]!;
+  (forged as { columns: { alias?: { name: string } }[] }).columns[0]!.alias = { name: 'x", 2 AS "y' };
+  assertEquals(printChecked(forged), null);
+  assertEquals(printChecked(parse("SELECT 1 AS x")[0]!), "SELECT (1) AS x");
+});
+
+Deno.test("checkSelect: literals shaped like the rewrite come back byte for byte from PostgreSQL (PGlite)", async () => {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const pg = await PGlite.create();
+  try {
+    await pg.exec(`
+      create table notes (id int primary key, owner uuid, body text);
+      create table users (id uuid primary key, email text);
+      insert into notes values (1, null, '("any" ('), (2, null, '"any" ('), (3, null, 'plain');`);
+    const { sql } = checkSelect(TRAPS[0]!, READABLE);
+    const { rows } = await pg.query(sql);
+    assertEquals(rows, [{ s: '("any" (x)', t: '"all" (', u: '\\("some" (', v: 'it\'s ("any" (' }]);
+    const hits = await pg.query<{ id: number }>(checkSelect(TRAPS[1]!, READABLE).sql);
+    assertEquals(hits.rows, [{ id: 1 }]);
+    const others = await pg.query<{ id: number }>(checkSelect(TRAPS[2]!, READABLE).sql);
+    assertEquals(others.rows, [{ id: 1 }, { id: 3 }]);
+    const smuggled = await pg.query<{ id: number }>(checkSelect(TRAPS[4]!, READABLE).sql);
+    assertEquals(smuggled.rows, [{ id: 1 }]);
+    assertEquals((await pg.query("select count(*)::int as n from notes")).rows, [{ n: 3 }]);
   } finally {
     await pg.close();
   }
