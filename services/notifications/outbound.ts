@@ -65,13 +65,16 @@ function answer(status: number, headers: Headers, source: Readable): Response {
  * its `tcp` proxy transport pins the address but then speaks plaintext to https URLs (measured).
  */
 export class OutboundHttp {
-  private readonly agents = {
-    "http:": new http.Agent({ keepAlive: true, timeout: IDLE_MS }),
-    "https:": new https.Agent({ keepAlive: true, timeout: IDLE_MS }),
-  };
+  private readonly agents: { "http:": http.Agent; "https:": https.Agent };
   private readonly sessions = new Map<string, http2.ClientHttp2Session>();
 
-  constructor(private readonly guard: NetGuard) {}
+  /** `ca`: the roots to trust instead of the system's (a private CA; the tests' own certificate). */
+  constructor(private readonly guard: NetGuard, private readonly ca?: string[]) {
+    this.agents = {
+      "http:": new http.Agent({ keepAlive: true, timeout: IDLE_MS }),
+      "https:": new https.Agent({ keepAlive: true, timeout: IDLE_MS, ca }),
+    };
+  }
 
   /** An HTTP/1.1 request; redirects are not followed. Resolves when the headers arrive. */
   async fetch(url: string, init: OutboundRequest): Promise<Response> {
@@ -112,7 +115,10 @@ export class OutboundHttp {
       if (options?.all) cb(null, all);
       else cb(null, all[0]!.address, all[0]!.family);
     };
-    const session = http2.connect(origin, { lookup: pinned } as unknown as http2.SecureClientSessionOptions);
+    const session = http2.connect(origin, {
+      lookup: pinned,
+      ...(this.ca ? { ca: this.ca } : {}),
+    } as unknown as http2.SecureClientSessionOptions);
     session.setTimeout(IDLE_MS, () => session.close());
     const forget = () => {
       if (this.sessions.get(key) === session) this.sessions.delete(key);
