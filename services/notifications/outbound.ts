@@ -13,7 +13,7 @@ export interface OutboundRequest {
 }
 
 /** Statuses whose answer has no body (the Response constructor refuses one). */
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+const NULL_BODY = new Set([204, 205, 304]);
 
 /** How long an idle HTTP/2 session (APNs) or keep-alive socket is kept. */
 const IDLE_MS = 60_000;
@@ -49,7 +49,21 @@ function toWebStream(source: Readable): ReadableStream<Uint8Array> {
   }, { highWaterMark: 4 });
 }
 
-function answer(status: number, headers: Headers, source: Readable): Response {
+/**
+ * The web Response of a node answer. A receiver may be hostile: a header `Headers` refuses is dropped, and a
+ * status the Response cannot carry (outside 200–599) is an error, never an exception in a node callback.
+ */
+function answer(status: number, pairs: [string, string][], source: Readable): Response {
+  const headers = new Headers();
+  for (const [name, value] of pairs) {
+    try {
+      headers.append(name, value);
+    } catch { /* not a valid header: dropped */ }
+  }
+  if (!Number.isInteger(status) || status < 200 || status > 599) {
+    source.destroy();
+    throw new Error(`The server answered an invalid HTTP status ${status}`);
+  }
   if (NULL_BODY.has(status)) {
     source.resume();
     return new Response(null, { status, headers });
@@ -92,10 +106,14 @@ export class OutboundHttp {
         lookup: this.guard.lookup as unknown as http.RequestOptions["lookup"],
         signal: init.signal,
       }, (res) => {
-        const out = new Headers();
+        const pairs: [string, string][] = [];
         const raw = res.rawHeaders;
-        for (let i = 0; i + 1 < raw.length; i += 2) out.append(raw[i]!, raw[i + 1]!);
-        resolve(answer(res.statusCode ?? 502, out, res));
+        for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+        try {
+          resolve(answer(res.statusCode ?? 0, pairs, res));
+        } catch (err) {
+          reject(err);
+        }
       });
       req.once("error", reject);
       req.end(body);
@@ -159,12 +177,16 @@ export class OutboundHttp {
       stream.once("error", failed);
       stream.once("response", (h) => {
         session.off("error", failed);
-        const out = new Headers();
+        const pairs: [string, string][] = [];
         for (const [k, v] of Object.entries(h)) {
           if (k.startsWith(":") || v === undefined) continue;
-          for (const one of Array.isArray(v) ? v : [v]) out.append(k, String(one));
+          for (const one of Array.isArray(v) ? v : [v]) pairs.push([k, String(one)]);
         }
-        resolve(answer(Number(h[":status"] ?? 502), out, stream));
+        try {
+          resolve(answer(Number(h[":status"] ?? 0), pairs, stream));
+        } catch (err) {
+          reject(err);
+        }
       });
       stream.end(init.body);
     });

@@ -181,3 +181,32 @@ Deno.test("outbound: SMTP connects to the checked address of its host, or is ref
     await sink.close();
   }
 });
+
+Deno.test("outbound: an odd status is an error, not a crash; a non-ASCII header passes", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const answers = [
+    "HTTP/1.1 999 Odd\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+    "HTTP/1.1 200 OK\r\nX-Bin: \u00ff\u00fe\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+  ];
+  const serving = (async () => {
+    for (const text of answers) {
+      const conn = await listener.accept();
+      const buf = new Uint8Array(4096);
+      await conn.read(buf);
+      await conn.write(new Uint8Array([...text].map((c) => c.charCodeAt(0))));
+      conn.close();
+    }
+  })();
+  const http = new OutboundHttp(new NetGuard("127.0.0.1"));
+  const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`;
+  try {
+    const odd = await http.fetch(url, request()).catch((e) => e);
+    assertMatch(String(odd), /invalid HTTP status 999/);
+    const binary = await http.fetch(url, request());
+    assertEquals([binary.status, await binary.text()], [200, "ok"]);
+  } finally {
+    await serving;
+    listener.close();
+    http.close();
+  }
+});
