@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { except } from "hono/combine";
 import { toAppError } from "./errors.ts";
 import { errors } from "../services/errors.ts";
 import { ingestEvent, listEvents } from "../services/notifications/events.ts";
@@ -12,6 +13,7 @@ import {
 } from "../services/notifications/queries.ts";
 import { createRule, deleteRule, getRule, listRules, updateRule } from "../services/notifications/rules.ts";
 import { SettingsPatch, SettingsStore } from "../services/notifications/settings.ts";
+import { SMS_STATUS_PATH, smsStatusCallback } from "../services/notifications/sms_status.ts";
 import { getNotification } from "../services/notifications/store.ts";
 import {
   createTemplate,
@@ -44,11 +46,15 @@ import {
 } from "./notifications_schemas.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
-/** Notifications (spec §4.8, decisions §9): service_role and admin only. */
+/**
+ * Notifications (spec §4.8, decisions §9): service_role and admin only, except the SMS status callback, which
+ * Twilio calls without a key: its signature is its authentication, and its project comes from the host.
+ */
 export const notificationRoutes = new OpenAPIHono<AppEnv>();
 const guard = [resolveProject, authenticate, allow("service_role")] as const;
 notificationRoutes.use("/v1/notifications", ...guard);
-notificationRoutes.use("/v1/notifications/*", ...guard);
+notificationRoutes.use("/v1/notifications/*", except(SMS_STATUS_PATH, ...guard));
+notificationRoutes.use(SMS_STATUS_PATH, resolveProject);
 
 const tags = ["Notifications"];
 const security = PROJECT_SECURITY;
@@ -474,6 +480,55 @@ notificationRoutes.openapi(
     responses: { 200: ok(Many, "Provider logs"), ...failures(400, 401, 403) },
   }),
   async (c) => c.json({ data: await listProviderLogs(await db(c), c.req.valid("query")), meta: null }, 200),
+);
+
+notificationRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: SMS_STATUS_PATH,
+    tags,
+    security: [],
+    summary:
+      "Twilio status callback (no API key: X-Twilio-Signature is verified with the project's auth token)",
+    description:
+      "Twilio's form-encoded status callback (`MessageSid`, `MessageStatus`, `ErrorCode`, …), sent " +
+      "to `sms.status_callback_url`. `delivered`/`read` make the notification `delivered`; `undelivered`, " +
+      "`failed` and `canceled` dead-letter it; other statuses are logged. A repeated callback changes nothing.",
+    request: {
+      headers: z.object({ "x-twilio-signature": z.string().optional() }),
+    },
+    responses: {
+      200: ok(
+        z.object({
+          notification_id: z.string(),
+          status: z.string(),
+          recorded: z.boolean(),
+          changed: z.boolean(),
+        }),
+        "How the receipt was applied",
+      ),
+      ...failures(400, 401, 403, 404),
+    },
+  }),
+  async (c) => {
+    const type = c.req.header("content-type") ?? "";
+    if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
+      throw errors.validation(
+        "Expected an application/x-www-form-urlencoded body (Twilio's status callback)",
+      );
+    }
+    const params = new URLSearchParams(await c.req.text());
+    const { ref } = c.var.project;
+    const database = await db(c);
+    const settings = await c.var.platform.notifications.settings(ref, database);
+    const result = await smsStatusCallback(
+      database,
+      settings.sms,
+      c.req.header("x-twilio-signature"),
+      params,
+    );
+    return c.json({ data: result, meta: null }, 200);
+  },
 );
 
 // One notification

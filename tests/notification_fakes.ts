@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI, jwtVerify } from "jose";
 import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
@@ -121,9 +122,32 @@ function concat(chunks: Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** A Twilio-compatible SMS API that checks Basic auth and the form fields. */
+/**
+ * Twilio's request signature, written here from Twilio's documentation (not the platform's code): base64
+ * HMAC-SHA1 with the auth token over the URL followed by the POST parameters sorted by name, name + value.
+ */
+export function signTwilio(token: string, url: string, params: URLSearchParams): string {
+  const data = [...params].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .reduce((acc, [k, v]) => acc + k + v, url);
+  return createHmac("sha1", token).update(data).digest("base64");
+}
+
+/** One message the fake Twilio accepted. */
+export interface TwilioMessage {
+  sid: string;
+  to: string;
+  from: string;
+  body: string;
+  statusCallback: string | null;
+}
+
+/**
+ * A Twilio-compatible SMS API that checks Basic auth and the form fields. `report(sid, status)` then does what
+ * Twilio does when a message's status changes: it POSTs the form-encoded callback to the message's
+ * StatusCallback URL over HTTP, signed with `X-Twilio-Signature`.
+ */
 export function fakeTwilio(sid: string, token: string) {
-  const messages: { to: string; from: string; body: string }[] = [];
+  const messages: TwilioMessage[] = [];
   const server = serve(async (req) => {
     const url = new URL(req.url);
     if (req.method !== "POST" || url.pathname !== `/2010-04-01/Accounts/${sid}/Messages.json`) {
@@ -137,10 +161,60 @@ export function fakeTwilio(sid: string, token: string) {
     if (to === "+15550000000") {
       return Response.json({ code: 21211, message: "Invalid 'To'" }, { status: 400 });
     }
-    messages.push({ to, from: form.get("From") ?? "", body: form.get("Body") ?? "" });
-    return Response.json({ sid: `SM${messages.length}`, status: "queued" }, { status: 201 });
+    const messageSid = `SM${String(messages.length + 1).padStart(32, "0")}`;
+    messages.push({
+      sid: messageSid,
+      to,
+      from: form.get("From") ?? "",
+      body: form.get("Body") ?? "",
+      statusCallback: form.get("StatusCallback"),
+    });
+    return Response.json({ sid: messageSid, status: "queued" }, { status: 201 });
   });
-  return { ...server, messages };
+  /** The callback Twilio would send for `messageSid` reaching `status`, as URL, form and signature. */
+  const callback = (messageSid: string, status: string, extra: Record<string, string> = {}) => {
+    const message = messages.find((m) => m.sid === messageSid);
+    if (!message?.statusCallback) throw new Error(`Message ${messageSid} has no StatusCallback`);
+    const params = new URLSearchParams({
+      AccountSid: sid,
+      ApiVersion: "2010-04-01",
+      From: message.from,
+      MessageSid: messageSid,
+      MessageStatus: status,
+      SmsSid: messageSid,
+      SmsStatus: status,
+      To: message.to,
+      ...extra,
+    });
+    return {
+      url: message.statusCallback,
+      params,
+      signature: signTwilio(token, message.statusCallback, params),
+    };
+  };
+  /** Posts a callback as Twilio does; `tamper` changes the request after signing (for negative tests). */
+  const report = async (
+    messageSid: string,
+    status: string,
+    options: {
+      extra?: Record<string, string>;
+      tamper?: (params: URLSearchParams) => void;
+      signature?: string;
+    } = {},
+  ) => {
+    const { url, params, signature } = callback(messageSid, status, options.extra);
+    options.tamper?.(params);
+    const headers: Record<string, string> = {
+      "content-type": "application/x-www-form-urlencoded; charset=utf-8",
+      "user-agent": "TwilioProxy/1.1",
+      "i-twilio-idempotency-token": crypto.randomUUID(),
+    };
+    const sig = options.signature ?? signature;
+    if (sig) headers["x-twilio-signature"] = sig;
+    const res = await fetch(url, { method: "POST", headers, body: params.toString() });
+    return { status: res.status, body: await res.json() };
+  };
+  return { ...server, messages, callback, report };
 }
 
 /** A fake FCM: a token endpoint verifying the service-account JWT, and messages:send checking the token. */

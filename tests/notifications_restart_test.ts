@@ -60,7 +60,7 @@ Deno.test("notifications survive a restart: all sent, none twice", async (t) => 
         assertEquals([...got.keys()].sort(), [...ids].sort());
         assert([...got.values()].every((n) => n === 1), "no notification was sent twice");
         const list = await json(
-          await second.fetch("/v1/notifications?status=sent&limit=500", {
+          await second.fetch("/v1/notifications?status=delivered&limit=500", {
             headers: { apikey: second.secretKey },
           }),
         );

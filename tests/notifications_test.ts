@@ -1,7 +1,14 @@
 import { encodeBase64 } from "../services/encoding.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
-import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
-import { fakeApns, fakeFcm, fakeTwilio, smtpSink, webhookReceiver } from "./notification_fakes.ts";
+import { type Json, json, rawRequest, startPlatform, type TestPlatform } from "./harness.ts";
+import {
+  fakeApns,
+  fakeFcm,
+  fakeTwilio,
+  signTwilio,
+  smtpSink,
+  webhookReceiver,
+} from "./notification_fakes.ts";
 
 const SECRET = `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
 const FINAL = ["sent", "delivered", "dead_lettered", "suppressed"];
@@ -33,6 +40,10 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
   const twilio = fakeTwilio("AC123", "twilio-token");
   const fcm = await fakeFcm("demo-app");
   const apns = await fakeApns("TEAM123456", "KEY1234567", "com.example.app");
+  // The platform on a real socket too, for the calls Twilio makes to it.
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, p.handler);
+  const port = server.addr.port;
+  const statusCallback = `http://127.0.0.1:${port}/v1/notifications/providers/sms/status`;
   const svc = { apikey: p.secretKey };
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = svc) =>
     await json(await p.fetch(path, { method, headers, json: body }));
@@ -50,7 +61,8 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
     await t.step("every route of decisions §9 is in the OpenAPI document", async () => {
       const doc = await (await p.fetch("/v1/openapi.json")).json();
       const paths = Object.keys(doc.paths).filter((k) => k.startsWith("/v1/notifications"));
-      assertEquals(paths.length, 18);
+      assertEquals(paths.length, 19);
+      assertEquals(doc.paths["/v1/notifications/providers/sms/status"].post.security, []);
       assert(doc.paths["/v1/notifications/send/batch"].post && doc.paths["/v1/notifications/settings"].patch);
     });
 
@@ -122,8 +134,10 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       assertEquals(status, 200);
       assertEquals(body.data.status, "queued");
       const done = await settle(p, body.data.id);
-      assertEquals(done.status, "sent");
-      assert(done.sending_at && done.sent_at && done.queued_at);
+      // The receiver is the final recipient: its 2xx confirms delivery, so both timestamps are set.
+      assertEquals(done.status, "delivered");
+      assert(done.sending_at && done.sent_at && done.queued_at && done.delivered_at);
+      assertEquals(done.delivered_at, done.sent_at);
       const got = hook.received.filter((r) => r.id === body.data.id);
       assertEquals(got.length, 1);
       assertEquals(got[0]!.body.type, "order.paid");
@@ -141,7 +155,7 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
     await t.step("retry after a 500, then success", async () => {
       const { body } = await webhook("/flaky");
       const done = await settle(p, body.data.id);
-      assertEquals(done.status, "sent");
+      assertEquals(done.status, "delivered");
       assertEquals(done.attempts, 2);
       assert(done.failed_at, "the failed transition is timestamped");
       const attempts = (await call("GET", `/v1/notifications/${body.data.id}/attempts`)).body.data;
@@ -154,13 +168,13 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
     await t.step("503 with Retry-After is retried", async () => {
       const { body } = await webhook("/busy");
       const done = await settle(p, body.data.id);
-      assertEquals([done.status, done.attempts], ["sent", 2]);
+      assertEquals([done.status, done.attempts], ["delivered", 2]);
     });
 
     await t.step("429 waits at least its Retry-After before the next attempt", async () => {
       const { body } = await webhook("/slow-down");
       const done = await settle(p, body.data.id);
-      assertEquals([done.status, done.attempts], ["sent", 2]);
+      assertEquals([done.status, done.attempts], ["delivered", 2]);
       const attempts = (await call("GET", `/v1/notifications/${body.data.id}/attempts`)).body.data;
       assertEquals([attempts[0].http_status, attempts[0].retry_after_ms], [429, 1000]);
       const gap = new Date(attempts[1].started_at).getTime() - new Date(attempts[0].finished_at).getTime();
@@ -186,7 +200,7 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       assertEquals(retried.status, 200);
       assertEquals(retried.body.data.status, "queued");
       const again = await settle(p, deadId);
-      assertEquals([again.status, again.attempts], ["sent", 2]);
+      assertEquals([again.status, again.attempts], ["delivered", 2]);
       const history = (await call("GET", `/v1/notifications/${deadId}/attempts`)).body.data;
       assertEquals(history.map((a: Json) => [a.attempt, a.outcome, a.http_status]), [
         [1, "permanent_error", 410],
@@ -341,12 +355,229 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
         variables: { c: 9 },
       });
       const done = await settle(p, ok.body.data.id);
-      assertEquals([done.status, done.provider, done.provider_message_id], ["sent", "twilio", "SM1"]);
-      assertEquals(twilio.messages[0], { to: "+15551234567", from: "+15550001111", body: "Code 9" });
+      assertEquals([done.status, done.provider], ["sent", "twilio"]);
+      assertEquals(done.provider_message_id, twilio.messages[0]!.sid);
+      assertEquals(twilio.messages[0]!.statusCallback, null); // no status_callback_url configured yet
+      const { to, from, body } = twilio.messages[0]!;
+      assertEquals({ to, from, body }, { to: "+15551234567", from: "+15550001111", body: "Code 9" });
       const bad = await send({ channel: "sms", recipient: "+15550000000", body: "x" });
       const dead = await settle(p, bad.body.data.id);
       assertEquals([dead.status, dead.attempts], ["dead_lettered", 1]);
     });
+
+    await t.step(
+      "SMS delivery receipts: Twilio's signed status callback moves sent → delivered",
+      async () => {
+        const patched = await call("PATCH", "/v1/notifications/settings", {
+          sms: { status_callback_url: statusCallback },
+        });
+        assertEquals(patched.body.data.sms.status_callback_url, statusCallback);
+        const { body } = await send({ channel: "sms", recipient: "+15551230001", body: "Your code is 1" });
+        const id = body.data.id;
+        const sent = await settle(p, id);
+        assertEquals(sent.status, "sent");
+        const message = twilio.messages.find((m) => m.sid === sent.provider_message_id)!;
+        assertEquals(message.statusCallback, statusCallback);
+        const receipts = async () =>
+          (await call("GET", "/v1/notifications/providers/logs?channel=sms&limit=500")).body.data
+            .filter((l: Json) => l.notification_id === id && l.kind === "receipt");
+        const now = async () => (await call("GET", `/v1/notifications/${id}`)).body.data;
+
+        // An intermediate status is recorded and changes nothing.
+        const progress = await twilio.report(message.sid, "sent");
+        assertEquals(progress.status, 200);
+        assertEquals(progress.body.data, {
+          notification_id: id,
+          status: "sent",
+          recorded: true,
+          changed: false,
+        });
+
+        // A missing, tampered, foreign-token or wrong-URL signature is refused and changes nothing.
+        const missing = await twilio.report(message.sid, "delivered", { signature: "" });
+        assertEquals([missing.status, missing.body.error.code], [401, "UNAUTHORIZED"]);
+        const tampered = await twilio.report(message.sid, "undelivered", {
+          tamper: (params) => params.set("MessageStatus", "delivered"),
+        });
+        assertEquals([tampered.status, tampered.body.error.code], [403, "FORBIDDEN"]);
+        const { params } = twilio.callback(message.sid, "delivered");
+        const foreign = await twilio.report(message.sid, "delivered", {
+          signature: signTwilio("another-token", statusCallback, params),
+        });
+        assertEquals(foreign.status, 403);
+        const otherUrl = await twilio.report(message.sid, "delivered", {
+          signature: signTwilio("twilio-token", `${statusCallback}?x=1`, params),
+        });
+        assertEquals(otherUrl.status, 403);
+        assertEquals((await now()).status, "sent");
+        assertEquals((await receipts()).length, 1);
+
+        // The genuine callback: delivered, timestamped after sent.
+        const delivered = await twilio.report(message.sid, "delivered");
+        assertEquals(delivered.status, 200);
+        assertEquals(delivered.body.data, {
+          notification_id: id,
+          status: "delivered",
+          recorded: true,
+          changed: true,
+        });
+        const after = await now();
+        assertEquals(after.status, "delivered");
+        assert(new Date(after.delivered_at) >= new Date(after.sent_at));
+
+        // A replay (same request, same signature) changes nothing a second time.
+        const replay = await twilio.report(message.sid, "delivered");
+        assertEquals(replay.body.data, {
+          notification_id: id,
+          status: "delivered",
+          recorded: false,
+          changed: false,
+        });
+        assertEquals((await now()).delivered_at, after.delivered_at);
+        // Late or contradictory reports never move it backwards.
+        for (const late of ["queued", "sending", "undelivered"]) {
+          const r = await twilio.report(message.sid, late);
+          assertEquals([r.status, r.body.data.status, r.body.data.changed], [200, "delivered", false], late);
+        }
+        assertEquals((await now()).status, "delivered");
+        const logged = await receipts();
+        assertEquals(logged.map((l: Json) => l.request.status).sort(), [
+          "delivered",
+          "queued",
+          "sending",
+          "sent",
+          "undelivered",
+        ]);
+        assertEquals((await call("GET", `/v1/notifications/${id}/attempts`)).body.data.length, 1);
+
+        // A signed callback for a message this project never sent.
+        const unknown = await twilio.report(message.sid, "delivered", {
+          extra: {
+            MessageSid: "SMffffffffffffffffffffffffffffffff",
+            SmsSid: "SMffffffffffffffffffffffffffffffff",
+          },
+        });
+        assertEquals([unknown.status, unknown.body.error.code], [404, "NOT_FOUND"]);
+
+        // An API key is no substitute for the signature.
+        const keyOnly = await call("POST", "/v1/notifications/providers/sms/status", undefined, svc);
+        assertEquals(keyOnly.status, 400); // not a form body
+        const keyForm = await p.fetch("/v1/notifications/providers/sms/status", {
+          method: "POST",
+          headers: { ...svc, "content-type": "application/x-www-form-urlencoded" },
+          body: params.toString(),
+        });
+        assertEquals(keyForm.status, 401);
+      },
+    );
+
+    await t.step(
+      "SMS delivery receipts: undelivered dead-letters it with the reason; retry resends",
+      async () => {
+        const { body } = await send({ channel: "sms", recipient: "+15551230002", body: "Your code is 2" });
+        const id = body.data.id;
+        const sent = await settle(p, id);
+        const failed = await twilio.report(sent.provider_message_id, "undelivered", {
+          extra: { ErrorCode: "30003" },
+        });
+        assertEquals(failed.body.data, {
+          notification_id: id,
+          status: "dead_lettered",
+          recorded: true,
+          changed: true,
+        });
+        const dead = (await call("GET", `/v1/notifications/${id}`)).body.data;
+        assertEquals(dead.status, "dead_lettered");
+        assert(dead.dead_lettered_at && dead.failed_at);
+        assertMatch(dead.last_error, /undelivered \(error 30003\)/);
+        const attempts = (await call("GET", `/v1/notifications/${id}/attempts`)).body.data;
+        assertEquals(attempts.map((a: Json) => [a.attempt, a.kind, a.outcome]), [
+          [1, "send", "success"],
+          [1, "receipt", "permanent_error"],
+        ]);
+        const dlq = (await call("GET", "/v1/notifications/dead-letters?channel=sms&limit=500")).body.data;
+        assert(dlq.some((n: Json) => n.id === id));
+        // A later "delivered" for the failed message does not revive it.
+        const late = await twilio.report(sent.provider_message_id, "delivered");
+        assertEquals([late.body.data.status, late.body.data.changed], ["dead_lettered", false]);
+        // Retried from the DLQ it is sent again, as a new Twilio message, and can be confirmed.
+        assertEquals((await call("POST", `/v1/notifications/dead-letters/${id}/retry`)).status, 200);
+        const again = await settle(p, id);
+        assertEquals(again.status, "sent");
+        assert(again.provider_message_id !== sent.provider_message_id);
+        const ok = await twilio.report(again.provider_message_id, "delivered");
+        assertEquals(ok.body.data.status, "delivered");
+        const listed =
+          (await call("GET", "/v1/notifications?channel=sms&status=delivered&limit=500")).body.data;
+        assert(listed.some((n: Json) => n.id === id));
+      },
+    );
+
+    await t.step(
+      "SMS delivery receipts: the project comes from the host; another project's URL fails",
+      async () => {
+        const admin = { authorization: `Bearer ${await p.adminToken()}` };
+        const created = await call("POST", "/v1/admin/projects", { ref: "tenant2", name: "Tenant 2" }, admin);
+        assertEquals(created.status, 201);
+        const host = `tenant2.localhost:${port}`;
+        const other = { apikey: created.body.data.secret_key, "content-type": "application/json" };
+        // tenant2 uses the same Twilio account and its own callback URL.
+        const patched = await rawRequest(port, {
+          method: "PATCH",
+          path: "/v1/notifications/settings",
+          host,
+          headers: other,
+          body: JSON.stringify({
+            sms: {
+              account_sid: "AC123",
+              auth_token: "twilio-token",
+              from: "+15550001111",
+              status_callback_url: `http://${host}/v1/notifications/providers/sms/status`,
+            },
+          }),
+        });
+        assertEquals(patched.status, 200);
+        const { body } = await send({ channel: "sms", recipient: "+15551230003", body: "Your code is 3" });
+        const sent = await settle(p, body.data.id);
+        // The default project's genuine callback, replayed to tenant2's host: signed for another URL.
+        const { params, signature } = twilio.callback(sent.provider_message_id, "delivered");
+        const replayed = await rawRequest(port, {
+          method: "POST",
+          path: "/v1/notifications/providers/sms/status",
+          host,
+          headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature },
+          body: params.toString(),
+        });
+        assertEquals(replayed.status, 403);
+        // Signed for tenant2's URL, the message is still not tenant2's.
+        const forTenant2 = await rawRequest(port, {
+          method: "POST",
+          path: "/v1/notifications/providers/sms/status",
+          host,
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            "x-twilio-signature": signTwilio(
+              "twilio-token",
+              `http://${host}/v1/notifications/providers/sms/status`,
+              params,
+            ),
+          },
+          body: params.toString(),
+        });
+        assertEquals(forTenant2.status, 404);
+        assertEquals((await call("GET", `/v1/notifications/${body.data.id}`)).body.data.status, "sent");
+        // An unknown host is no project at all.
+        const nowhere = await rawRequest(port, {
+          method: "POST",
+          path: "/v1/notifications/providers/sms/status",
+          host: `nobody.localhost:${port}`,
+          headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature },
+          body: params.toString(),
+        });
+        assertEquals(nowhere.status, 404);
+        assertMatch(nowhere.body, /PROJECT_NOT_FOUND/);
+      },
+    );
 
     await t.step(
       "FCM: service-account JWT exchanged once, token cached; UNREGISTERED is permanent",
@@ -433,7 +664,7 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       assertEquals(matched.body.data.notification_ids.length, 1);
       const sent = await settle(p, matched.body.data.notification_ids[0]);
       assertEquals([sent.status, sent.rule_id, sent.event_id], [
-        "sent",
+        "delivered",
         rule.body.data.id,
         matched.body.data.id,
       ]);
@@ -467,7 +698,7 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       assertEquals(queued.status, "queued");
       assert(new Date(queued.scheduled_at).getTime() - new Date(queued.created_at).getTime() >= 900);
       const later = await settle(p, id);
-      assertEquals(later.status, "sent");
+      assertEquals(later.status, "delivered");
       assert(
         new Date(later.sent_at).getTime() - new Date(later.created_at).getTime() >= 900,
         "the delay held",
@@ -529,11 +760,14 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       const { body } = await call("GET", "/v1/notifications/stats?window=24h");
       assertEquals(body.data.total, all.length);
       assertEquals(body.data.by_status.sent, count("sent"));
+      assertEquals(body.data.by_status.delivered, count("delivered"));
+      assert(count("delivered") > 0 && count("sent") > 0);
       assertEquals(body.data.by_status.dead_lettered, count("dead_lettered"));
       assertEquals(body.data.by_status.suppressed, count("suppressed"));
       assert(body.data.queued_to_sent_ms.p50 !== null);
       const web = (await call("GET", "/v1/notifications/stats?window=1h&channel=webhook")).body.data;
-      assertEquals(web.by_channel.webhook.sent, count("sent", "webhook"));
+      assertEquals(web.by_channel.webhook.sent, 0);
+      assertEquals(web.by_channel.webhook.delivered, count("delivered", "webhook"));
       assertEquals(Object.keys(web.by_channel), ["webhook"]);
       assertEquals((await call("GET", "/v1/notifications/stats?window=2h")).status, 400);
       const queue = (await call("GET", "/v1/notifications/queue")).body.data;
@@ -541,6 +775,7 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
       assertEquals(queue.depth, 0);
     });
   } finally {
+    await server.shutdown();
     await p.close();
     await Promise.all([hook.close(), smtp.close(), twilio.close(), fcm.close(), apns.close()]);
   }

@@ -1,3 +1,4 @@
+import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { PRIVATE_V4, PRIVATE_V6_RANGES } from "../../runtime/net_policy.ts";
 
@@ -59,16 +60,32 @@ export class BlockedTargetError extends Error {
   }
 }
 
+/** Resolves a name to its addresses (the system resolver by default; tests pass their own). */
+export type Resolver = (name: string) => Promise<string[]>;
+
+/** getaddrinfo, as a connection would resolve the name (it honours /etc/hosts). */
+const systemResolver: Resolver = async (name) =>
+  (await dnsLookup(name, { all: true, verbatim: true })).map((a) => a.address);
+
+/** The callback of a node-style `lookup` (node:net, node:http, node:http2). */
+type LookupCallback = (
+  err: Error | null,
+  address?: string | { address: string; family: number }[],
+  family?: number,
+) => void;
+
 /**
  * NetGuard refuses outbound targets on loopback, private or link-local addresses (SSRF protection) unless
  * their host or address is listed in `NOTIFY_ALLOW_PRIVATE_NET` (hosts or CIDRs, comma-separated).
- * Names are resolved and every address they resolve to must pass.
+ * Names are resolved once and every address they resolve to must pass; connections are made through
+ * {@linkcode NetGuard.lookup}, so they go to the addresses that were checked (no DNS rebinding between the
+ * check and the connection).
  */
 export class NetGuard {
   private readonly hosts = new Set<string>();
   private readonly cidrs: Cidr[] = [];
 
-  constructor(allowList: string) {
+  constructor(allowList: string, private readonly resolver: Resolver = systemResolver) {
     for (const raw of allowList.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean)) {
       const cidr = parseCidr(raw);
       if (cidr) this.cidrs.push(cidr);
@@ -83,21 +100,22 @@ export class NetGuard {
     return !BLOCKED.some((c) => inCidr(ip, c));
   }
 
-  /** Throws {@linkcode BlockedTargetError} unless `host` (a name or an address) may be reached. */
-  async check(host: string): Promise<void> {
+  /**
+   * The addresses `host` (a name or an address) may be reached at: every address it resolves to, each
+   * checked. Throws {@linkcode BlockedTargetError} when one is private and not allowed (an Error when the
+   * name does not resolve).
+   */
+  async resolve(host: string): Promise<string[]> {
     const name = host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
-    if (this.hosts.has(name)) return;
     let addresses: string[];
     if (isIP(name)) addresses = [name];
     else if (name === "localhost" || name.endsWith(".localhost")) addresses = ["127.0.0.1", "::1"];
     else {
-      const results = await Promise.allSettled([
-        Deno.resolveDns(name, "A"),
-        Deno.resolveDns(name, "AAAA"),
-      ]);
-      addresses = results.flatMap((r) => r.status === "fulfilled" ? r.value : []);
-      if (addresses.length === 0) throw new BlockedTargetError(`Host "${name}" does not resolve`);
+      addresses = await this.resolver(name).catch(() => []);
+      // Retryable like any network error (DNS may be failing for a while); a refusal is permanent.
+      if (addresses.length === 0) throw new Error(`Host "${name}" does not resolve`);
     }
+    if (this.hosts.has(name)) return addresses; // allowed by name, wherever it points
     for (const address of addresses) {
       if (!this.addressAllowed(address)) {
         throw new BlockedTargetError(
@@ -105,10 +123,56 @@ export class NetGuard {
         );
       }
     }
+    return addresses;
   }
+
+  /** Throws {@linkcode BlockedTargetError} unless `host` (a name or an address) may be reached. */
+  async check(host: string): Promise<void> {
+    await this.resolve(host);
+  }
+
+  /**
+   * Checks a literal address now: node:net connects to an address without calling `lookup`. A name is
+   * checked by {@linkcode NetGuard.lookup} when the connection is made.
+   */
+  async preflight(host: string): Promise<void> {
+    const bare = host.replace(/^\[|\]$/g, "");
+    if (isIP(bare)) await this.check(bare);
+  }
+
+  /**
+   * A node-style `lookup` for node:net, node:http(s) and node:http2: the name is resolved once, checked, and
+   * the connection is made to those very addresses (what closes DNS rebinding). A refusal reaches the
+   * request's `error` as the {@linkcode BlockedTargetError} itself.
+   */
+  readonly lookup = (
+    hostname: string,
+    options: { all?: boolean; family?: number | string } | number | LookupCallback,
+    callback?: LookupCallback,
+  ): void => {
+    const cb = (typeof options === "function" ? options : callback)!;
+    const opts = typeof options === "object" ? options : {};
+    const wanted = typeof options === "number" ? options : Number(opts.family ?? 0) || 0;
+    this.resolve(hostname).then((addresses) => {
+      const found = addresses
+        .map((address) => ({ address, family: isIP(address) }))
+        .filter((a) => wanted === 0 || a.family === wanted);
+      if (found.length === 0) {
+        cb(new BlockedTargetError(`Host "${hostname}" has no IPv${wanted} address`));
+      } else if (opts.all) cb(null, found);
+      else cb(null, found[0]!.address, found[0]!.family);
+    }, (err) => cb(err as Error));
+  };
 
   /** Checks the host of a URL; only http and https are allowed. */
   async checkUrl(url: string): Promise<URL> {
+    const parsed = NetGuard.parseUrl(url);
+    await this.check(parsed.hostname);
+    return parsed;
+  }
+
+  /** Parses an outbound URL; only http and https are allowed. */
+  static parseUrl(url: string): URL {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -118,7 +182,6 @@ export class NetGuard {
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
       throw new BlockedTargetError(`URL scheme "${parsed.protocol}" is not allowed`);
     }
-    await this.check(parsed.hostname);
     return parsed;
   }
 }

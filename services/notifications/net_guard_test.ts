@@ -1,5 +1,5 @@
-import { assertRejects } from "../../tests/assert.ts";
-import { NetGuard } from "./net_guard.ts";
+import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
+import { BlockedTargetError, NetGuard } from "./net_guard.ts";
 
 Deno.test("NetGuard refuses private targets unless allowed", async (t) => {
   const strict = new NetGuard("");
@@ -31,11 +31,39 @@ Deno.test("NetGuard refuses private targets unless allowed", async (t) => {
   await t.step("schemes other than http(s) are refused", async () => {
     await assertRejects(() => strict.checkUrl("file:///etc/passwd"), /scheme/);
   });
+  // A resolver of our own: names that exist only for this test.
+  const names: Record<string, string[]> = {
+    "internal.example": ["10.0.0.5"],
+    "mixed.example": ["93.184.216.34", "192.168.1.10"],
+    "public.example": ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"],
+  };
+  const resolver = (name: string) => Promise.resolve(names[name] ?? []);
   await t.step("an allowed CIDR or host passes", async () => {
-    const allowed = new NetGuard("127.0.0.0/8, internal.example");
+    const allowed = new NetGuard("127.0.0.0/8, internal.example", resolver);
     await allowed.check("127.0.0.1");
-    await allowed.check("localhost".replace("localhost", "127.0.0.2"));
-    await allowed.check("internal.example");
+    await allowed.check("127.0.0.2");
+    assertEquals(await allowed.resolve("internal.example"), ["10.0.0.5"]);
     await assertRejects(() => allowed.check("10.0.0.1"), /private/);
+  });
+  await t.step("a name passes only if every address it resolves to passes", async () => {
+    const guard = new NetGuard("", resolver);
+    assertEquals(await guard.resolve("public.example"), names["public.example"]);
+    await assertRejects(() => guard.check("mixed.example"), /private or loopback/);
+    await assertRejects(() => guard.check("internal.example"), /private or loopback/);
+    await assertRejects(() => guard.check("nowhere.example"), /does not resolve/);
+  });
+  await t.step("lookup answers node-style with the checked addresses, or the refusal", async () => {
+    const guard = new NetGuard("", resolver);
+    const lookup = (host: string, options: { all?: boolean; family?: number }) =>
+      new Promise<unknown>((resolve, reject) =>
+        guard.lookup(host, options, (err, address, family) => err ? reject(err) : resolve([address, family]))
+      );
+    assertEquals(await lookup("public.example", { all: true }), [[
+      { address: "93.184.216.34", family: 4 },
+      { address: "2606:2800:220:1:248:1893:25c8:1946", family: 6 },
+    ], undefined]);
+    assertEquals(await lookup("public.example", { family: 6 }), ["2606:2800:220:1:248:1893:25c8:1946", 6]);
+    const refused = await lookup("mixed.example", { all: true }).catch((e) => e);
+    assert(refused instanceof BlockedTargetError);
   });
 });

@@ -62,7 +62,7 @@ export async function listDeadLetters(
 /** The attempts of a notification, in order, with the provider's answers. */
 export async function listAttempts(db: Queryable, id: string): Promise<Record<string, unknown>[]> {
   return await db.query(
-    `select id::text as id, notification_id, attempt, channel, provider, outcome, http_status, response, error,
+    `select id::text as id, notification_id, attempt, kind, channel, provider, outcome, http_status, response, error,
             retry_after_ms, duration_ms, started_at, finished_at
        from notifications.attempts where notification_id = $1 order by attempt, id`,
     [id],
@@ -75,7 +75,7 @@ export async function listProviderLogs(
   f: Page & { channel?: Channel; status?: "success" | "error" },
 ): Promise<Record<string, unknown>[]> {
   return await db.query(
-    `select id::text as id, notification_id, channel, provider, status, request, http_status, response,
+    `select id::text as id, notification_id, kind, channel, provider, status, request, http_status, response,
             duration_ms, created_at
        from notifications.provider_logs
       where ($1::text is null or channel = $1) and ($2::text is null or status = $2)
@@ -121,7 +121,7 @@ export async function stats(db: Queryable, window: keyof typeof WINDOWS, channel
   );
   const [attempts] = await db.query<{ total: string; ok: string }>(
     `select count(*) as total, count(*) filter (where outcome = 'success') as ok from notifications.attempts
-      where finished_at >= now() - $1::interval and ($2::text is null or channel = $2)`,
+      where kind = 'send' and finished_at >= now() - $1::interval and ($2::text is null or channel = $2)`,
     [interval, channel ?? null],
   );
   const byStatus = zeros(ALL_STATUSES);

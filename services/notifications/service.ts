@@ -365,7 +365,7 @@ export class NotificationService {
   }
 
   private nextStep(row: NotificationRow, result: ProviderResult, settings: NotifySettings): Next {
-    if (result.outcome === "success") return { status: "sent" };
+    if (result.outcome === "success") return { status: result.confirmed ? "delivered" : "sent" };
     if (result.outcome === "permanent_error" || row.attempts >= row.max_attempts) {
       return { status: "dead_lettered" };
     }

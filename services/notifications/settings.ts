@@ -30,6 +30,8 @@ export const SettingsPatch = z.strictObject({
     account_sid: z.string().min(1).max(100).nullable(),
     auth_token: secret,
     from: z.string().min(1).max(50).nullable(),
+    /** The public URL of this project's SMS status route, given to Twilio as StatusCallback. */
+    status_callback_url: url.nullable(),
   }).partial(),
   push: z.strictObject({
     fcm: z.strictObject({
@@ -73,7 +75,13 @@ export interface NotifySettings {
     pass: string | null;
     from: string | null;
   };
-  sms: { base_url: string; account_sid: string | null; auth_token: string | null; from: string | null };
+  sms: {
+    base_url: string;
+    account_sid: string | null;
+    auth_token: string | null;
+    from: string | null;
+    status_callback_url: string | null;
+  };
   push: {
     fcm: {
       base_url: string;
@@ -97,7 +105,7 @@ export interface NotifySettings {
 
 const DEFAULTS = {
   email: { host: null, port: 587, secure: false, user: null, from: null },
-  sms: { base_url: "https://api.twilio.com", account_sid: null, from: null },
+  sms: { base_url: "https://api.twilio.com", account_sid: null, from: null, status_callback_url: null },
   push: {
     fcm: { base_url: "https://fcm.googleapis.com", token_url: null },
     apns: { base_url: "https://api.push.apple.com", team_id: null, key_id: null, topic: null },

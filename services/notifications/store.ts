@@ -169,6 +169,7 @@ export async function claim(db: Queryable, id: string, dispatch: string): Promis
 /** What follows an attempt. */
 export type Next =
   | { status: "sent" }
+  | { status: "delivered" }
   | { status: "failed"; retryInMs: number; dispatchId: string }
   | { status: "dead_lettered" };
 
@@ -206,7 +207,8 @@ export async function finishAttempt(
             provider = $5,
             provider_message_id = coalesce($15, m.provider_message_id),
             last_error = $9,
-            sent_at = case when $14 = 'sent' then now() else m.sent_at end,
+            sent_at = case when $14 in ('sent', 'delivered') then now() else m.sent_at end,
+            delivered_at = case when $14 = 'delivered' then now() else m.delivered_at end,
             failed_at = case when $14 in ('failed', 'dead_lettered') then now() else m.failed_at end,
             dead_lettered_at = case when $14 = 'dead_lettered' then now() else m.dead_lettered_at end,
             next_attempt_at = case when $14 = 'failed' then now() + make_interval(secs => $16) end,

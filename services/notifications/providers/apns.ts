@@ -1,5 +1,5 @@
 import { importPKCS8, SignJWT } from "jose";
-import type { NetGuard } from "../net_guard.ts";
+import type { OutboundHttp } from "../outbound.ts";
 import type { NotifySettings } from "../settings.ts";
 import {
   classifyHttp,
@@ -28,15 +28,20 @@ const PERMANENT_REASONS = new Set([
 ]);
 
 /**
- * ApnsProvider sends to `{base_url}/3/device/{token}` with an ES256 provider token (`kid` = key id,
+ * ApnsProvider sends over HTTP/2 (all APNs speaks) to `{base_url}/3/device/{token}` with an ES256 provider token (`kid` = key id,
  * `iss` = team id), cached for 50 minutes. `BadDeviceToken`, `Unregistered` and the like are permanent;
  * `ExpiredProviderToken` renews the token and retries; 429 and 5xx retry.
  */
 export class ApnsProvider implements Provider {
   readonly name = "apns";
   private token: { value: string; issued: number } | null = null;
+  /** This sender's own HTTP/2 connection: APNs ties a connection to the provider token used on it. */
+  private readonly partition = `apns-${crypto.randomUUID()}`;
 
-  constructor(private readonly settings: NotifySettings["push"]["apns"], private readonly guard: NetGuard) {}
+  constructor(
+    private readonly settings: NotifySettings["push"]["apns"],
+    private readonly http: OutboundHttp,
+  ) {}
 
   private async providerToken(): Promise<string> {
     if (this.token && Date.now() - this.token.issued < TOKEN_LIFETIME_MS) return this.token.value;
@@ -63,8 +68,7 @@ export class ApnsProvider implements Provider {
     const url = `${base_url.replace(/\/$/, "")}/3/device/${encodeURIComponent(message.recipient)}`;
     const request = { url: `${base_url}/3/device/…${message.recipient.slice(-8)}`, topic };
     try {
-      await this.guard.checkUrl(url);
-      const res = await fetch(url, {
+      const res = await this.http.fetch2(url, {
         method: "POST",
         headers: {
           authorization: `bearer ${await this.providerToken()}`,
@@ -77,9 +81,8 @@ export class ApnsProvider implements Provider {
           ...message.metadata,
           aps: { alert: { title: message.subject ?? undefined, body: message.body ?? "" } },
         }),
-        redirect: "manual",
         signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
-      });
+      }, this.partition);
       const text = await readBody(res);
       let reason = "";
       try {
@@ -97,5 +100,10 @@ export class ApnsProvider implements Provider {
     } catch (err) {
       return thrownResult(this.name, err, request);
     }
+  }
+
+  close(): Promise<void> {
+    this.http.closePartition(this.partition);
+    return Promise.resolve();
   }
 }

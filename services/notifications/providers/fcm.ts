@@ -1,5 +1,5 @@
 import { importPKCS8, SignJWT } from "jose";
-import type { NetGuard } from "../net_guard.ts";
+import type { OutboundHttp } from "../outbound.ts";
 import type { NotifySettings } from "../settings.ts";
 import {
   classifyHttp,
@@ -23,7 +23,10 @@ export class FcmProvider implements Provider {
   private token: { value: string; expires: number } | null = null;
   private pending: Promise<string> | null = null;
 
-  constructor(private readonly settings: NotifySettings["push"]["fcm"], private readonly guard: NetGuard) {}
+  constructor(
+    private readonly settings: NotifySettings["push"]["fcm"],
+    private readonly http: OutboundHttp,
+  ) {}
 
   private tokenUrl(): string {
     const s = this.settings;
@@ -39,7 +42,6 @@ export class FcmProvider implements Provider {
   private async fetchToken(signal: AbortSignal): Promise<string> {
     const account = this.settings.service_account!;
     const url = this.tokenUrl();
-    await this.guard.checkUrl(url);
     const key = await importPKCS8(account.private_key, "RS256");
     const now = Math.floor(Date.now() / 1000);
     const assertion = await new SignJWT({ scope: SCOPE })
@@ -50,11 +52,11 @@ export class FcmProvider implements Provider {
       .setIssuedAt(now)
       .setExpirationTime(now + 3600)
       .sign(key);
-    const res = await fetch(url, {
+    const res = await this.http.fetch(url, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion }),
-      redirect: "manual",
+      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion })
+        .toString(),
       signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
     });
     const text = await readBody(res);
@@ -84,7 +86,6 @@ export class FcmProvider implements Provider {
     };
     const request = { url, token_suffix: message.recipient.slice(-8) };
     try {
-      await this.guard.checkUrl(url);
       let token: string;
       try {
         token = await this.accessToken(signal);
@@ -102,11 +103,10 @@ export class FcmProvider implements Provider {
         }
         throw err;
       }
-      const res = await fetch(url, {
+      const res = await this.http.fetch(url, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body: JSON.stringify(payload),
-        redirect: "manual",
         signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
       });
       const text = await readBody(res);

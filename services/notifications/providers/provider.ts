@@ -34,6 +34,8 @@ export interface ProviderResult {
   /** When the provider asked to wait (Retry-After). */
   retryAfterMs?: number;
   providerMessageId?: string;
+  /** The recipient itself acknowledged it (a webhook's 2xx): the notification is `delivered`, not `sent`. */
+  confirmed?: boolean;
   /** What was sent, without secrets (for the provider log). */
   request: Record<string, unknown>;
 }

@@ -1,4 +1,5 @@
 import type { NetGuard } from "../net_guard.ts";
+import { OutboundHttp } from "../outbound.ts";
 import type { NotifySettings } from "../settings.ts";
 import { ApnsProvider } from "./apns.ts";
 import { FcmProvider } from "./fcm.ts";
@@ -15,15 +16,20 @@ class ProjectProviders {
   readonly apns: ApnsProvider;
   readonly webhook: WebhookProvider;
 
-  constructor(readonly settings: NotifySettings, guard: NetGuard, smtpConnections: number) {
+  constructor(
+    readonly settings: NotifySettings,
+    guard: NetGuard,
+    http: OutboundHttp,
+    smtpConnections: number,
+  ) {
     this.smtp = new SmtpProvider(settings.email, guard, smtpConnections);
-    this.twilio = new TwilioProvider(settings.sms, guard);
-    this.fcm = new FcmProvider(settings.push.fcm, guard);
-    this.apns = new ApnsProvider(settings.push.apns, guard);
+    this.twilio = new TwilioProvider(settings.sms, http);
+    this.fcm = new FcmProvider(settings.push.fcm, http);
+    this.apns = new ApnsProvider(settings.push.apns, http);
     this.webhook = new WebhookProvider({
       secret: settings.webhook.secret,
       timeoutMs: settings.webhook.timeout_ms,
-      guard,
+      http,
     });
   }
 
@@ -50,7 +56,7 @@ class ProjectProviders {
   }
 
   async close(): Promise<void> {
-    await this.smtp.close();
+    await Promise.all([this.smtp.close(), this.apns.close()]);
   }
 }
 
@@ -60,15 +66,19 @@ class ProjectProviders {
  */
 export class ProviderRegistry {
   private readonly byProject = new Map<string, ProjectProviders>();
+  /** Keep-alive connections and HTTP/2 sessions, shared by every project (each connection checked). */
+  private readonly http: OutboundHttp;
 
-  constructor(private readonly guard: NetGuard, private readonly smtpConnections: number) {}
+  constructor(private readonly guard: NetGuard, private readonly smtpConnections: number) {
+    this.http = new OutboundHttp(guard);
+  }
 
   /** The providers of `ref` for these settings. */
   for(ref: string, settings: NotifySettings): ProjectProviders {
     const current = this.byProject.get(ref);
     if (current && current.settings.version === settings.version) return current;
     if (current) void current.close();
-    const next = new ProjectProviders(settings, this.guard, this.smtpConnections);
+    const next = new ProjectProviders(settings, this.guard, this.http, this.smtpConnections);
     this.byProject.set(ref, next);
     return next;
   }
@@ -78,5 +88,6 @@ export class ProviderRegistry {
     const all = [...this.byProject.values()];
     this.byProject.clear();
     await Promise.all(all.map((p) => p.close()));
+    this.http.close();
   }
 }

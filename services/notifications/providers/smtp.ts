@@ -1,3 +1,4 @@
+import net from "node:net";
 import nodemailerModule from "nodemailer";
 
 /** The part of a nodemailer transport this provider uses (nodemailer ships no types; @types/node clashes). */
@@ -12,9 +13,15 @@ import type { NetGuard } from "../net_guard.ts";
 import type { NotifySettings } from "../settings.ts";
 import { clip, configError, type OutboundMessage, type Provider, type ProviderResult } from "./provider.ts";
 
+/** How long opening the TCP connection may take (nodemailer's own timeouts cover the rest). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * SmtpProvider sends email over SMTP through one pooled nodemailer transport per settings version.
- * SMTP 4xx replies and connection errors are retryable; 5xx replies are permanent.
+ * SMTP 4xx replies and connection errors are retryable; 5xx replies are permanent. Every connection the pool
+ * opens goes through nodemailer's `getSocket` hook: the host is resolved once, checked by the guard and
+ * connected to at the checked address; nodemailer then runs TLS (465 or STARTTLS) over that socket, verifying
+ * the certificate against the host name.
  */
 export class SmtpProvider implements Provider {
   readonly name = "smtp";
@@ -38,8 +45,43 @@ export class SmtpProvider implements Provider {
       connectionTimeout: 10_000,
       greetingTimeout: 10_000,
       socketTimeout: 15_000,
+      getSocket: (
+        _options: unknown,
+        callback: (err: Error | null, socket?: { connection: net.Socket }) => void,
+      ) =>
+        this.connect(s.host!, s.port).then(
+          (connection) => callback(null, { connection }),
+          (err) => callback(err),
+        ),
     });
     return this.transport;
+  }
+
+  /** A TCP connection to a checked address of `host` (a literal is checked here, a name by the lookup). */
+  private async connect(host: string, port: number): Promise<net.Socket> {
+    await this.guard.preflight(host);
+    return await new Promise<net.Socket>((resolve, reject) => {
+      const socket = net.connect({
+        host,
+        port,
+        lookup: this.guard.lookup as unknown as net.LookupFunction,
+      });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`Could not connect to ${host}:${port} in time`));
+      }, CONNECT_TIMEOUT_MS);
+      socket.once("connect", () => {
+        clearTimeout(timer);
+        socket.off("error", failed);
+        resolve(socket);
+      });
+      const failed = (err: Error) => {
+        clearTimeout(timer);
+        socket.destroy();
+        reject(err);
+      };
+      socket.once("error", failed);
+    });
   }
 
   async send(message: OutboundMessage): Promise<ProviderResult> {
@@ -55,7 +97,6 @@ export class SmtpProvider implements Provider {
       subject: message.subject,
     };
     try {
-      await this.guard.check(s.host);
       const info = await this.transporter().sendMail({
         from: s.from,
         to: message.recipient,

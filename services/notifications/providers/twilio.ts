@@ -1,5 +1,5 @@
 import type { NotifySettings } from "../settings.ts";
-import type { NetGuard } from "../net_guard.ts";
+import type { OutboundHttp } from "../outbound.ts";
 import {
   classifyHttp,
   configError,
@@ -12,15 +12,16 @@ import {
 
 /**
  * TwilioProvider sends SMS through a Twilio-compatible HTTP API:
- * `POST {base_url}/2010-04-01/Accounts/{sid}/Messages.json` with Basic auth and a form body.
+ * `POST {base_url}/2010-04-01/Accounts/{sid}/Messages.json` with Basic auth and a form body. With
+ * `sms.status_callback_url` set, the form carries `StatusCallback` and Twilio reports delivery there.
  */
 export class TwilioProvider implements Provider {
   readonly name = "twilio";
 
-  constructor(private readonly settings: NotifySettings["sms"], private readonly guard: NetGuard) {}
+  constructor(private readonly settings: NotifySettings["sms"], private readonly http: OutboundHttp) {}
 
   async send(message: OutboundMessage, signal: AbortSignal): Promise<ProviderResult> {
-    const { base_url, account_sid, auth_token, from } = this.settings;
+    const { base_url, account_sid, auth_token, from, status_callback_url } = this.settings;
     if (!account_sid || !auth_token || !from) {
       return configError(
         this.name,
@@ -30,17 +31,18 @@ export class TwilioProvider implements Provider {
     const url = `${base_url.replace(/\/$/, "")}/2010-04-01/Accounts/${
       encodeURIComponent(account_sid)
     }/Messages.json`;
-    const request = { url, to: message.recipient, from };
+    const form = new URLSearchParams({ To: message.recipient, From: from, Body: message.body ?? "" });
+    // Twilio then POSTs each status change of the message there, signed (routes: sms status callback).
+    if (status_callback_url) form.set("StatusCallback", status_callback_url);
+    const request = { url, to: message.recipient, from, status_callback: status_callback_url !== null };
     try {
-      await this.guard.checkUrl(url);
-      const res = await fetch(url, {
+      const res = await this.http.fetch(url, {
         method: "POST",
         headers: {
           authorization: `Basic ${btoa(`${account_sid}:${auth_token}`)}`,
           "content-type": "application/x-www-form-urlencoded",
         },
-        body: new URLSearchParams({ To: message.recipient, From: from, Body: message.body ?? "" }),
-        redirect: "manual",
+        body: form.toString(),
         signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
       });
       const text = await readBody(res);

@@ -1,5 +1,5 @@
 import { Webhook } from "standardwebhooks";
-import type { NetGuard } from "../net_guard.ts";
+import type { OutboundHttp } from "../outbound.ts";
 import {
   classifyHttp,
   type OutboundMessage,
@@ -14,12 +14,13 @@ export interface WebhookOptions {
   /** A `whsec_…` secret; without one the request is sent unsigned. */
   secret: string | null;
   timeoutMs: number;
-  guard: NetGuard;
+  http: OutboundHttp;
 }
 
 /**
  * WebhookProvider POSTs `{type, timestamp, data}` to the recipient URL, signed per Standard Webhooks
  * (`webhook-id`, `webhook-timestamp`, `webhook-signature`). Redirects are not followed. A 410 stops retries.
+ * A 2xx is a delivery confirmation (the receiver is the final recipient), so the notification is `delivered`.
  */
 export class WebhookProvider implements Provider {
   readonly name = "webhook";
@@ -50,17 +51,18 @@ export class WebhookProvider implements Provider {
       bytes: body.length,
     };
     try {
-      await this.options.guard.checkUrl(message.recipient);
-      const res = await fetch(message.recipient, {
+      const res = await this.options.http.fetch(message.recipient, {
         method: "POST",
         headers,
         body,
-        redirect: "manual",
         signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]),
       });
       const text = await readBody(res);
       // Standard Webhooks: any non-2xx is retried, except 410 Gone which stops retries for this message.
-      return classifyHttp(this.name, res, text, request, { permanent: (status) => status === 410 });
+      const result = classifyHttp(this.name, res, text, request, { permanent: (status) => status === 410 });
+      // The receiver is the final recipient: its 2xx is the delivery confirmation.
+      if (result.outcome === "success") result.confirmed = true;
+      return result;
     } catch (err) {
       return thrownResult(this.name, err, request);
     }

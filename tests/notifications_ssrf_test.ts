@@ -1,0 +1,67 @@
+import { encodeBase64 } from "../services/encoding.ts";
+import { assertEquals, assertMatch } from "./assert.ts";
+import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
+import { smtpSink, webhookReceiver } from "./notification_fakes.ts";
+
+const SECRET = `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
+
+async function settle(p: TestPlatform, id: string): Promise<Json> {
+  const deadline = Date.now() + 20_000;
+  while (true) {
+    const { body } = await json(
+      await p.fetch(`/v1/notifications/${id}`, { headers: { apikey: p.secretKey } }),
+    );
+    if (["sent", "delivered", "dead_lettered"].includes(body.data?.status)) return body.data;
+    if (Date.now() > deadline) throw new Error(`Notification ${id} stuck in ${body.data?.status}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+Deno.test("notifications: a name that resolves to loopback is refused for webhooks and SMTP", async (t) => {
+  // No NOTIFY_ALLOW_PRIVATE_NET: private targets are refused, whatever name they hide behind.
+  const p = await startPlatform({}, { workers: true });
+  const hook = webhookReceiver(SECRET);
+  const smtp = await smtpSink();
+  const headers = { apikey: p.secretKey };
+  const call = async (method: string, path: string, body?: unknown) =>
+    await json(await p.fetch(path, { method, headers, json: body }));
+  try {
+    await call("PATCH", "/v1/notifications/settings", {
+      email: { host: "localhost", port: smtp.port, secure: false, from: "noreply@example.com" },
+      webhook: { secret: SECRET },
+      retry: { max_attempts: 3, base_delay_ms: 20 },
+    });
+
+    await t.step("webhook to http://localhost:<port>: dead-lettered, nothing received", async () => {
+      const port = new URL(hook.url).port;
+      const { body } = await call("POST", "/v1/notifications/send", {
+        channel: "webhook",
+        recipient: `http://localhost:${port}/hook`,
+        event: "e",
+        payload: {},
+      });
+      const dead = await settle(p, body.data.id);
+      assertEquals([dead.status, dead.attempts], ["dead_lettered", 1]);
+      assertMatch(dead.last_error, /localhost.*private or loopback/);
+      assertEquals(hook.hits.size, 0);
+    });
+
+    await t.step("email through an SMTP host named localhost: dead-lettered, nothing received", async () => {
+      const { body } = await call("POST", "/v1/notifications/send", {
+        channel: "email",
+        recipient: "ada@example.com",
+        subject: "Hi",
+        body: "Hello",
+      });
+      const dead = await settle(p, body.data.id);
+      assertEquals([dead.status, dead.attempts, dead.provider], ["dead_lettered", 1, "smtp"]);
+      assertMatch(dead.last_error, /private or loopback/);
+      assertEquals(smtp.mails.length, 0);
+      const attempts = (await call("GET", `/v1/notifications/${body.data.id}/attempts`)).body.data;
+      assertEquals(attempts.map((a: Json) => a.outcome), ["permanent_error"]);
+    });
+  } finally {
+    await p.close();
+    await Promise.all([hook.close(), smtp.close()]);
+  }
+});
