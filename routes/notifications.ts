@@ -520,7 +520,7 @@ notificationRoutes.openapi(
     const params = new URLSearchParams(await c.req.text());
     const { ref } = c.var.project;
     const database = await db(c);
-    const settings = await c.var.platform.notifications.settings(ref, database);
+    const settings = await c.env.platform.notifications.settings(ref, database);
     const result = await smsStatusCallback(
       database,
       settings.sms,
