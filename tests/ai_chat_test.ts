@@ -212,6 +212,16 @@ Deno.test("AI chat: provider, semantic cache, streaming, failures", async (t) =>
       assertEquals(many.body.data.model, "local-lexical-v1");
       assertEquals(many.body.data.embeddings.length, 2);
       assertEquals(many.body.data.usage.total_tokens, 5);
+      // A server that reports no usage is counted by estimate (four characters a token), never as free.
+      const unreported = await json(
+        await p.fetch("/v1/ai/embeddings", {
+          method: "POST",
+          headers: { apikey: p.secretKey },
+          json: { input: ["abcdefgh", "abcd"], model: "no-usage" },
+        }),
+      );
+      assertEquals(unreported.status, 200, JSON.stringify(unreported.body));
+      assertEquals(unreported.body.data.usage.total_tokens, 3);
     });
 
     await t.step("streaming: OpenAI chunks in order, [DONE] last, then a cached stream", async () => {

@@ -125,6 +125,19 @@ Deno.test("AI sessions: a ticket call never spends more than the budget left", a
       },
     );
 
+    await t.step("a provider that reports no usage is charged an estimate, never nothing", async () => {
+      const budget = 1000;
+      const fresh = await mint(budget);
+      fake.replies.push("a reply of a few words");
+      const { status, body } = await ticketChat(fresh, {
+        model: "no-usage",
+        messages: ask("how much does this cost"),
+      });
+      assertEquals(status, 200, JSON.stringify(body));
+      assert(body.data.usage.total_tokens > 0, JSON.stringify(body.data.usage));
+      assertEquals(body.data.budget_remaining, budget - body.data.usage.total_tokens);
+    });
+
     await t.step(
       "a provider that ignores max_tokens takes the budget to 0, never below; then 403",
       async () => {

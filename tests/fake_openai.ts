@@ -66,7 +66,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * `slow-stream` streams one word every 100 ms. Embedding models: `fake-embed-2` has 32 dimensions, any other
  * 64. Other chat replies: `replies` in order, else `echo: <last user message>`. A token is a word: the reply is
  * cut at `max_tokens` words (`finish_reason: "length"`), as OpenAI does, except by `ignores-max-tokens`, which
- * answers in full like a server that disregards it.
+ * answers in full like a server that disregards it. `no-usage` (chat and embeddings) reports no usage at all.
  */
 export function startFakeOpenAI(options: FakeOptions = {}): FakeOpenAI {
   const calls: FakeCall[] = [];
@@ -96,7 +96,7 @@ export function startFakeOpenAI(options: FakeOptions = {}): FakeOpenAI {
         object: "list",
         model: body.model,
         data: inputs.map((t, index) => ({ object: "embedding", index, embedding: fakeEmbedding(t, dims) })),
-        usage: { prompt_tokens: tokens, total_tokens: tokens },
+        ...(body.model === "no-usage" ? {} : { usage: { prompt_tokens: tokens, total_tokens: tokens } }),
       });
     }
     if (path !== "/v1/chat/completions") return error(404, `Unknown path ${path}`);
@@ -141,7 +141,7 @@ export function startFakeOpenAI(options: FakeOptions = {}): FakeOpenAI {
         created,
         model,
         choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: finishReason }],
-        usage,
+        ...(model === "no-usage" ? {} : { usage }),
       });
     }
     const pieces = content.split(/(?<= )/);

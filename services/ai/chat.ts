@@ -211,7 +211,11 @@ export class ChatService {
         ...(hit.value.finishReason ? { finish_reason: hit.value.finishReason } : {}),
       };
     }
-    const answer = await provider.chat(call, options.signal);
+    const answered = await provider.chat(call, options.signal);
+    // A server that reports no usage is counted by estimate, as a stream is: a ticket never chats for free.
+    const answer = answered.usage.total_tokens > 0
+      ? answered
+      : { ...answered, usage: estimateUsage(call.messages, answered.content) };
     if (plan && mayStore(capped, answer.finishReason)) {
       this.deps.cache.store(project, plan.partition, plan.text, plan.embedding, {
         content: answer.content,

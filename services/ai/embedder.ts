@@ -83,10 +83,15 @@ export class Embedder {
     const vectors: Float32Array[] = [];
     const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     for (let i = 0; i < texts.length; i += 256) {
-      const batch = await provider.embed(texts.slice(i, i + 256), model, options.signal);
+      const slice = texts.slice(i, i + 256);
+      const batch = await provider.embed(slice, model, options.signal);
       for (const v of batch.vectors) vectors.push(normalize(v));
-      usage.prompt_tokens += batch.usage.prompt_tokens;
-      usage.total_tokens += batch.usage.total_tokens;
+      // A server that reports no usage is counted by estimate, so that a session ticket never embeds for free.
+      const tokens = batch.usage.total_tokens > 0
+        ? batch.usage.total_tokens
+        : slice.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+      usage.prompt_tokens += batch.usage.prompt_tokens > 0 ? batch.usage.prompt_tokens : tokens;
+      usage.total_tokens += tokens;
     }
     return { vectors, model, provider: provider.name, usage };
   }
