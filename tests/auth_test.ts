@@ -259,6 +259,21 @@ Deno.test("sign-up and sessions", async (t) => {
       });
     }
 
+    await t.step("a token verified before does not vouch for another with its signature", async () => {
+      const token = await sign({}, now + 600);
+      const first = await call("/v1/project", { headers: { authorization: `Bearer ${token}` } });
+      assertEquals(first.status, 200);
+      const [h, payload, s] = token.split(".");
+      const claims = JSON.parse(atob(payload!.replaceAll("-", "+").replaceAll("_", "/")));
+      const forged = btoa(JSON.stringify({ ...claims, email: "mallory@example.com" }))
+        .replaceAll("=", "").replaceAll("+", "-").replaceAll("/", "_");
+      const { status, body } = await call("/v1/project", {
+        headers: { authorization: `Bearer ${h}.${forged}.${s}` },
+      });
+      assertEquals(status, 401);
+      assertEquals(body.error.code, "INVALID_TOKEN");
+    });
+
     await t.step("a malformed Authorization header is 401", async () => {
       for (const value of ["Basic abc", "Bearer", "Bearer not-a-token"]) {
         const { status } = await call("/v1/project", { headers: { authorization: value } });

@@ -30,12 +30,27 @@ export function looksLikeJwt(value: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(value);
 }
 
+/** A verified token in the cache, with the project and key it was verified for. */
+interface VerifiedToken {
+  token: string;
+  ref: string;
+  kid: string;
+  claims: UserClaims;
+}
+
+/** The signature segment of a compact JWT. */
+function signatureOf(token: string): string {
+  return token.slice(token.lastIndexOf(".") + 1);
+}
+
 /**
  * TokenService signs and verifies the ES256 access tokens of each project. Verified tokens are cached until
  * they expire, so a hot path pays for the signature check once per token.
  */
 export class TokenService {
-  private readonly verified = new TtlCache<string, UserClaims>({
+  // Keyed by the signature segment (86 characters, not the whole 600-character token: hashing the key is a
+  // share of every authenticated request); a hit must match the whole token and the project's signing key.
+  private readonly verified = new TtlCache<string, VerifiedToken>({
     ttlMs: ACCESS_TOKEN_SECONDS * 1000,
     maxEntries: 50_000,
   });
@@ -64,13 +79,13 @@ export class TokenService {
 
   /** The claims of a token of `project` verified before and not expired since, without any work. */
   cached(project: Project, token: string): UserClaims | undefined {
-    const claims = this.verified.get(`${project.ref}:${project.jwt_kid}:${token}`);
-    return claims && claims.exp * 1000 > Date.now() ? claims : undefined;
+    const hit = this.verified.get(signatureOf(token));
+    if (!hit || hit.token !== token || hit.ref !== project.ref || hit.kid !== project.jwt_kid) return;
+    return hit.claims.exp * 1000 > Date.now() ? hit.claims : undefined;
   }
 
   /** Verifies a user token of `project`; 401 INVALID_TOKEN when it is expired, tampered or foreign. */
   async verify(project: Project, token: string): Promise<UserClaims> {
-    const cacheKey = `${project.ref}:${project.jwt_kid}:${token}`;
     const cached = this.cached(project, token);
     if (cached) return cached;
     let payload: JWTPayload;
@@ -91,7 +106,11 @@ export class TokenService {
       throw errors.invalidToken("Token is invalid");
     }
     const claims = payload as UserClaims;
-    this.verified.set(cacheKey, claims, claims.exp * 1000 - Date.now());
+    this.verified.set(
+      signatureOf(token),
+      { token, ref: project.ref, kid: project.jwt_kid, claims },
+      claims.exp * 1000 - Date.now(),
+    );
     return claims;
   }
 
