@@ -2,6 +2,7 @@ import { SignJWT } from "jose";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
 import { roundTrip, WsClient } from "./realtime_client.ts";
+import { MAX_WAITING_FRAMES } from "../services/realtime/transports.ts";
 
 const SETUP = `
 create table public.items (id bigint primary key, name text, n int, tag text);
@@ -599,6 +600,30 @@ Deno.test("realtime over WebSocket and SSE", async (t) => {
       assertEquals((await c.next((m) => m.type === "error")).code, "INVALID_TOKEN");
       assertEquals((await c.waitClosed()).code, 4001);
     });
+
+    await t.step(
+      "a client that sends frames faster than they are answered is disconnected; the wait is bounded",
+      async () => {
+        const c = await connect({ apikey: p.publicKey });
+        const before = p.platform.realtime.connectionCount;
+        // Sent in one burst: the first subscribe waits for the database while the rest arrive behind it.
+        for (let i = 0; i < MAX_WAITING_FRAMES * 2; i++) {
+          c.send({
+            type: "subscribe",
+            channel: `burst-${i}`,
+            postgres_changes: [{ event: "INSERT", table: "markers" }],
+          });
+        }
+        const error = await c.next((m) => m.type === "error" && m.code === "TOO_MANY_MESSAGES");
+        assertMatch(
+          String(error.message),
+          /messages or \d+ bytes sent before the earlier ones were answered/,
+        );
+        // The server closes with 4008 while the client is still sending: the client may see it as abnormal.
+        await c.waitClosed();
+        assertEquals(p.platform.realtime.connectionCount, before - 1);
+      },
+    );
 
     await t.step(
       "a client that never reads is disconnected with an error; memory stays bounded",

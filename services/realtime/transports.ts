@@ -1,8 +1,11 @@
 import type { Project } from "../projects/projects.ts";
 import type { Credentials } from "./types.ts";
-import type { RealtimeService, SseSubscription } from "./service.ts";
+import { CLOSE, type RealtimeService, type SseSubscription } from "./service.ts";
 
 const encoder = new TextEncoder();
+
+/** Client frames that may wait for the ones before them to be handled. */
+export const MAX_WAITING_FRAMES = 256;
 
 /** Runs the realtime protocol over a server-side WebSocket that `Deno.upgradeWebSocket` returned. */
 export function serveWebSocket(
@@ -22,10 +25,29 @@ export function serveWebSocket(
       } catch { /* already closing */ }
     },
   });
-  // Frames are handled one after another, so that answers keep the order of the requests.
+  // Frames are handled one after another, so that answers keep the order of the requests. Frames waiting
+  // their turn (a client sending faster than its subscriptions resolve) are bounded like outgoing bytes.
   let queue = Promise.resolve();
+  let waiting = 0;
+  let waitingBytes = 0;
   socket.onmessage = (event) => {
     const data = event.data;
+    const size = typeof data === "string"
+      ? data.length
+      : data instanceof Blob
+      ? data.size
+      : (data as ArrayBuffer).byteLength ?? 0;
+    if (waiting >= MAX_WAITING_FRAMES || waitingBytes + size > service.options.maxBufferBytes) {
+      service.fail(conn, CLOSE.slowConsumer, {
+        code: "TOO_MANY_MESSAGES",
+        message:
+          `Connection dropped: more than ${MAX_WAITING_FRAMES} messages or ${service.options.maxBufferBytes} ` +
+          "bytes sent before the earlier ones were answered",
+      });
+      return;
+    }
+    waiting++;
+    waitingBytes += size;
     queue = queue.then(() => {
       if (typeof data === "string") return service.receive(conn, data);
       conn.sink.send(
@@ -36,6 +58,11 @@ export function serveWebSocket(
         }),
         "error",
       );
+    }).catch(() => {
+      // receive() answers protocol errors itself; anything else must not stop the frames after this one.
+    }).finally(() => {
+      waiting--;
+      waitingBytes -= size;
     });
   };
   socket.onclose = () => void service.closed(conn);
