@@ -6,6 +6,13 @@ import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../db/rest/errors.ts";
 import type { Node, ParsedQuery } from "../../db/rest/ast.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
+import {
+  bodyArguments,
+  chooseFunction,
+  queryArguments,
+  splitRpcQuery,
+  takesOnlyWholeBody,
+} from "../../db/rest/rpc.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
 import { parsePrefer } from "./prefer.ts";
 import { SchemaCaches } from "./schema_caches.ts";
@@ -29,6 +36,18 @@ export interface DataRequest {
   body?: unknown;
   /** What a write returns when `Prefer: return=` is absent (PostgREST: minimal; the envelope: representation). */
   defaultReturn: "minimal" | "representation";
+}
+
+/** A function call (RPC), already authenticated; the same for both mounts. */
+export interface RpcRequest {
+  method: "GET" | "HEAD" | "POST";
+  fn: string;
+  search: URLSearchParams;
+  prefer?: string | null;
+  range?: string | null;
+  accept?: string | null;
+  /** The parsed JSON body of POST (`{}` when empty). */
+  body?: unknown;
 }
 
 /** The answer of the engine: a status, a JSON body text (null for none) and headers. The mount serializes. */
@@ -225,6 +244,78 @@ export class DataService {
       },
     });
     return result!;
+  }
+
+  /**
+   * Calls a function of project `ref` (RPC), as the caller's role under RLS: `POST` with the arguments in the
+   * body, `GET`/`HEAD` with them in the query (read only). A set-returning result is filtered, ordered, paged
+   * and shaped by the rest of the query, as a table read is.
+   */
+  async call(ref: string, identity: DataIdentity, req: RpcRequest): Promise<DataResult> {
+    const post = req.method === "POST";
+    const { args, rest } = post
+      ? { args: new Map<string, string[]>(), rest: req.search }
+      : splitRpcQuery(req.search);
+    const query = parseQuery(rest);
+    if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""));
+    const { db, cache } = await this.open(ref, (c) => c.functions.has(req.fn));
+    const prefer = parsePrefer(req.prefer);
+    const body = post ? req.body : undefined;
+    const bodyIsObject = body !== null && typeof body === "object" && !Array.isArray(body);
+    const shape = {
+      keys: post ? (bodyIsObject ? Object.keys(body) : []) : [...args.keys()],
+      singleObject: post && prefer.params === "single-object",
+      post,
+    };
+    // A body that is not an object can only be a json/jsonb parameter whole.
+    if (post && !bodyIsObject && !takesOnlyWholeBody(cache, req.fn, shape)) {
+      throw restErrors.body(
+        "Invalid body",
+        "the body of a function call must be a JSON object of its arguments",
+      );
+    }
+    const fn = chooseFunction(cache, req.fn, shape);
+    const callArgs = post ? bodyArguments(fn, shape, body) : queryArguments(fn, args);
+    const applied: string[] = [];
+    if (prefer.params) applied.push(`params=${prefer.params}`);
+    if (prefer.tx) applied.push(`tx=${prefer.tx}`);
+    if (prefer.count === "exact") applied.push("count=exact");
+    const root = applyRange(query, req.range);
+    const compiler = new Compiler(cache, query);
+    compiler.stripNulls = /;\s*nulls=stripped/i.test(req.accept ?? "");
+    const exact = prefer.count === "exact";
+    const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
+    const end = prefer.tx === "rollback" ? "rollback" : "commit";
+    // GET and HEAD run read only, as in PostgREST: a function that writes is 405 there, and callable by POST.
+    const [rows] = await this.pipeline(db, identity, [st], { end, readOnly: !post });
+    const row = rows![0] as unknown as ReadRow;
+    if (fn.result.kind === "void") {
+      return { status: 204, body: null, headers: withApplied({}, applied), singular: false };
+    }
+    if (post && prefer.return === "minimal") {
+      // postgrest-js `rpc(fn, args, { head: true })` with object arguments: the count without the rows.
+      applied.push("return=minimal");
+      const n = Number(row.page_total);
+      const offset = root.offset ?? 0;
+      const range = `${n === 0 ? "*" : `${offset}-${offset + n - 1}`}/${exact ? Number(row.total) : "*"}`;
+      return {
+        status: 204,
+        body: null,
+        headers: withApplied({ "content-range": range }, applied),
+        singular: false,
+      };
+    }
+    // Asking for one object checks a set's size; a single row is one object already.
+    const wantsObject = (req.accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
+    const result = readResult(row, {
+      offset: root.offset ?? 0,
+      total: exact ? Number(row.total) : null,
+      singular: wantsObject && fn.result.set,
+      head: req.method === "HEAD",
+      applied,
+    });
+    if (wantsObject && fn.result.kind === "composite") result.singular = true;
+    return result;
   }
 
   /** Forgets the schema cache of `ref` (after DDL through `POST /v1/sql`). */
