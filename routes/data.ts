@@ -81,7 +81,7 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   checkProfile(c, method === "POST" ? "content-profile" : "accept-profile");
   // An empty body calls a function without arguments, as `{}` does.
   const body = method === "POST" ? await readBody(c, {}) : undefined;
-  const result = await c.var.platform.data.call(c.var.project.ref, dataIdentity(c.var.caller), {
+  const result = await c.env.platform.data.call(c.var.project.ref, dataIdentity(c.var.caller), {
     method,
     fn,
     search: url.searchParams,
