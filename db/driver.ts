@@ -8,11 +8,41 @@ export interface Queryable {
   execRows(sql: string): Promise<Record<string, unknown>[]>;
 }
 
+/** One statement of a pipeline. */
+export interface PipelineStatement {
+  sql: string;
+  /** `$1…$n` values, sent as text: strings, numbers, bigints, booleans or null. */
+  params: unknown[];
+}
+
+/**
+ * How a pipelined transaction ends: `commit` or `rollback` travel with the statements; a function sees the rows
+ * of every statement first and decides (when it throws, the transaction rolls back and the error propagates).
+ */
+export type PipelineEnd =
+  | "commit"
+  | "rollback"
+  | ((rows: Record<string, unknown>[][]) => "commit" | "rollback");
+
+/** Options of {@linkcode Db.pipeline}. */
+export interface PipelineOptions {
+  end: PipelineEnd;
+  /** Start the transaction read only (PostgREST runs GET and HEAD so). */
+  readOnly?: boolean;
+}
+
 /** The one driver interface: PostgreSQL (postgres.js) and PGlite both implement it with the same SQL. */
 export interface Db extends Queryable {
   readonly kind: "postgres" | "pglite";
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `statements` in order in one transaction, sent together: the database is reached once, or twice when
+   * `end` is a function. Returns the rows of each statement. The first failing statement's error is thrown and
+   * the transaction rolled back. For hot paths (the data API): a transaction costs one round trip, not one per
+   * statement.
+   */
+  pipeline(statements: PipelineStatement[], options: PipelineOptions): Promise<Record<string, unknown>[][]>;
   /** Subscribes to `LISTEN channel`; returns the function that unsubscribes. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   /** Closes every connection. */

@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import type { Db, Queryable } from "./driver.ts";
+import type { Db, PipelineOptions, PipelineStatement, Queryable } from "./driver.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -35,6 +35,13 @@ export interface PostgresOptions {
   idleTimeout?: number;
 }
 
+/**
+ * The most distinct statement texts a pool prepares for {@linkcode Db.pipeline}: every connection keeps each one
+ * until it is recycled (postgres.js has no eviction), so the bound caps the server memory that many query shapes
+ * could take. Texts beyond it run unnamed (one more round trip to describe them).
+ */
+const MAX_PREPARED_TEXTS = 256;
+
 /** Opens a pooled PostgreSQL connection through postgres.js. */
 export function openPostgres(url: string, options: PostgresOptions): Db {
   const sql = postgres(url, {
@@ -50,6 +57,9 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     connection: { application_name: "platform" },
   });
   const base = wrap(sql);
+  const prepared = new Set<string>();
+  const admit = (text: string) =>
+    prepared.has(text) || (prepared.size < MAX_PREPARED_TEXTS && prepared.add(text) !== undefined);
   return {
     kind: "postgres",
     query: base.query,
@@ -57,6 +67,44 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     execRows: base.execRows,
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return await sql.begin((tx) => fn(wrap(tx))) as T;
+    },
+    async pipeline(statements: PipelineStatement[], { end, readOnly }: PipelineOptions) {
+      // One reserved connection; postgres.js writes queries issued without awaiting in one batch, so BEGIN, the
+      // statements and a fixed COMMIT reach the server together. A COMMIT after a failed statement rolls back.
+      const conn = await sql.reserve();
+      try {
+        const sent = [
+          conn.unsafe(readOnly ? "begin read only" : "begin"),
+          ...statements.map((s) =>
+            conn.unsafe(s.sql, s.params as postgres.ParameterOrJSON<never>[], {
+              prepare: admit(s.sql),
+              simple: false,
+            } as postgres.UnsafeQueryOptions)
+          ),
+        ];
+        if (typeof end === "string") sent.push(conn.unsafe(end));
+        const settled = await Promise.allSettled(sent);
+        const failed = settled.find((r) => r.status === "rejected");
+        if (failed) {
+          if (typeof end !== "string") await conn.unsafe("rollback").catch(() => {});
+          throw failed.reason;
+        }
+        const rows = settled.slice(1, 1 + statements.length).map((r) =>
+          [...(r as PromiseFulfilledResult<postgres.Row[]>).value] as Record<string, unknown>[]
+        );
+        if (typeof end === "string") return rows;
+        let decision: "commit" | "rollback";
+        try {
+          decision = end(rows);
+        } catch (err) {
+          await conn.unsafe("rollback").catch(() => {});
+          throw err;
+        }
+        await conn.unsafe(decision === "commit" ? "commit" : "rollback");
+        return rows;
+      } finally {
+        conn.release();
+      }
     },
     async listen(channel, onPayload) {
       const sub = await sql.listen(channel, onPayload);

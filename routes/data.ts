@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { RestError, restErrors } from "../db/rest/errors.ts";
 import { rowsToCsv } from "../services/data/csv.ts";
-import type { DataIdentity, DataRequest, DataResult } from "../services/data/data.ts";
+import type { DataIdentity, DataRequest, DataResult, RpcRequest } from "../services/data/data.ts";
 import type { AppEnv, Caller } from "./env.ts";
 import { errorResponse, toAppError } from "./errors.ts";
 import { authenticate } from "./middleware/auth.ts";
@@ -24,12 +24,14 @@ export function dataIdentity(caller: Caller): DataIdentity {
   return { role, claims: { role } };
 }
 
-async function readBody(c: Context<AppEnv>): Promise<unknown> {
+async function readBody(c: Context<AppEnv>, empty?: unknown): Promise<unknown> {
+  const text = await c.req.text();
+  // A call without a body needs no Content-Type (curl -X POST sends none, or a form type for -d '').
+  if (empty !== undefined && text.trim() === "") return empty;
   const type = c.req.header("content-type") ?? "application/json";
   if (!/^application\/(json|vnd\.pgrst\.[a-z+]*json)\b/i.test(type.trim())) {
     throw new RestError(415, "PGRST107", "Content-Type must be application/json");
   }
-  const text = await c.req.text();
   try {
     return JSON.parse(text);
   } catch {
@@ -48,12 +50,7 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   } catch {
     throw restErrors.unknownTable(raw); // malformed percent-encoding names no table
   }
-  const profile = c.req.header(method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
-  if (profile !== undefined && profile !== "public") {
-    throw new RestError(406, "PGRST106", "The schema must be one of the following: public", {
-      details: `Schema "${profile}" is not exposed`,
-    });
-  }
+  checkProfile(c, method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
   const body = method === "POST" || method === "PATCH" ? await readBody(c) : undefined;
   const result = await c.env.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
     method,
@@ -67,6 +64,44 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   });
   const csv = mount === "postgrest" && /\btext\/csv\b/i.test(c.req.header("accept") ?? "");
   return serialize(result, mount, method === "HEAD", csv);
+}
+
+/** `GET|HEAD|POST {prefix}rpc/{fn}`: a function call; the arguments in the query (GET) or the body (POST). */
+async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
+  const method = c.req.method.toUpperCase() as RpcRequest["method"];
+  const url = new URL(c.req.url);
+  const prefix = (mount === "envelope" ? ENVELOPE_PREFIX : POSTGREST_PREFIX) + "rpc/";
+  const raw = url.pathname.slice(url.pathname.indexOf(prefix) + prefix.length);
+  let fn: string;
+  try {
+    fn = decodeURIComponent(raw);
+  } catch {
+    fn = raw; // malformed percent-encoding names no function: PGRST202
+  }
+  checkProfile(c, method === "POST" ? "content-profile" : "accept-profile");
+  // An empty body calls a function without arguments, as `{}` does.
+  const body = method === "POST" ? await readBody(c, {}) : undefined;
+  const result = await c.env.platform.data.call(c.var.project.ref, dataIdentity(c.var.caller), {
+    method,
+    fn,
+    search: url.searchParams,
+    prefer: c.req.header("prefer"),
+    range: c.req.header("range"),
+    accept: c.req.header("accept"),
+    body,
+  });
+  const csv = mount === "postgrest" && /\btext\/csv\b/i.test(c.req.header("accept") ?? "");
+  return serialize(result, mount, method === "HEAD", csv);
+}
+
+/** Only the `public` schema is exposed: another `Accept-Profile`/`Content-Profile` is 406 PGRST106. */
+function checkProfile(c: Context<AppEnv>, header: "accept-profile" | "content-profile"): void {
+  const profile = c.req.header(header);
+  if (profile !== undefined && profile !== "public") {
+    throw new RestError(406, "PGRST106", "The schema must be one of the following: public", {
+      details: `Schema "${profile}" is not exposed`,
+    });
+  }
 }
 
 function serialize(result: DataResult, mount: Mount, head: boolean, csv: boolean): Response {
@@ -208,6 +243,56 @@ for (
     }),
   ]
 ) dataRoutes.openAPIRegistry.registerPath(route);
+
+const FnParam = z.object({
+  fn: z.string().min(1).openapi({ param: { name: "fn", in: "path" }, example: "add_them" }),
+});
+const rpcCommon = { tags: ["Data"], security: PROJECT_SECURITY, request: { params: FnParam } };
+const rpcResponse = {
+  content: { "application/json": { schema: z.object({ data: z.unknown(), meta: z.null() }) } },
+  description:
+    "The result: a value, an object (one row), or an array (a set), filtered and shaped by the query",
+};
+const rpcFailures = {
+  ...dataFailures,
+  404: {
+    content: { "application/json": { schema: ErrorEnvelope } },
+    description: "No function of that name takes these arguments (PGRST202)",
+  },
+};
+for (
+  const route of [
+    createRoute({
+      ...rpcCommon,
+      method: "post",
+      path: "/v1/db/rpc/{fn}",
+      summary: "Call a function of the public schema (RPC) with named arguments in the body",
+      description: 'Body: the arguments by name, e.g. `{"a": 1, "b": 2}` (empty: none). `Prefer: ' +
+        "params=single-object` passes the whole body as the function's one json/jsonb parameter. The query " +
+        "filters, orders, pages and shapes a set-returning result (`select`, `order`, `limit`, filters). " +
+        "Runs as the caller's role under RLS. A function returning void answers 204.",
+      responses: { 200: rpcResponse, 204: { description: "The function returns void" }, ...rpcFailures },
+    }),
+    createRoute({
+      ...rpcCommon,
+      method: "get",
+      path: "/v1/db/rpc/{fn}",
+      summary: "Call a function with the arguments in the query (read only); HEAD for the headers",
+      description: "`?a=1&b=2`: a query key that is not reserved and whose value is not a filter is an " +
+        "argument; the rest filters and shapes the result. Runs in a read-only transaction (a function that " +
+        "writes is 405 `25006`: call it with POST).",
+      responses: { 200: rpcResponse, 204: { description: "The function returns void" }, ...rpcFailures },
+    }),
+  ]
+) dataRoutes.openAPIRegistry.registerPath(route);
+
+const RPC_METHODS = ["GET", "POST"];
+const unsupported = (c: Context<AppEnv>) => {
+  throw new RestError(405, "PGRST117", `Unsupported HTTP method: ${c.req.method}`);
+};
+dataRoutes.on(RPC_METHODS, "/v1/db/rpc/:fn", (c) => handleRpc(c, "envelope"));
+dataRoutes.on(RPC_METHODS, "/rest/v1/rpc/:fn", (c) => handleRpc(c, "postgrest"));
+dataRoutes.on(["PATCH", "DELETE", "PUT"], ["/v1/db/rpc/:fn", "/rest/v1/rpc/:fn"], unsupported);
 
 const METHODS = ["GET", "POST", "PATCH", "DELETE"];
 dataRoutes.on(METHODS, "/v1/db/:table", (c) => handle(c, "envelope"));

@@ -11,7 +11,7 @@ import type {
 } from "./ast.ts";
 import { RestError, restErrors } from "./errors.ts";
 import { resolveRelationship } from "./relationships.ts";
-import { EXPOSED_SCHEMA, type SchemaCache, type TableInfo } from "./schema.ts";
+import { EXPOSED_SCHEMA, type FunctionInfo, type SchemaCache, type TableInfo } from "./schema.ts";
 
 /** The select list and path of the resource whose conditions are compiled. */
 interface Level {
@@ -31,6 +31,34 @@ export interface ReadOptions {
   count: boolean;
   /** The cap on rows (max rows of the configuration). */
   maxRows: number;
+}
+
+/** The arguments of a function call: by name, or the whole body as the one json/jsonb parameter. */
+export type CallArguments =
+  | { kind: "named"; values: Record<string, unknown> }
+  | { kind: "single"; value: unknown };
+
+/** How the rows of a read become the body: an array of objects, one object, an array of values, one value. */
+type BodyShape = "rows" | "row" | "values" | "value";
+
+/** The result of a function as a table the compiler can filter, order and embed from. */
+function resultTable(fn: FunctionInfo): TableInfo {
+  const columns = fn.result.kind === "composite" ? fn.result.columns : [{
+    name: fn.name,
+    type: fn.result.type,
+    udt: fn.result.udt,
+    nullable: true,
+    hasDefault: false,
+    generated: false,
+  }];
+  return {
+    // A function returning a table's rows embeds through that table's foreign keys.
+    name: fn.result.table ?? fn.name,
+    kind: "view",
+    columns: new Map(columns.map((c) => [c.name, c])),
+    primaryKey: [],
+    uniques: [],
+  };
 }
 
 /** Options of an insert (POST). */
@@ -364,24 +392,76 @@ export class Compiler {
   /** A read: rows as one JSON array text (`body`), the page size and, when asked, the exact total. */
   read(name: string, options: ReadOptions): Statement {
     const t = this.table(name);
+    return this.readFrom(t, table(t.name), "", "rows", options);
+  }
+
+  /**
+   * A call of `fn` (RPC), read like a table: its result filtered, ordered, paged and shaped by the query. Named
+   * arguments travel as one JSON parameter typed by `json_to_record` with the parameters' own types; `single`
+   * passes the whole body as the function's one json/jsonb parameter.
+   */
+  call(fn: FunctionInfo, args: CallArguments, options: ReadOptions): Statement {
+    const name = table(fn.name);
+    let call: string;
+    if (args.kind === "single") {
+      call = `${name}(${this.param(JSON.stringify(args.value))}::text::${fn.params[0]!.type}) as "_f"`;
+    } else {
+      const keys = Object.keys(args.values);
+      const params = new Map(fn.params.map((p) => [p.name, p]));
+      if (keys.length === 0) call = `${name}() as "_f"`;
+      else {
+        const record = keys.map((k) => `${quoteIdent(k)} ${params.get(k)!.type}`).join(", ");
+        const named = keys.map((k) =>
+          `${params.get(k)!.variadic ? "variadic " : ""}${quoteIdent(k)} => _a.${quoteIdent(k)}`
+        );
+        call = `json_to_record(${this.param(JSON.stringify(args.values))}::text::json) as _a(${record}) ` +
+          `cross join lateral ${name}(${named.join(", ")}) as "_f"`;
+      }
+    }
+    const t = resultTable(fn);
+    const scalar = fn.result.kind !== "composite";
+    // A scalar result is one column named after the function, as `select * from fn()` names it.
+    if (scalar) call += `(${quoteIdent(fn.name)})`;
+    const shape: BodyShape = scalar ? (fn.result.set ? "values" : "value") : fn.result.set ? "rows" : "row";
+    // The call runs once, in a CTE: the page and the count read the same rows.
+    return this.readFrom(
+      t,
+      "pgrst_source",
+      `with pgrst_source as (select "_f".* from ${call}) `,
+      shape,
+      options,
+    );
+  }
+
+  private readFrom(
+    t: TableInfo,
+    source: string,
+    prefix: string,
+    shape: BodyShape,
+    options: ReadOptions,
+  ): Statement {
     const root = this.node("");
     const alias = this.alias();
     const where = this.rootWhere(t, alias);
     const whereSql = where ? ` where ${where}` : "";
-    const columns = this.projection(t, alias, this.query.select, "");
+    const scalar = shape === "value" || shape === "values" ? quoteIdent([...t.columns.keys()][0]!) : null;
+    const columns = scalar ? `${alias}.${scalar}` : this.projection(t, alias, this.query.select, "");
     const limit = Math.min(root.limit ?? options.maxRows, options.maxRows);
-    let inner = `select ${columns} from ${table(t.name)} ${alias}${whereSql}${
+    let inner = `select ${columns} from ${source} ${alias}${whereSql}${
       this.orderBy(t, alias, root.order, { select: this.query.select, path: "" })
     }`;
     inner += ` limit ${this.param(limit)}`;
     if (root.offset) inner += ` offset ${this.param(root.offset)}`;
     this.checkPaths();
     const total = options.count
-      ? `, (select count(*) from ${table(t.name)} ${alias}${whereSql})::int8 as total`
+      ? `, (select count(*) from ${source} ${alias}${whereSql})::int8 as total`
       : "";
+    const aggregate = scalar ? `json_agg(_t.${scalar})` : this.aggregate();
+    const body = shape === "rows" || shape === "values"
+      ? `coalesce(${aggregate}, '[]')::text`
+      : `coalesce((${aggregate}->0)::text, 'null')`;
     return {
-      sql: `select count(*)::int8 as page_total, coalesce(${this.aggregate()}, '[]')::text as body${total} ` +
-        `from (${inner}) _t`,
+      sql: `${prefix}select count(*)::int8 as page_total, ${body} as body${total} from (${inner}) _t`,
       params: this.params,
     };
   }

@@ -22,6 +22,7 @@ const EVIL_SELECT = "a; drop table t; --";
 const cache: SchemaCache = {
   tables: new Map([["t", tableInfo("t", ["id", EVIL, EVIL_SELECT, "data"], ["id"])]]),
   foreignKeys: [],
+  functions: new Map(),
   loadedAt: Date.now(),
 };
 

@@ -31,10 +31,48 @@ export interface TableInfo {
   uniques: string[][];
 }
 
+/** An input parameter of a function (IN, INOUT or VARIADIC), in declaration order. */
+export interface FunctionParam {
+  /** "" for an unnamed parameter (callable by position only). */
+  name: string;
+  /** `format_type` of the parameter, e.g. `integer`, `text[]`. */
+  type: string;
+  /** The base type's name in pg_type, e.g. `int4`, `jsonb`. */
+  udt: string;
+  /** False when the parameter has a default. */
+  required: boolean;
+  variadic: boolean;
+}
+
+/** What a function returns: nothing, one value, one row, or a set of either. */
+export interface FunctionResult {
+  kind: "void" | "scalar" | "composite";
+  set: boolean;
+  /** `format_type` of the return type (of a scalar: its type). */
+  type: string;
+  /** The return type's name in pg_type, e.g. `int4`, `jsonb`, `void`. */
+  udt: string;
+  /** The columns of a composite result (a table's row type, `returns table (…)`, OUT parameters). */
+  columns: ColumnInfo[];
+  /** The exposed table whose row type the function returns, so its rows embed through that table's keys. */
+  table: string | null;
+}
+
+/** A function of the exposed schema, callable through `/rpc/{name}`. */
+export interface FunctionInfo {
+  name: string;
+  params: FunctionParam[];
+  result: FunctionResult;
+  /** `i`mmutable, `s`table or `v`olatile. */
+  volatility: "i" | "s" | "v";
+}
+
 /** What the data API knows of a project's exposed schema (`public`). */
 export interface SchemaCache {
   tables: Map<string, TableInfo>;
   foreignKeys: ForeignKey[];
+  /** Functions by name (overloads share a name). */
+  functions: Map<string, FunctionInfo[]>;
   loadedAt: number;
 }
 
@@ -95,6 +133,36 @@ select json_build_object(
     join pg_class cl on cl.oid = con.conrelid join pg_namespace n on n.oid = cl.relnamespace
     join pg_class fcl on fcl.oid = con.confrelid join pg_namespace fn on fn.oid = fcl.relnamespace
     where con.contype = 'f' and n.nspname = $1 and fn.nspname = $1
+  ), '[]'),
+  -- Plain functions (no aggregates, procedures, triggers). Arguments and results of pseudo-types (internal,
+  -- cstring, anyelement…) cannot be given or read as JSON: such functions are left out, as is "setof record"
+  -- without OUT parameters (its columns are unknown until called).
+  'functions', coalesce((
+    select json_agg(f) from (
+      select p.proname as name, p.provolatile as volatility, p.proretset as set,
+        p.pronargs - p.pronargdefaults as required, rt.typtype as ret_kind, rt.typname as ret_udt,
+        format_type(p.prorettype, null) as ret_type,
+        (select c.relname from pg_class c where c.oid = rt.typrelid and c.relnamespace = n.oid
+          and c.relkind in ('r', 'v', 'm', 'f', 'p')) as ret_table,
+        coalesce((
+          select json_agg(json_build_object(
+            'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'udt', t.typname
+          ) order by a.attnum)
+          from pg_attribute a join pg_type t on t.oid = a.atttypid
+          where rt.typtype = 'c' and a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped
+        ), '[]') as ret_columns,
+        coalesce((
+          select json_agg(json_build_object(
+            'name', coalesce(p.proargnames[a.i], ''), 'mode', coalesce(p.proargmodes[a.i], 'i'),
+            'type', format_type(a.t, null), 'udt', t.typname, 'pseudo', t.typtype = 'p'
+          ) order by a.i)
+          from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality a(t, i)
+          join pg_type t on t.oid = a.t
+        ), '[]') as args
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
+      where n.nspname = $1 and p.prokind = 'f'
+        and (rt.typtype <> 'p' or rt.typname in ('void', 'record'))
+    ) f
   ), '[]')
 )::text as cache`;
 
@@ -113,6 +181,59 @@ interface RawCache {
     uniques: { primary: boolean; columns: string[] }[];
   }[];
   fks: { name: string; table: string; ref_table: string; columns: string[]; ref_columns: string[] }[];
+  functions: RawFunction[];
+}
+
+interface RawFunction {
+  name: string;
+  volatility: "i" | "s" | "v";
+  set: boolean;
+  required: number;
+  ret_kind: string;
+  ret_udt: string;
+  ret_type: string;
+  ret_table: string | null;
+  ret_columns: { name: string; type: string; udt: string }[];
+  args: { name: string; mode: string; type: string; udt: string; pseudo: boolean }[];
+}
+
+function resultColumn(c: { name: string; type: string; udt: string }): ColumnInfo {
+  return { name: c.name, type: c.type, udt: c.udt, nullable: true, hasDefault: false, generated: false };
+}
+
+/** A function of the catalog as the data API calls it, or null when it cannot be called with JSON. */
+function functionInfo(f: RawFunction): FunctionInfo | null {
+  const inputs = f.args.filter((a) => a.mode === "i" || a.mode === "b" || a.mode === "v");
+  const outputs = f.args.filter((a) => a.mode === "o" || a.mode === "b" || a.mode === "t");
+  if (inputs.some((a) => a.pseudo)) return null;
+  const params = inputs.map((a, i) => ({
+    name: a.name,
+    type: a.type,
+    udt: a.udt,
+    required: i < f.required,
+    variadic: a.mode === "v",
+  }));
+  let result: FunctionResult;
+  if (f.ret_udt === "void") {
+    result = { kind: "void", set: f.set, type: f.ret_type, udt: f.ret_udt, columns: [], table: null };
+  } else if (f.ret_kind === "c") {
+    result = {
+      kind: "composite",
+      set: f.set,
+      type: f.ret_type,
+      udt: f.ret_udt,
+      columns: f.ret_columns.map(resultColumn),
+      table: f.ret_table,
+    };
+  } else if (f.ret_udt === "record") {
+    // `returns table (…)` or several OUT parameters: the columns are those parameters.
+    if (outputs.length === 0 || outputs.some((a) => a.pseudo)) return null;
+    const columns = outputs.map(resultColumn);
+    result = { kind: "composite", set: f.set, type: f.ret_type, udt: f.ret_udt, columns, table: null };
+  } else {
+    result = { kind: "scalar", set: f.set, type: f.ret_type, udt: f.ret_udt, columns: [], table: null };
+  }
+  return { name: f.name, params, result, volatility: f.volatility };
 }
 
 /** Reads tables, columns, types, keys and foreign keys of the exposed schema from the catalog. */
@@ -147,5 +268,10 @@ export async function introspect(db: Queryable): Promise<SchemaCache> {
     refTable: f.ref_table,
     refColumns: f.ref_columns,
   }));
-  return { tables, foreignKeys, loadedAt: Date.now() };
+  const functions = new Map<string, FunctionInfo[]>();
+  for (const f of raw.functions) {
+    const info = functionInfo(f);
+    if (info) functions.set(info.name, [...functions.get(info.name) ?? [], info]);
+  }
+  return { tables, foreignKeys, functions, loadedAt: Date.now() };
 }

@@ -1,10 +1,18 @@
 import type { Databases } from "../../db/databases.ts";
-import type { Db, Queryable } from "../../db/driver.ts";
+import type { Db, PipelineOptions, PipelineStatement } from "../../db/driver.ts";
 import type { SchemaCache } from "../../db/rest/schema.ts";
 import { errors } from "../errors.ts";
 import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../db/rest/errors.ts";
+import type { Node, ParsedQuery } from "../../db/rest/ast.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
+import {
+  bodyArguments,
+  chooseFunction,
+  queryArguments,
+  splitRpcQuery,
+  takesOnlyWholeBody,
+} from "../../db/rest/rpc.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
 import { parsePrefer } from "./prefer.ts";
 import { SchemaCaches } from "./schema_caches.ts";
@@ -30,6 +38,18 @@ export interface DataRequest {
   defaultReturn: "minimal" | "representation";
 }
 
+/** A function call (RPC), already authenticated; the same for both mounts. */
+export interface RpcRequest {
+  method: "GET" | "HEAD" | "POST";
+  fn: string;
+  search: URLSearchParams;
+  prefer?: string | null;
+  range?: string | null;
+  accept?: string | null;
+  /** The parsed JSON body of POST (`{}` when empty). */
+  body?: unknown;
+}
+
 /** The answer of the engine: a status, a JSON body text (null for none) and headers. The mount serializes. */
 export interface DataResult {
   status: number;
@@ -49,9 +69,9 @@ export interface DataLimits {
 
 const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
 
-class Rollback {
-  constructor(readonly result: DataResult) {}
-}
+/** The first statement of every data transaction: the caller's role, its JWT claims and the timeout, local. */
+const SETUP_SQL = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " +
+  "set_config('statement_timeout', $3, true)";
 
 /**
  * DataService is the engine of the data API: parse (PostgREST grammar) → compile against the schema cache →
@@ -63,19 +83,44 @@ export class DataService {
 
   constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {}
 
+  /** The database and schema cache of `ref`; the cache reloads (at most once a second) when `has` is false. */
+  private async open(
+    ref: string,
+    has: (cache: SchemaCache) => boolean,
+  ): Promise<{ db: Db; cache: SchemaCache }> {
+    try {
+      const db = await this.dbs.project(ref);
+      let cache = await this.schemas.get(ref, db);
+      if (!has(cache)) cache = await this.schemas.refresh(ref, db);
+      return { db, cache };
+    } catch (err) {
+      throw errors.unavailable("The project database is unavailable", err);
+    }
+  }
+
+  /** Runs `statements` in one transaction, sent in one go, after the caller's role, claims and timeout. */
+  private async pipeline(
+    db: Db,
+    identity: DataIdentity,
+    statements: Statement[],
+    options: PipelineOptions,
+  ): Promise<Record<string, unknown>[][]> {
+    const setup: PipelineStatement = {
+      sql: SETUP_SQL,
+      params: [identity.role, JSON.stringify(identity.claims), String(this.limits.statementTimeoutMs)],
+    };
+    try {
+      return (await db.pipeline([setup, ...statements], options)).slice(1);
+    } catch (err) {
+      throw fromDatabaseError(err, identity.role);
+    }
+  }
+
   /** Runs one data request for project `ref`. */
   async execute(ref: string, identity: DataIdentity, req: DataRequest): Promise<DataResult> {
     const query = parseQuery(req.search);
     if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""));
-    let db: Db;
-    let cache: SchemaCache;
-    try {
-      db = await this.dbs.project(ref);
-      cache = await this.schemas.get(ref, db);
-      if (!cache.tables.has(req.table)) cache = await this.schemas.refresh(ref, db);
-    } catch (err) {
-      throw errors.unavailable("The project database is unavailable", err);
-    }
+    const { db, cache } = await this.open(ref, (c) => c.tables.has(req.table));
     const prefer = parsePrefer(req.prefer);
     const singular = (req.accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
     const compiler = new Compiler(cache, query);
@@ -83,66 +128,49 @@ export class DataService {
     const table = compiler.table(req.table);
     const applied: string[] = [];
     if (prefer.tx) applied.push(`tx=${prefer.tx}`);
-
-    const run = async (fn: (tx: Queryable) => Promise<DataResult>): Promise<DataResult> => {
-      try {
-        return await db.transaction(async (tx) => {
-          await tx.query(
-            "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " +
-              "set_config('statement_timeout', $3, true)",
-            [identity.role, JSON.stringify(identity.claims), String(this.limits.statementTimeoutMs)],
-          );
-          const result = await fn(tx);
-          if (prefer.tx === "rollback") throw new Rollback(result);
-          return result;
-        });
-      } catch (err) {
-        if (err instanceof Rollback) return err.result;
-        throw fromDatabaseError(err, identity.role);
-      }
-    };
-    const headers = (extra: Record<string, string>) => {
-      if (applied.length > 0) extra["preference-applied"] = applied.join(", ");
-      return extra;
-    };
+    const pipeline = (statements: Statement[], options: PipelineOptions) =>
+      this.pipeline(db, identity, statements, options);
+    const end = prefer.tx === "rollback" ? "rollback" : "commit";
+    const headers = (extra: Record<string, string>) => withApplied(extra, applied);
 
     if (req.method === "GET" || req.method === "HEAD") {
-      const root = query.nodes.get("")!;
-      const range = parseRange(req.range);
-      if (range && root.limit === undefined && root.offset === undefined) {
-        root.offset = range.offset;
-        if (range.limit !== undefined) root.limit = range.limit;
-      }
+      const root = applyRange(query, req.range);
       if (prefer.count) applied.push(`count=${prefer.count}`);
-      return await run(async (tx) => {
-        let total: number | null = null;
-        let exact = prefer.count === "exact";
-        if (prefer.count === "planned" || prefer.count === "estimated") {
-          const planned = await planRows(tx, new Compiler(cache, query).plan(req.table));
-          if (prefer.count === "estimated" && planned <= this.limits.maxRows) exact = true;
+      // Reads run read only, as PostgREST runs GET and HEAD: they end with the statements, checks come after.
+      const read = { end, readOnly: true } as const;
+      let total: number | null = null;
+      let exact = prefer.count === "exact";
+      let results: Record<string, unknown>[][];
+      if (prefer.count === "planned" || prefer.count === "estimated") {
+        const plan = new Compiler(cache, query).plan(req.table);
+        if (prefer.count === "estimated") {
+          // An exact count up to the row cap, the planner's estimate beyond it: the plan decides the statement.
+          const planned = planRows((await pipeline([plan], read))[0]!);
+          if (planned <= this.limits.maxRows) exact = true;
           else total = planned;
+          results = await pipeline([
+            compiler.read(table.name, { count: exact, maxRows: this.limits.maxRows }),
+          ], read);
+        } else {
+          const st = compiler.read(table.name, { count: false, maxRows: this.limits.maxRows });
+          const [planRowsOf, rows] = await pipeline([plan, st], read);
+          total = planRows(planRowsOf!);
+          results = [rows!];
         }
-        const st = compiler.read(table.name, { count: exact, maxRows: this.limits.maxRows });
-        const [row] = await tx.query<{ page_total: string; body: string; total?: string }>(st.sql, st.params);
-        const n = Number(row!.page_total);
-        if (exact) total = Number(row!.total);
-        const offset = root.offset ?? 0;
-        if (total !== null && offset > 0 && offset >= total && n === 0) {
-          throw restErrors.range(
-            `An offset of ${offset} was requested, but there are only ${total} rows`,
-            total,
-          );
-        }
-        if (singular && n !== 1) throw restErrors.singular(n);
-        const partial = total !== null && n > 0 && (offset > 0 || offset + n < total);
-        return {
-          status: partial ? 206 : 200,
-          body: req.method === "HEAD" ? null : singular ? row!.body.slice(1, -1) : row!.body,
-          headers: headers({
-            "content-range": `${n === 0 ? "*" : `${offset}-${offset + n - 1}`}/${total ?? "*"}`,
-          }),
-          singular,
-        };
+      } else {
+        results = await pipeline(
+          [compiler.read(table.name, { count: exact, maxRows: this.limits.maxRows })],
+          read,
+        );
+      }
+      const row = results[0]![0] as unknown as ReadRow;
+      if (exact) total = Number(row.total);
+      return readResult(row, {
+        offset: root.offset ?? 0,
+        total,
+        singular,
+        head: req.method === "HEAD",
+        applied,
       });
     }
 
@@ -182,38 +210,112 @@ export class DataService {
     if (prefer.maxAffected !== undefined && prefer.handling === "strict") {
       applied.push(`max-affected=${prefer.maxAffected}`);
     }
-    return await run(async (tx) => {
-      const [row] = await tx.query<{ page_total: string; body: string | null; location: string | null }>(
-        st.sql,
-        st.params,
-      );
-      const n = Number(row!.page_total);
-      if (
-        prefer.handling === "strict" && prefer.maxAffected !== undefined && n > prefer.maxAffected &&
-        req.method !== "POST"
-      ) {
-        throw restErrors.maxAffected(n, prefer.maxAffected);
-      }
-      if (singular && representation && n !== 1) throw restErrors.singular(n);
-      const extra: Record<string, string> = {
-        "content-range": req.method === "POST"
-          ? `*/${prefer.count ? n : "*"}`
-          : `${n === 0 ? "*" : `0-${n - 1}`}/${prefer.count ? n : "*"}`,
-      };
-      if (req.method === "POST" && ret === "headers-only" && row!.location) {
-        const pk = JSON.parse(row!.location) as Record<string, unknown>;
-        extra.location = `/${table.name}?` +
-          Object.entries(pk).map(([k, v]) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(v))}`)
-            .join("&");
-      }
-      const status = req.method === "POST" ? 201 : representation ? 200 : 204;
-      return {
-        status,
-        body: representation ? (singular ? row!.body!.slice(1, -1) : row!.body) : null,
-        headers: headers(extra),
-        singular,
-      };
+    let result: DataResult | undefined;
+    // The checks see the affected rows before the transaction ends: failing one rolls the write back.
+    await pipeline([st], {
+      end: ([, rows]) => {
+        const row = rows![0] as { page_total: string; body: string | null; location: string | null };
+        const n = Number(row.page_total);
+        if (
+          prefer.handling === "strict" && prefer.maxAffected !== undefined && n > prefer.maxAffected &&
+          req.method !== "POST"
+        ) {
+          throw restErrors.maxAffected(n, prefer.maxAffected);
+        }
+        if (singular && representation && n !== 1) throw restErrors.singular(n);
+        const extra: Record<string, string> = {
+          "content-range": req.method === "POST"
+            ? `*/${prefer.count ? n : "*"}`
+            : `${n === 0 ? "*" : `0-${n - 1}`}/${prefer.count ? n : "*"}`,
+        };
+        if (req.method === "POST" && ret === "headers-only" && row.location) {
+          const pk = JSON.parse(row.location) as Record<string, unknown>;
+          extra.location = `/${table.name}?` +
+            Object.entries(pk).map(([k, v]) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(v))}`)
+              .join("&");
+        }
+        result = {
+          status: req.method === "POST" ? 201 : representation ? 200 : 204,
+          body: representation ? (singular ? row.body!.slice(1, -1) : row.body) : null,
+          headers: headers(extra),
+          singular,
+        };
+        return end;
+      },
     });
+    return result!;
+  }
+
+  /**
+   * Calls a function of project `ref` (RPC), as the caller's role under RLS: `POST` with the arguments in the
+   * body, `GET`/`HEAD` with them in the query (read only). A set-returning result is filtered, ordered, paged
+   * and shaped by the rest of the query, as a table read is.
+   */
+  async call(ref: string, identity: DataIdentity, req: RpcRequest): Promise<DataResult> {
+    const post = req.method === "POST";
+    const { args, rest } = post
+      ? { args: new Map<string, string[]>(), rest: req.search }
+      : splitRpcQuery(req.search);
+    const query = parseQuery(rest);
+    if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""));
+    const { db, cache } = await this.open(ref, (c) => c.functions.has(req.fn));
+    const prefer = parsePrefer(req.prefer);
+    const body = post ? req.body : undefined;
+    const bodyIsObject = body !== null && typeof body === "object" && !Array.isArray(body);
+    const shape = {
+      keys: post ? (bodyIsObject ? Object.keys(body) : []) : [...args.keys()],
+      singleObject: post && prefer.params === "single-object",
+      post,
+    };
+    // A body that is not an object can only be a json/jsonb parameter whole.
+    if (post && !bodyIsObject && !takesOnlyWholeBody(cache, req.fn, shape)) {
+      throw restErrors.body(
+        "Invalid body",
+        "the body of a function call must be a JSON object of its arguments",
+      );
+    }
+    const fn = chooseFunction(cache, req.fn, shape);
+    const callArgs = post ? bodyArguments(fn, shape, body) : queryArguments(fn, args);
+    const applied: string[] = [];
+    if (prefer.params) applied.push(`params=${prefer.params}`);
+    if (prefer.tx) applied.push(`tx=${prefer.tx}`);
+    if (prefer.count === "exact") applied.push("count=exact");
+    const root = applyRange(query, req.range);
+    const compiler = new Compiler(cache, query);
+    compiler.stripNulls = /;\s*nulls=stripped/i.test(req.accept ?? "");
+    const exact = prefer.count === "exact";
+    const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
+    const end = prefer.tx === "rollback" ? "rollback" : "commit";
+    // GET and HEAD run read only, as in PostgREST: a function that writes is 405 there, and callable by POST.
+    const [rows] = await this.pipeline(db, identity, [st], { end, readOnly: !post });
+    const row = rows![0] as unknown as ReadRow;
+    if (fn.result.kind === "void") {
+      return { status: 204, body: null, headers: withApplied({}, applied), singular: false };
+    }
+    if (post && prefer.return === "minimal") {
+      // postgrest-js `rpc(fn, args, { head: true })` with object arguments: the count without the rows.
+      applied.push("return=minimal");
+      const n = Number(row.page_total);
+      const offset = root.offset ?? 0;
+      const range = `${n === 0 ? "*" : `${offset}-${offset + n - 1}`}/${exact ? Number(row.total) : "*"}`;
+      return {
+        status: 204,
+        body: null,
+        headers: withApplied({ "content-range": range }, applied),
+        singular: false,
+      };
+    }
+    // Asking for one object checks a set's size; a single row is one object already.
+    const wantsObject = (req.accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
+    const result = readResult(row, {
+      offset: root.offset ?? 0,
+      total: exact ? Number(row.total) : null,
+      singular: wantsObject && fn.result.set,
+      head: req.method === "HEAD",
+      applied,
+    });
+    if (wantsObject && fn.result.kind === "composite") result.singular = true;
+    return result;
   }
 
   /** Forgets the schema cache of `ref` (after DDL through `POST /v1/sql`). */
@@ -239,8 +341,53 @@ function parseRange(header: string | null | undefined): { offset: number; limit?
   return { offset, limit: to - offset + 1 };
 }
 
-async function planRows(tx: Queryable, st: Statement): Promise<number> {
-  const [row] = await tx.query<Record<string, unknown>>(st.sql, st.params);
+/** Applies the `Range` header to the root when the query has no limit or offset; returns the root node. */
+function applyRange(query: ParsedQuery, header: string | null | undefined): Node {
+  const root = query.nodes.get("")!;
+  const range = parseRange(header);
+  if (range && root.limit === undefined && root.offset === undefined) {
+    root.offset = range.offset;
+    if (range.limit !== undefined) root.limit = range.limit;
+  }
+  return root;
+}
+
+function withApplied(extra: Record<string, string>, applied: string[]): Record<string, string> {
+  if (applied.length > 0) extra["preference-applied"] = applied.join(", ");
+  return extra;
+}
+
+/** The one row of a compiled read: the page size, the body, and the total when counted. */
+interface ReadRow {
+  page_total: string;
+  body: string;
+  total?: string;
+}
+
+/** The answer to a read: 206 for a partial page of a known total, 416 past its end, 406 when not singular. */
+function readResult(
+  row: ReadRow,
+  o: { offset: number; total: number | null; singular: boolean; head: boolean; applied: string[] },
+): DataResult {
+  const n = Number(row.page_total);
+  const { offset, total } = o;
+  if (total !== null && offset > 0 && offset >= total && n === 0) {
+    throw restErrors.range(`An offset of ${offset} was requested, but there are only ${total} rows`, total);
+  }
+  if (o.singular && n !== 1) throw restErrors.singular(n);
+  const partial = total !== null && n > 0 && (offset > 0 || offset + n < total);
+  return {
+    status: partial ? 206 : 200,
+    body: o.head ? null : o.singular ? row.body.slice(1, -1) : row.body,
+    headers: withApplied({
+      "content-range": `${n === 0 ? "*" : `${offset}-${offset + n - 1}`}/${total ?? "*"}`,
+    }, o.applied),
+    singular: o.singular,
+  };
+}
+
+/** The planner's row estimate from the rows of `explain (format json)`. */
+function planRows([row]: Record<string, unknown>[]): number {
   let plan = row?.["QUERY PLAN"];
   if (typeof plan === "string") plan = JSON.parse(plan);
   const rows = (plan as { Plan?: { "Plan Rows"?: number } }[] | undefined)?.[0]?.Plan?.["Plan Rows"];

@@ -7,6 +7,8 @@ export interface Preferences {
   handling?: "strict" | "lenient";
   maxAffected?: number;
   tx?: "commit" | "rollback";
+  /** RPC: `single-object` passes the whole body as the function's one json/jsonb parameter. */
+  params?: "single-object";
 }
 
 const VALUES: Record<string, readonly string[]> = {
@@ -16,6 +18,7 @@ const VALUES: Record<string, readonly string[]> = {
   missing: ["default", "null"],
   handling: ["strict", "lenient"],
   tx: ["commit", "rollback"],
+  params: ["single-object"],
 };
 
 /** Parses one or several comma-separated `Prefer` values. */

@@ -1,0 +1,175 @@
+import type { CallArguments } from "./compile.ts";
+import { RestError } from "./errors.ts";
+import { EXPOSED_SCHEMA, type FunctionInfo, type FunctionParam, type SchemaCache } from "./schema.ts";
+
+const RESERVED = new Set(["select", "columns", "on_conflict"]);
+const RESERVED_LAST = new Set(["order", "limit", "offset", "and", "or"]);
+const OPERATORS = new Set([
+  "eq",
+  "neq",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "like",
+  "ilike",
+  "match",
+  "imatch",
+  "isdistinct",
+  "cs",
+  "cd",
+  "ov",
+  "sl",
+  "sr",
+  "nxr",
+  "nxl",
+  "adj",
+  "fts",
+  "plfts",
+  "phfts",
+  "wfts",
+]);
+const FTS = new Set(["fts", "plfts", "phfts", "wfts"]);
+
+/** True when a query value is a filter (`eq.1`, `not.in.(…)`, `fts(english).cat`), not a plain argument. */
+function isFilterValue(value: string): boolean {
+  const parts = value.split(".");
+  const first = parts[0]!;
+  if (first === "not" && parts.length > 1) return true;
+  if (first === "is" || first === "in") return true;
+  const head = first.replace(/\((any|all)\)$/, "");
+  if (OPERATORS.has(head)) return true;
+  const paren = value.indexOf("(");
+  return paren > 0 && FTS.has(value.slice(0, paren));
+}
+
+/**
+ * Splits the query of `GET /rpc/{fn}` as PostgREST does: a key without a dot, not reserved, whose value is not a
+ * filter, is an argument of the function; everything else (select, order, limit, filters) shapes the result.
+ */
+export function splitRpcQuery(
+  search: URLSearchParams,
+): { args: Map<string, string[]>; rest: URLSearchParams } {
+  const args = new Map<string, string[]>();
+  const rest = new URLSearchParams();
+  for (const [key, value] of search) {
+    const last = key.split(".").at(-1)!;
+    const argument = !RESERVED.has(key) && !RESERVED_LAST.has(last) && !key.includes(".") &&
+      !key.includes("->") &&
+      !isFilterValue(value);
+    if (argument) args.set(key, [...args.get(key) ?? [], value]);
+    else rest.append(key, value);
+  }
+  return { args, rest };
+}
+
+/** What a call brings to choose a function: argument names, or the whole body for a single parameter. */
+export interface CallShape {
+  /** Argument names (the body's keys, or the query's arguments). */
+  keys: string[];
+  /** `Prefer: params=single-object`: the body is the function's one json/jsonb parameter. */
+  singleObject: boolean;
+  /** A POST (its body may go whole to one unnamed json/jsonb parameter). */
+  post: boolean;
+}
+
+const isJson = (p: FunctionParam) => p.udt === "json" || p.udt === "jsonb";
+
+function matches(fn: FunctionInfo, shape: CallShape): boolean {
+  const params = fn.params;
+  if (shape.singleObject) return params.length === 1 && isJson(params[0]!);
+  if (params.length === 0) return shape.keys.length === 0;
+  const required = params.filter((p) => p.required);
+  if (
+    shape.post && params.length === 1 && required.length === 1 && params[0]!.name === "" && isJson(params[0]!)
+  ) {
+    return true;
+  }
+  const names = new Set(params.map((p) => p.name).filter((n) => n !== ""));
+  return shape.keys.every((k) => names.has(k)) && required.every((p) => shape.keys.includes(p.name));
+}
+
+/** The signature PostgREST prints: `public.fn(a, b)`, `public.fn(a => integer)`. */
+function signature(fn: FunctionInfo, typed = false): string {
+  const params = fn.params.map((p) => typed ? `${p.name} => ${p.type}` : p.name).join(", ");
+  return `${EXPOSED_SCHEMA}.${fn.name}(${params})`;
+}
+
+/** Whether a call passes its body whole, as the one json/jsonb parameter of `fn`. */
+export function takesWholeBody(fn: FunctionInfo, shape: CallShape): boolean {
+  const only = fn.params.length === 1 ? fn.params[0]! : undefined;
+  return !!only && isJson(only) && (shape.singleObject || (shape.post && only.name === "" && only.required));
+}
+
+/**
+ * The function that `name` and the call's arguments designate, as PostgREST chooses among overloads: every
+ * required parameter given and no unknown argument. None is 404 PGRST202, several 300 PGRST203.
+ */
+export function chooseFunction(cache: SchemaCache, name: string, shape: CallShape): FunctionInfo {
+  const overloads = cache.functions.get(name) ?? [];
+  const found = overloads.filter((fn) => matches(fn, shape));
+  if (found.length === 1) return found[0]!;
+  const qualified = `${EXPOSED_SCHEMA}.${name}`;
+  if (found.length > 1) {
+    throw new RestError(
+      300,
+      "PGRST203",
+      `Could not choose the best candidate function between: ${
+        found.map((f) => signature(f, true)).join(", ")
+      }`,
+      {
+        hint:
+          "Try renaming the parameters or the function itself in the database so function overloading can be resolved",
+      },
+    );
+  }
+  const keys = [...shape.keys].sort();
+  const asked = shape.singleObject ? "" : keys.length === 0 ? " without parameters" : `(${keys.join(", ")})`;
+  const searched = shape.singleObject
+    ? "with a single json/jsonb parameter"
+    : `${
+      keys.length === 0 ? "without parameters" : `with parameters ${keys.join(", ")}`
+    } or with a single unnamed json/jsonb parameter`;
+  return throwNotFound(qualified, asked, searched, overloads);
+}
+
+function throwNotFound(qualified: string, asked: string, searched: string, overloads: FunctionInfo[]): never {
+  throw new RestError(
+    404,
+    "PGRST202",
+    `Could not find the function ${qualified}${asked} in the schema cache`,
+    {
+      details:
+        `Searched for the function ${qualified} ${searched}, but no matches were found in the schema cache.`,
+      hint: overloads.length > 0
+        ? `Perhaps you meant to call the function ${signature(overloads[0]!)}`
+        : null,
+    },
+  );
+}
+
+/** The arguments of a POST call: the body's keys by name, or the body whole. */
+export function bodyArguments(fn: FunctionInfo, shape: CallShape, body: unknown): CallArguments {
+  if (takesWholeBody(fn, shape)) return { kind: "single", value: body };
+  return { kind: "named", values: (body ?? {}) as Record<string, unknown> };
+}
+
+/**
+ * The arguments of a GET call: one value per name. A variadic or array parameter takes an array literal
+ * (`{1,2}`, as postgrest-js sends arrays) or a repeated name (`?v=1&v=2`).
+ */
+export function queryArguments(fn: FunctionInfo, args: Map<string, string[]>): CallArguments {
+  const params = new Map(fn.params.map((p) => [p.name, p]));
+  const values: Record<string, unknown> = {};
+  for (const [key, list] of args) {
+    const p = params.get(key)!;
+    const literal = list.length === 1 && /^\{.*\}$/s.test(list[0]!);
+    values[key] = !literal && (p.variadic || (list.length > 1 && p.type.endsWith("[]"))) ? list : list[0];
+  }
+  return { kind: "named", values };
+}
+
+/** Whether a function takes a body that is not an object (an array, a value) whole. */
+export function takesOnlyWholeBody(cache: SchemaCache, name: string, shape: CallShape): boolean {
+  return (cache.functions.get(name) ?? []).some((fn) => takesWholeBody(fn, shape));
+}

@@ -1,0 +1,139 @@
+import { join } from "node:path";
+import { type Db, sqlState } from "../db/driver.ts";
+import { openPglite } from "../db/pglite.ts";
+import { openPostgres } from "../db/postgres.ts";
+import { assert, assertEquals } from "./assert.ts";
+import { makeSandbox, serverUrl } from "./harness.ts";
+
+/** The error a promise rejects with (the test fails when it resolves). */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected a rejection");
+}
+
+// Db.pipeline carries every data API request: one transaction sent in one go. Its semantics must equal those of
+// transaction() with the same statements, on both drivers.
+Deno.test("Db.pipeline: one transaction, rows per statement, errors roll back", async (t) => {
+  const sandbox = await makeSandbox();
+  const db: Db = serverUrl
+    ? openPostgres(sandbox.env.DATABASE_URL!, { max: 3 })
+    : await openPglite(join(sandbox.env.DATA_DIR!, "pipeline"));
+  try {
+    await db.exec("create table kv (k text primary key, v int8 not null, doc json)");
+    const keys = async () => (await db.query<{ k: string }>("select k from kv order by k")).map((r) => r.k);
+
+    await t.step(
+      "rows of each statement in order, parameters as text, values parsed as query() does",
+      async () => {
+        const rows = await db.pipeline([
+          { sql: "select set_config('app.who', $1, true) as who", params: ["ann"] },
+          { sql: "insert into kv values ($1, $2, $3) returning *", params: ["a", 7, '{"x":[1,2]}'] },
+          {
+            sql:
+              "select current_setting('app.who') as who, $1::int + 1 as n, $2::boolean as b, $3::text as z",
+            params: [41, true, null],
+          },
+        ], { end: "commit" });
+        assertEquals(rows, [
+          [{ who: "ann" }],
+          [{ k: "a", v: "7", doc: { x: [1, 2] } }],
+          [{ who: "ann", n: 42, b: true, z: null }],
+        ]);
+        assertEquals(await keys(), ["a"]);
+        // set_config(…, true) lasted for the transaction only.
+        const [after] = await db.query<{ who: string | null }>(
+          "select current_setting('app.who', true) as who",
+        );
+        assert(!after?.who, "a local setting leaked out of its transaction");
+      },
+    );
+
+    await t.step("end: rollback discards, even after the statements ran", async () => {
+      const [[row]] = await db.pipeline([{ sql: "insert into kv values ('b', 1) returning k", params: [] }], {
+        end: "rollback",
+      }) as [[{ k: string }]];
+      assertEquals(row.k, "b");
+      assertEquals(await keys(), ["a"]);
+    });
+
+    await t.step(
+      "the first failing statement's error is thrown and everything before it undone",
+      async () => {
+        // More attempts than connections: each connection comes back clean.
+        for (let i = 0; i < 5; i++) {
+          const err = await rejection(db.pipeline([
+            { sql: "insert into kv values ($1, 1)", params: [`c${i}`] },
+            { sql: "insert into kv values ('a', 2)", params: [] },
+            { sql: "select 1/0", params: [] },
+          ], { end: "commit" }));
+          assertEquals(sqlState(err), "23505");
+        }
+        assertEquals(await keys(), ["a"]);
+        assertEquals([...await db.query("select 1 as ok")], [{ ok: 1 }]);
+      },
+    );
+
+    await t.step("a bad parameter fails like a bad statement", async () => {
+      const err = await rejection(
+        db.pipeline([{ sql: "insert into kv values ('d', $1)", params: ["not a number"] }], {
+          end: "commit",
+        }),
+      );
+      assertEquals(sqlState(err), "22P02");
+      assertEquals(await keys(), ["a"]);
+    });
+
+    await t.step("end as a function sees the rows and decides; when it throws, nothing stays", async () => {
+      let seen: unknown;
+      await db.pipeline([{ sql: "insert into kv values ('e', 5) returning v", params: [] }], {
+        end: (rows) => {
+          seen = rows;
+          return "rollback";
+        },
+      });
+      assertEquals(seen, [[{ v: "5" }]]);
+      assertEquals(await keys(), ["a"]);
+      const err = await rejection(db.pipeline([{ sql: "delete from kv returning k", params: [] }], {
+        end: ([rows]) => {
+          throw new Error(`would delete ${rows!.length}`);
+        },
+      }));
+      assertEquals((err as Error).message, "would delete 1");
+      assertEquals(await keys(), ["a"]);
+      await db.pipeline([{ sql: "insert into kv values ('f', 6)", params: [] }], { end: () => "commit" });
+      assertEquals(await keys(), ["a", "f"]);
+    });
+
+    await t.step("readOnly refuses writes (25006) and changes nothing", async () => {
+      const err = await rejection(
+        db.pipeline([{ sql: "delete from kv", params: [] }], { end: "commit", readOnly: true }),
+      );
+      assertEquals(sqlState(err), "25006");
+      assertEquals(await keys(), ["a", "f"]);
+    });
+
+    await t.step("concurrent pipelines and transactions do not see each other's local settings", async () => {
+      const work = Array.from({ length: 12 }, (_, i) =>
+        i % 3 === 0
+          ? db.transaction(async (tx) => {
+            await tx.query("select set_config('app.who', $1, true)", [`tx${i}`]);
+            return (await tx.query<{ who: string }>("select current_setting('app.who') as who"))[0]!.who;
+          })
+          : db.pipeline([
+            { sql: "select set_config('app.who', $1, true)", params: [`p${i}`] },
+            { sql: "select current_setting('app.who') as who", params: [] },
+          ], { end: "commit", readOnly: true }).then((rows) => rows[1]![0]!.who as string));
+      assertEquals(
+        await Promise.all(work),
+        Array.from({ length: 12 }, (_, i) => `${i % 3 === 0 ? "tx" : "p"}${i}`),
+      );
+    });
+  } finally {
+    await db.close();
+    await sandbox.destroy();
+  }
+});
