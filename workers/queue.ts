@@ -89,7 +89,11 @@ export class QueueDispatcher {
     if (this.stopping) {
       // Put a copy back (delayed) before acknowledging this one: the copy is on disk before the ack, so the
       // message survives however soon KV closes. A duplicate is harmless: handlers check state first.
-      return isMessage(raw) ? enqueue(this.kv, raw as QueueMessage, { delayMs: 1000 }) : Promise.resolve();
+      // If KV is closing under us, the copy fails: leave this one unacknowledged (never settled, nothing thrown
+      // into KV's log) and KV delivers it again after the restart.
+      return isMessage(raw)
+        ? enqueue(this.kv, raw as QueueMessage, { delayMs: 1000 }).catch(() => new Promise<void>(() => {}))
+        : Promise.resolve();
     }
     if (!isMessage(raw)) {
       log.warn("queue message dropped: not a message");
