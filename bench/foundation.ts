@@ -12,10 +12,10 @@ const platform = await spawnPlatform({ ...sandbox.env, LOG_LEVEL: "warn" });
 const children: Deno.ChildProcess[] = [];
 
 /** Starts bench/bare_server.ts answering `body`; returns its URL. */
-async function startBare(body: string, async: boolean): Promise<string> {
+async function startBare(body: string, mode: "sync" | "async" | "floor"): Promise<string> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-net", "--allow-env", new URL("./bare_server.ts", import.meta.url).pathname],
-    env: { BODY: body, ASYNC: async ? "1" : "0" },
+    env: { BODY: body, MODE: mode },
     stdout: "piped",
   }).spawn();
   children.push(child);
@@ -36,8 +36,9 @@ try {
   const answer = await (await fetch(url, { headers })).text();
   if (!answer.includes('"role":"authenticated"')) throw new Error(`Unexpected answer: ${answer}`);
 
-  const bareUrl = await startBare(answer, false);
-  const asyncUrl = await startBare(answer, true);
+  const bareUrl = await startBare(answer, "sync");
+  const asyncUrl = await startBare(answer, "async");
+  const floorUrl = await startBare(answer, "floor");
 
   const load = (target: string, connections: number) => () =>
     runWrk(target, { connections, seconds: SECONDS, headers });
@@ -46,6 +47,7 @@ try {
   await runWrk(bareUrl, { connections: 50, seconds: 2, headers });
   const bareThroughput = await best(2, load(bareUrl, 50));
   const asyncThroughput = await best(2, load(asyncUrl, 50));
+  const floorThroughput = await best(2, load(floorUrl, 50));
   const platThroughput = await best(2, load(url, 50));
   const bareLatency = await best(2, load(bareUrl, 1));
   const platLatency = await best(2, load(url, 1));
@@ -66,6 +68,11 @@ try {
       "req/s": Math.round(asyncThroughput.rps),
       "p50 ms": asyncThroughput.p50Ms,
       "p99 ms": asyncThroughput.p99Ms,
+    },
+    "bare floor, 50 conn": {
+      "req/s": Math.round(floorThroughput.rps),
+      "p50 ms": floorThroughput.p50Ms,
+      "p99 ms": floorThroughput.p99Ms,
     },
     "platform, 50 conn": {
       "req/s": Math.round(platThroughput.rps),
@@ -89,6 +96,10 @@ try {
     }`,
   );
   console.log(`throughput ratio platform/bare async handler: ${(asyncRatio * 100).toFixed(1)}% (reference)`);
+  console.log(
+    `throughput ratio bare floor/bare: ${(floorThroughput.rps / bareThroughput.rps * 100).toFixed(1)}% ` +
+      "(reference: reading the URL and three headers and adding x-request-id, nothing else)",
+  );
   console.log(
     `added p50 latency: ${addedP50.toFixed(3)} ms (target <= 0.5 ms) ${addedP50 <= 0.5 ? "MET" : "MISSED"}`,
   );
