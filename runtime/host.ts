@@ -4,8 +4,11 @@
  * the worker warm, runs calls concurrently in it, stops a call at its time limit and replaces a worker that
  * stopped answering. The process itself is capped (V8 heap) and supervised by the platform.
  */
+import { openGate } from "./egress/gate.ts";
+import { workerNetPermission } from "./egress/wire.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
-import type { InitMessage, RequestMessage } from "./protocol.ts";
+import { EGRESS_HOST } from "./net_policy.ts";
+import type { InitMessage, RequestMessage, WorkerInitMessage } from "./protocol.ts";
 import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
 
 /** A message from the worker (see protocol.ts), loosely typed as it crosses postMessage. */
@@ -32,6 +35,7 @@ const send = (header: Record<string, unknown>, body: Uint8Array | null = null) =
 
 let init: InitMessage | null = null;
 let wasmModule: WebAssembly.Module | null = null;
+let gate: WorkerInitMessage["gate"] = null;
 let worker: Worker | null = null;
 let ready: Promise<string | null> | null = null; // resolves to an init error, or null when ready
 let pong: (() => void) | null = null;
@@ -51,7 +55,8 @@ function startWorker(): Promise<string | null> {
     type: "module",
     deno: {
       permissions: {
-        net: msg.net,
+        // The worker reaches the network only through its host's egress gate (runtime/egress/).
+        net: gate ? workerNetPermission(gate) : false,
         read: false,
         write: false,
         env: false,
@@ -94,7 +99,10 @@ function startWorker(): Promise<string | null> {
     resolve(message);
     restart(message, "error");
   };
-  w.postMessage(msg.kind === "wasm" ? { ...msg, code: "", module: wasmModule } : msg);
+  const workerInit: WorkerInitMessage = msg.kind === "wasm"
+    ? { ...msg, code: "", module: wasmModule!, gate: null }
+    : { ...msg, gate };
+  w.postMessage(workerInit);
   return promise;
 }
 
@@ -151,6 +159,13 @@ async function handle(batch: { msg: RequestMessage; body: Uint8Array | null }[])
 
 function setup(msg: InitMessage): void {
   init = msg;
+  if (msg.kind === "deno" && msg.egress) {
+    try {
+      gate = openGate(msg.egress, EGRESS_HOST);
+    } catch (err) {
+      ready = Promise.resolve(`Cannot open the function's network gate: ${(err as Error).message}`);
+    }
+  }
   if (msg.kind === "wasm") {
     try {
       const bytes = Uint8Array.from(atob(msg.code), (c) => c.charCodeAt(0));

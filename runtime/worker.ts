@@ -5,7 +5,14 @@
  * world (console to the log store, its own env_vars as Deno.env, no Deno.exit, Deno.serve captured), loads
  * the user module or compiles the wasm module, then answers request messages from the host.
  */
-import { type InitMessage, MAX_LOG_LINE, MAX_RESPONSE_BYTES, type RequestMessage } from "./protocol.ts";
+import { installEgress } from "./egress/worker_net.ts";
+import {
+  type InitMessage,
+  MAX_LOG_LINE,
+  MAX_RESPONSE_BYTES,
+  type RequestMessage,
+  type WorkerInitMessage,
+} from "./protocol.ts";
 import { runWagi, WagiError } from "./wasm/wagi.ts";
 
 type Handler = (req: Request, info: unknown) => Response | Promise<Response>;
@@ -105,9 +112,10 @@ function describe(err: unknown): string {
   return `Uncaught ${inspect(err)}`;
 }
 
-async function initDeno(init: InitMessage): Promise<void> {
+async function initDeno(init: WorkerInitMessage): Promise<void> {
   installConsole();
   installDeno(init);
+  if (init.gate) installEgress(init.gate);
   const url = `data:application/typescript;base64,${toBase64(new TextEncoder().encode(init.code))}`;
   const mod = await import(url);
   const def = mod.default;
