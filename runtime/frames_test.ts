@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/assert.ts";
-import { encodeFrame, FrameReader } from "./frames.ts";
+import { encodeFrame, FrameReader, FrameWriter } from "./frames.ts";
 
 Deno.test("frames: round trip through arbitrary chunking", () => {
   const frames = [
@@ -25,4 +25,32 @@ Deno.test("frames: round trip through arbitrary chunking", () => {
     assertEquals(out[1]!.body, null);
     assertEquals(out[2]!.body!.byteLength, 70_000);
   }
+});
+
+Deno.test("frames: the frames of one event-loop turn leave in one write, in order", async () => {
+  const writes: Uint8Array[] = [];
+  const conn = {
+    write: (p: Uint8Array) => {
+      writes.push(p.slice());
+      return Promise.resolve(p.byteLength);
+    },
+    close() {},
+  } as unknown as Deno.Conn;
+  const writer = new FrameWriter(conn, () => {
+    throw new Error("write failed");
+  });
+  const turn = () => new Promise((resolve) => setTimeout(resolve, 5));
+  writer.write({ id: 1 });
+  writer.write({ id: 2 }, new Uint8Array([9, 9]));
+  writer.write({ id: 3 });
+  await turn();
+  writer.write({ id: 4 });
+  await turn();
+  assertEquals(writes.length, 2);
+  const reader = new FrameReader();
+  assertEquals(reader.push(writes[0]!).map((f) => [f.header.id, f.body?.byteLength ?? 0]), [[1, 0], [2, 2], [
+    3,
+    0,
+  ]]);
+  assertEquals(reader.push(writes[1]!).map((f) => f.header.id), [4]);
 });

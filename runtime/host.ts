@@ -24,8 +24,12 @@ interface WorkerMessage {
 }
 
 interface Pending {
-  timer: ReturnType<typeof setTimeout>;
+  /** When the call passes its time limit (ms since the epoch); Infinity once it is being stopped. */
+  deadline: number;
 }
+
+// One watchdog for every call instead of a timer each (timers cost a lot per call under load).
+const WATCHDOG_MS = 50;
 
 const socketPath = Deno.args[0];
 if (!socketPath) throw new Error("usage: host.ts <socket>");
@@ -40,13 +44,31 @@ let worker: Worker | null = null;
 let ready: Promise<string | null> | null = null; // resolves to an init error, or null when ready
 let pong: (() => void) | null = null;
 const pending = new Map<number, Pending>();
+let watchdog: ReturnType<typeof setInterval> | null = null;
+
+function settle(id: number): boolean {
+  if (!pending.delete(id)) return false;
+  if (pending.size === 0 && watchdog !== null) {
+    clearInterval(watchdog);
+    watchdog = null;
+  }
+  return true;
+}
 
 function fail(id: number, outcome: "error" | "timeout", message: string, logs: string[] = []): void {
-  const p = pending.get(id);
-  if (!p) return;
-  clearTimeout(p.timer);
-  pending.delete(id);
-  send({ t: "fail", id, outcome, message, logs });
+  if (settle(id)) send({ t: "fail", id, outcome, message, logs });
+}
+
+function checkDeadlines(): void {
+  const now = Date.now();
+  const late: number[] = [];
+  for (const [id, p] of pending) {
+    if (p.deadline <= now) {
+      p.deadline = Infinity;
+      late.push(id);
+    }
+  }
+  if (late.length > 0) onTimeout(late);
 }
 
 function startWorker(): Promise<string | null> {
@@ -71,10 +93,7 @@ function startWorker(): Promise<string | null> {
   const { promise, resolve } = Promise.withResolvers<string | null>();
   const onMessage = (m: WorkerMessage) => {
     if (m.t === "res") {
-      const p = pending.get(m.id);
-      if (!p) return;
-      clearTimeout(p.timer);
-      pending.delete(m.id);
+      if (!settle(m.id)) return;
       const { body, ...header } = m;
       send(header, body);
     } else if (m.t === "fail") {
@@ -129,7 +148,7 @@ function alive(w: Worker): Promise<boolean> {
   });
 }
 
-async function onTimeout(id: number): Promise<void> {
+async function onTimeout(ids: number[]): Promise<void> {
   const w = worker;
   const limit = `Function ran past its time limit of ${init!.timeoutMs / 1000} s`;
   if (!w || !(await alive(w))) {
@@ -137,16 +156,17 @@ async function onTimeout(id: number): Promise<void> {
     if (w === worker) restart(limit, "timeout");
     return;
   }
-  w.postMessage({ t: "cancel", id });
-  fail(id, "timeout", limit);
+  for (const id of ids) {
+    w.postMessage({ t: "cancel", id });
+    fail(id, "timeout", limit);
+  }
 }
 
 /** Hands the calls of one socket read to the worker in one message. */
 async function handle(batch: { msg: RequestMessage; body: Uint8Array | null }[]): Promise<void> {
-  for (const { msg } of batch) {
-    const timer = setTimeout(() => onTimeout(msg.id), init!.timeoutMs);
-    pending.set(msg.id, { timer });
-  }
+  const deadline = Date.now() + init!.timeoutMs;
+  for (const { msg } of batch) pending.set(msg.id, { deadline });
+  watchdog ??= setInterval(checkDeadlines, WATCHDOG_MS);
   ready ??= startWorker();
   const error = await ready;
   const live = batch.filter(({ msg }) => pending.has(msg.id));

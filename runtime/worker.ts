@@ -17,25 +17,32 @@ import { runWagi, WagiError } from "./wasm/wagi.ts";
 
 type Handler = (req: Request, info: unknown) => Response | Promise<Response>;
 
+// Captured before the user module loads: the function may replace the globals, not the host's channel.
 const rawPost = self.postMessage.bind(self);
+const atTurnEnd = setImmediate;
 let outbox: unknown[] = [];
 let transfers: Transferable[] = [];
 let flushing = false;
 
-/** Queues a message to the host; the messages of one event-loop turn travel in one postMessage. */
-function post(msg: unknown, transfer: Transferable[] = []): void {
+/**
+ * Queues a message to the host; the messages of one event-loop turn travel in one postMessage at its end
+ * (setImmediate), so that the answers to a batch of calls wake the host once.
+ */
+function post(msg: unknown, transfer?: Transferable): void {
   outbox.push(msg);
-  transfers.push(...transfer);
+  if (transfer) transfers.push(transfer);
   if (flushing) return;
   flushing = true;
-  queueMicrotask(() => {
-    const msgs = outbox;
-    const list = transfers;
-    outbox = [];
-    transfers = [];
-    flushing = false;
-    rawPost({ t: "batch", msgs }, list);
-  });
+  atTurnEnd(flush);
+}
+
+function flush(): void {
+  const msgs = outbox;
+  const list = transfers;
+  outbox = [];
+  transfers = [];
+  flushing = false;
+  rawPost({ t: "batch", msgs }, list);
 }
 const inspect = Deno.inspect;
 const controllers = new Map<number, AbortController>();
@@ -159,9 +166,10 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
     if (out.byteLength > MAX_RESPONSE_BYTES) {
       throw new RangeError(`Response is larger than ${MAX_RESPONSE_BYTES} bytes`);
     }
-    post({ t: "res", id: msg.id, status: res.status, headers: [...res.headers], logs: [], body: out }, [
+    post(
+      { t: "res", id: msg.id, status: res.status, headers: [...res.headers], logs: [], body: out },
       out.buffer,
-    ]);
+    );
   } catch (err) {
     post({ t: "log", level: "error", text: format([err]) });
     post({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs: [] });
@@ -175,9 +183,10 @@ function serveWasm(msg: RequestMessage, body: Uint8Array | null): void {
   try {
     const res = runWagi(module, { ...msg, body, env: init.env, name: init.name }, MAX_RESPONSE_BYTES);
     const out = res.body.slice();
-    post({ t: "res", id: msg.id, status: res.status, headers: res.headers, logs: res.logs, body: out }, [
+    post(
+      { t: "res", id: msg.id, status: res.status, headers: res.headers, logs: res.logs, body: out },
       out.buffer,
-    ]);
+    );
   } catch (err) {
     const logs = err instanceof WagiError ? err.logs : [];
     post({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs });
