@@ -107,6 +107,7 @@ Deno.test("functions: the egress gate refuses IPv6, mapped and NAT64 ways to pri
         const own = ownAddresses().map((a) => a.includes(":") ? `[${a}]` : a);
         const urls = [
           `http://[::1]:${platformPort}/v1/health`,
+          `http://localhost:${port}/`,
           `http://[::ffff:127.0.0.1]:${port}/`,
           `http://[::ffff:7f00:1]:${platformPort}/v1/health`,
           `http://[::ffff:127.0.0.1]:5432/`,

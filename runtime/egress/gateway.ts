@@ -4,7 +4,7 @@
  * it with its own fetch or WebSocket through the gate's SOCKS server, which checks every connection, redirect
  * hops included. Refusals come back as `x-egress-error: refused` so that the worker can throw NotCapable.
  */
-import type { EgressPolicy } from "./policy.ts";
+import { closed, type EgressPolicy } from "./policy.ts";
 import { EGRESS_HEADERS } from "./wire.ts";
 
 const HOP = new Set([
@@ -79,7 +79,17 @@ async function proxyFetch(req: Request, url: URL, client: Deno.HttpClient): Prom
     });
   } catch (err) {
     if (req.signal.aborted) throw err;
-    return failure("failed", `fetch to ${url.origin} failed: ${(err as Error).message}`);
+    // The SOCKS server refused a connection (a name, or a redirect, that leads to a closed address).
+    const cause = String((err as Error).cause ?? "");
+    if (cause.includes("not allowed by ruleset")) {
+      return failure("refused", closed(`"${url.host}"`, "an address it leads to"));
+    }
+    return failure(
+      "failed",
+      `fetch to ${url.origin} failed: ${
+        cause.replace(/^.*client error/, "client error") || (err as Error).message
+      }`,
+    );
   }
   const out = new Headers(upstream.headers);
   // Deno's fetch decoded the body but kept these headers: the worker must not decode it again.
@@ -145,8 +155,9 @@ export function serveGateway(
     const websocket = (req.headers.get("upgrade") ?? "").toLowerCase() === "websocket";
     const url = targetOf(req, websocket);
     if (typeof url === "string") return failure("failed", url);
-    const check = await policy.resolve(url.hostname, defaultPort(url));
-    if (!check.ok) return failure(check.refused ? "refused" : "failed", check.message);
+    // Names are resolved and checked where the connection is made (the SOCKS server): one lookup per call.
+    const refusal = policy.check(url.hostname, defaultPort(url));
+    if (refusal) return failure(refusal.refused ? "refused" : "failed", refusal.message);
     return websocket ? await proxyWebSocket(req, url, client) : await proxyFetch(req, url, client);
   });
 }

@@ -19,10 +19,19 @@ export interface EgressRules {
   ownAddresses: string[];
 }
 
+/** Why a target may not be reached: refused by the policy, or invalid. */
+export interface Refusal {
+  refused: boolean;
+  message: string;
+}
+
 /** The outcome of {@linkcode EgressPolicy.resolve}. */
-export type Resolution =
-  | { ok: true; addresses: string[] }
-  | { ok: false; refused: boolean; message: string };
+export type Resolution = { ok: true; addresses: string[] } | ({ ok: false } & Refusal);
+
+/** The message of a refusal for a closed address. */
+export function closed(where: string, reason: string): string {
+  return `Requires net access to ${where}: ${reason} is closed to functions`;
+}
 
 const BLOCKED_V4 = PRIVATE_V4.map((r) => parseCidr(r)!);
 const BLOCKED_V6 = PRIVATE_V6_RANGES.map((r) => parseCidr(r)!);
@@ -115,23 +124,31 @@ export class EgressPolicy {
   }
 
   /**
+   * Checks a host and port without resolving: the port, `allow_net`, and an address given literally. A name
+   * that passes still has to pass {@linkcode resolve} where the connection is made.
+   */
+  check(host: string, port: number): Refusal | null {
+    const h = normalizeHost(host);
+    const where = `"${h.includes(":") ? `[${h}]` : h}:${port}"`;
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      return { refused: false, message: `Invalid port in ${where}` };
+    }
+    if (!this.allowsName(h, port)) {
+      return { refused: true, message: `Requires net access to ${where}: not in the function's allow_net` };
+    }
+    const reason = parseIp(h) ? this.addressRefusal(h, port) : null;
+    return reason ? { refused: true, message: closed(where, reason) } : null;
+  }
+
+  /**
    * Checks a host and port and resolves it to the addresses that may be connected to (in resolver order).
    * A name is refused when any of its addresses is closed: a name that mixes public and private addresses
    * could otherwise be steered to the private one.
    */
   async resolve(host: string, port: number): Promise<Resolution> {
+    const refusal = this.check(host, port);
+    if (refusal) return { ok: false, ...refusal };
     const h = normalizeHost(host);
-    const where = `"${h.includes(":") ? `[${h}]` : h}:${port}"`;
-    if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      return { ok: false, refused: false, message: `Invalid port in ${where}` };
-    }
-    if (!this.allowsName(h, port)) {
-      return {
-        ok: false,
-        refused: true,
-        message: `Requires net access to ${where}: not in the function's allow_net`,
-      };
-    }
     let addresses: string[];
     if (parseIp(h)) addresses = [h];
     else {
@@ -143,13 +160,7 @@ export class EgressPolicy {
     }
     for (const address of addresses) {
       const reason = this.addressRefusal(address, port);
-      if (reason) {
-        return {
-          ok: false,
-          refused: true,
-          message: `Requires net access to ${where}: ${reason} is closed to functions`,
-        };
-      }
+      if (reason) return { ok: false, refused: true, message: closed(`"${h}:${port}"`, reason) };
     }
     return { ok: true, addresses: addresses.map((a) => formatIp(judged(parseIp(a)!))) };
   }

@@ -74,6 +74,14 @@ Deno.test("egress policy: allow_net names and closed addresses", async (t) => {
       assert(opened.addressRefusal("10.2.0.1", 9000) !== null);
     },
   );
+  await t.step("check: allow_net and literal addresses without a lookup", () => {
+    const p = rules(["*.example.com"]);
+    assertEquals(p.check("api.example.com", 443), null);
+    assert(p.check("example.net", 443)?.refused);
+    assert(rules(["*"]).check("[fd00::1]", 80)?.refused);
+    assertEquals(rules(["*"]).check("localhost", 80), null, "a name is judged where it is resolved");
+    assertEquals(rules(["*"]).check("a.example", 0)?.refused, false);
+  });
   await t.step("resolve: refusals say why; a name resolving to a closed address is refused", async () => {
     const list = await rules(["example.com"]).resolve("other.example", 443);
     assert(!list.ok && list.refused && /allow_net/.test(list.message));
