@@ -4,8 +4,7 @@
  * the worker warm, runs calls concurrently in it, stops a call at its time limit and replaces a worker that
  * stopped answering. The process itself is capped (V8 heap) and supervised by the platform.
  */
-import { openGate } from "./egress/gate.ts";
-import { workerNetPermission } from "./egress/wire.ts";
+import { type EgressAddress, workerNetPermission } from "./egress/wire.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { EGRESS_HOST } from "./net_policy.ts";
 import type { InitMessage, RequestMessage, WorkerInitMessage } from "./protocol.ts";
@@ -39,7 +38,8 @@ const send = (header: Record<string, unknown>, body: Uint8Array | null = null) =
 
 let init: InitMessage | null = null;
 let wasmModule: WebAssembly.Module | null = null;
-let gate: WorkerInitMessage["gate"] = null;
+// The function's egress gate, opened at init when it has a network (loaded then: most functions have none).
+let gateOpening: Promise<EgressAddress | null> = Promise.resolve(null);
 let worker: Worker | null = null;
 let ready: Promise<string | null> | null = null; // resolves to an init error, or null when ready
 let pong: (() => void) | null = null;
@@ -71,7 +71,13 @@ function checkDeadlines(): void {
   if (late.length > 0) onTimeout(late);
 }
 
-function startWorker(): Promise<string | null> {
+async function startWorker(): Promise<string | null> {
+  let gate: EgressAddress | null;
+  try {
+    gate = await gateOpening;
+  } catch (err) {
+    return `Cannot open the function's network gate: ${(err as Error).message}`;
+  }
   const msg = init!;
   const w = new Worker(new URL("./worker.ts", import.meta.url), {
     type: "module",
@@ -179,12 +185,10 @@ async function handle(batch: { msg: RequestMessage; body: Uint8Array | null }[])
 
 function setup(msg: InitMessage): void {
   init = msg;
-  if (msg.kind === "deno" && msg.egress) {
-    try {
-      gate = openGate(msg.egress, EGRESS_HOST);
-    } catch (err) {
-      ready = Promise.resolve(`Cannot open the function's network gate: ${(err as Error).message}`);
-    }
+  const rules = msg.egress;
+  if (msg.kind === "deno" && rules) {
+    gateOpening = import("./egress/gate.ts").then((m) => m.openGate(rules, EGRESS_HOST));
+    gateOpening.catch(() => {}); // reported by startWorker
   }
   if (msg.kind === "wasm") {
     try {
