@@ -43,6 +43,32 @@ function tcpEcho(): Deno.TcpListener {
   return listener;
 }
 
+/** A TLS echo on [::1] with the test certificate (tests/fixtures/tls, signed by the test CA). */
+async function tlsEcho(): Promise<Deno.TlsListener> {
+  const dir = new URL("./fixtures/tls/", import.meta.url);
+  const listener = Deno.listenTls({
+    hostname: "::1",
+    port: 0,
+    cert: await Deno.readTextFile(new URL("cert.pem", dir)),
+    key: await Deno.readTextFile(new URL("key.pem", dir)),
+  });
+  (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        const buffer = new Uint8Array(64);
+        const n = await conn.read(buffer);
+        if (n) {
+          await conn.write(
+            new TextEncoder().encode(`echo ${new TextDecoder().decode(buffer.subarray(0, n))}`),
+          );
+        }
+        conn.close();
+      })().catch(() => {});
+    }
+  })().catch(() => {});
+  return listener;
+}
+
 /** The machine's own non-loopback addresses (functions may not reach them). */
 function ownAddresses(): string[] {
   return Deno.networkInterfaces().map((i) => i.address.replace(/%.*$/, ""))
@@ -54,6 +80,7 @@ Deno.test("functions: the egress gate refuses IPv6, mapped and NAT64 ways to pri
   const p = await startPlatform({ FUNCTIONS_ALLOW_PRIVATE_NET: "::1", FUNCTIONS_TIMEOUT_MARGIN_MS: "2000" });
   const service = localService();
   const tcp = tcpEcho();
+  const tls = await tlsEcho();
   // The platform served on a real port, which the runtime is told about as main.ts does.
   const platformServer = Deno.serve({ hostname: "::", port: 0, onListen() {} }, p.handler);
   p.platform.functions.listeningOn(platformServer.addr.port);
@@ -84,6 +111,7 @@ Deno.test("functions: the egress gate refuses IPv6, mapped and NAT64 ways to pri
     await deploy("client", await fixture("net_client.ts"), ["*"]);
     await deploy("probe", await fixture("net_probe.ts"), ["*"]);
     await deploy("escape", await fixture("net_escape_probe.ts"), ["*"]);
+    await deploy("tls", await fixture("tls_client.ts"), ["*"]);
 
     await t.step(
       "an opened IPv6 address is reached by fetch (body, redirect), WebSocket and Deno.connect",
@@ -137,6 +165,16 @@ Deno.test("functions: the egress gate refuses IPv6, mapped and NAT64 ways to pri
       },
     );
 
+    await t.step(
+      "Deno.connectTls through the gate: TLS end to end, the certificate checked by the function",
+      async () => {
+        const ca = await Deno.readTextFile(new URL("./fixtures/tls/ca.pem", import.meta.url));
+        const r = await invoke("tls", { hostname: "::1", port: tls.addr.port, ca });
+        assertEquals(r.trusted, "echo tls");
+        assertMatch(r.untrusted, /^failed .*(certificate|UnknownIssuer)/i);
+      },
+    );
+
     await t.step("a public IPv6 literal is not refused by the policy (it is attempted)", async () => {
       const url = "http://[2606:4700:4700::1111]:9/";
       const r = await invoke("probe", { urls: [url], connect: [["2606:4700:4700::1111", 9]] });
@@ -186,6 +224,7 @@ Deno.test("functions: the egress gate refuses IPv6, mapped and NAT64 ways to pri
     await platformServer.shutdown();
     await service.shutdown();
     tcp.close();
+    tls.close();
     await p.close();
   }
 });
