@@ -139,8 +139,12 @@ function restart(message: string, outcome: "error" | "timeout"): void {
   for (const id of [...pending.keys()]) fail(id, outcome, message);
 }
 
+let pinging: { worker: Worker; answer: Promise<boolean> } | null = null;
+
+/** True when the worker answers a ping within 250 ms; overlapping checks of one worker share one ping. */
 function alive(w: Worker): Promise<boolean> {
-  return new Promise((resolve) => {
+  if (pinging?.worker === w) return pinging.answer;
+  const answer = new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => {
       pong = null;
       resolve(false);
@@ -152,6 +156,12 @@ function alive(w: Worker): Promise<boolean> {
     };
     w.postMessage({ t: "ping" });
   });
+  const current = { worker: w, answer };
+  pinging = current;
+  answer.finally(() => {
+    if (pinging === current) pinging = null;
+  });
+  return answer;
 }
 
 async function onTimeout(ids: number[]): Promise<void> {

@@ -249,6 +249,24 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
     });
 
     await t.step(
+      "calls past their limit in a live worker fail alone (504); the worker keeps running",
+      async () => {
+        await deploy("patient", await fixture("patient.ts"), { permissions: { timeout_secs: 1 } });
+        assertEquals((await json(await invoke("patient"))).body.data.body, { calls: 1 });
+        // Slow calls sent apart time out apart; each time the worker answers the host's ping, so it is kept.
+        const slow = [];
+        for (let i = 0; i < 3; i++) {
+          slow.push(invoke("patient", { path: "/?ms=4000" }).then(json));
+          await new Promise((resolve) => setTimeout(resolve, 80));
+        }
+        for (const r of await Promise.all(slow)) assertEquals(r.body.error?.code, "TIMEOUT");
+        const after = await json(await invoke("patient"));
+        assertEquals(after.status, 200);
+        assertEquals(after.body.data.body, { calls: 5 }, "the same worker: no restart");
+      },
+    );
+
+    await t.step(
       "heap hog → FUNCTION_OOM error; platform and other functions alive; then it restarts",
       async () => {
         await deploy("hog", await fixture("heap_hog.ts"), {
