@@ -358,6 +358,8 @@ async function readCapped(
   return bytes;
 }
 
+const utf8Lenient = new TextDecoder();
+
 async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
   const limit = c.env.platform.config.INVOKE_MAX_BODY_BYTES;
   const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
@@ -376,7 +378,7 @@ async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(bytes));
+    parsed = JSON.parse(utf8Lenient.decode(bytes));
   } catch {
     throw errors.validation("Malformed JSON in request body");
   }
@@ -394,6 +396,8 @@ async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
   return result.data as InvokeInput;
 }
 
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
 const TEXTUAL =
   /^(text\/|application\/([a-z0-9.+-]*\+)?(json|xml)|application\/(javascript|x-www-form-urlencoded)|image\/svg)/i;
 
@@ -410,7 +414,7 @@ export function envelopeOf(result: InvokeResult) {
     let text: string | null = null;
     if (TEXTUAL.test(type) || type === "") {
       try {
-        text = new TextDecoder("utf-8", { fatal: true }).decode(result.body);
+        text = utf8.decode(result.body);
       } catch {
         text = null;
       }

@@ -4,8 +4,10 @@
  * the worker warm, runs calls concurrently in it, stops a call at its time limit and replaces a worker that
  * stopped answering. The process itself is capped (V8 heap) and supervised by the platform.
  */
+import { type EgressAddress, workerNetPermission } from "./egress/wire.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
-import type { InitMessage, RequestMessage } from "./protocol.ts";
+import { EGRESS_HOST } from "./net_policy.ts";
+import type { InitMessage, RequestMessage, WorkerInitMessage } from "./protocol.ts";
 import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
 
 /** A message from the worker (see protocol.ts), loosely typed as it crosses postMessage. */
@@ -21,8 +23,12 @@ interface WorkerMessage {
 }
 
 interface Pending {
-  timer: ReturnType<typeof setTimeout>;
+  /** When the call passes its time limit (ms since the epoch); Infinity once it is being stopped. */
+  deadline: number;
 }
+
+// One watchdog for every call instead of a timer each (timers cost a lot per call under load).
+const WATCHDOG_MS = 50;
 
 const socketPath = Deno.args[0];
 if (!socketPath) throw new Error("usage: host.ts <socket>");
@@ -32,26 +38,53 @@ const send = (header: Record<string, unknown>, body: Uint8Array | null = null) =
 
 let init: InitMessage | null = null;
 let wasmModule: WebAssembly.Module | null = null;
+// The function's egress gate, opened at init when it has a network (loaded then: most functions have none).
+let gateOpening: Promise<EgressAddress | null> = Promise.resolve(null);
 let worker: Worker | null = null;
 let ready: Promise<string | null> | null = null; // resolves to an init error, or null when ready
 let pong: (() => void) | null = null;
 const pending = new Map<number, Pending>();
+let watchdog: ReturnType<typeof setInterval> | null = null;
 
-function fail(id: number, outcome: "error" | "timeout", message: string, logs: string[] = []): void {
-  const p = pending.get(id);
-  if (!p) return;
-  clearTimeout(p.timer);
-  pending.delete(id);
-  send({ t: "fail", id, outcome, message, logs });
+function settle(id: number): boolean {
+  if (!pending.delete(id)) return false;
+  if (pending.size === 0 && watchdog !== null) {
+    clearInterval(watchdog);
+    watchdog = null;
+  }
+  return true;
 }
 
-function startWorker(): Promise<string | null> {
+function fail(id: number, outcome: "error" | "timeout", message: string, logs: string[] = []): void {
+  if (settle(id)) send({ t: "fail", id, outcome, message, logs });
+}
+
+function checkDeadlines(): void {
+  const now = Date.now();
+  const late: number[] = [];
+  for (const [id, p] of pending) {
+    if (p.deadline <= now) {
+      p.deadline = Infinity;
+      late.push(id);
+    }
+  }
+  if (late.length > 0) onTimeout(late);
+}
+
+async function startWorker(): Promise<string | null> {
+  let gate: EgressAddress | null;
+  try {
+    gate = await gateOpening;
+  } catch (err) {
+    return `Cannot open the function's network gate: ${(err as Error).message}`;
+  }
   const msg = init!;
   const w = new Worker(new URL("./worker.ts", import.meta.url), {
     type: "module",
     deno: {
       permissions: {
-        net: msg.net,
+        // The worker reaches the network only through its host's egress gate (runtime/egress/).
+        net: gate ? workerNetPermission(gate) : false,
         read: false,
         write: false,
         env: false,
@@ -66,10 +99,7 @@ function startWorker(): Promise<string | null> {
   const { promise, resolve } = Promise.withResolvers<string | null>();
   const onMessage = (m: WorkerMessage) => {
     if (m.t === "res") {
-      const p = pending.get(m.id);
-      if (!p) return;
-      clearTimeout(p.timer);
-      pending.delete(m.id);
+      if (!settle(m.id)) return;
       const { body, ...header } = m;
       send(header, body);
     } else if (m.t === "fail") {
@@ -94,7 +124,10 @@ function startWorker(): Promise<string | null> {
     resolve(message);
     restart(message, "error");
   };
-  w.postMessage(msg.kind === "wasm" ? { ...msg, code: "", module: wasmModule } : msg);
+  const workerInit: WorkerInitMessage = msg.kind === "wasm"
+    ? { ...msg, code: "", module: wasmModule!, gate: null }
+    : { ...msg, gate };
+  w.postMessage(workerInit);
   return promise;
 }
 
@@ -106,8 +139,12 @@ function restart(message: string, outcome: "error" | "timeout"): void {
   for (const id of [...pending.keys()]) fail(id, outcome, message);
 }
 
+let pinging: { worker: Worker; answer: Promise<boolean> } | null = null;
+
+/** True when the worker answers a ping within 250 ms; overlapping checks of one worker share one ping. */
 function alive(w: Worker): Promise<boolean> {
-  return new Promise((resolve) => {
+  if (pinging?.worker === w) return pinging.answer;
+  const answer = new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => {
       pong = null;
       resolve(false);
@@ -119,9 +156,15 @@ function alive(w: Worker): Promise<boolean> {
     };
     w.postMessage({ t: "ping" });
   });
+  const current = { worker: w, answer };
+  pinging = current;
+  answer.finally(() => {
+    if (pinging === current) pinging = null;
+  });
+  return answer;
 }
 
-async function onTimeout(id: number): Promise<void> {
+async function onTimeout(ids: number[]): Promise<void> {
   const w = worker;
   const limit = `Function ran past its time limit of ${init!.timeoutMs / 1000} s`;
   if (!w || !(await alive(w))) {
@@ -129,16 +172,17 @@ async function onTimeout(id: number): Promise<void> {
     if (w === worker) restart(limit, "timeout");
     return;
   }
-  w.postMessage({ t: "cancel", id });
-  fail(id, "timeout", limit);
+  for (const id of ids) {
+    w.postMessage({ t: "cancel", id });
+    fail(id, "timeout", limit);
+  }
 }
 
 /** Hands the calls of one socket read to the worker in one message. */
 async function handle(batch: { msg: RequestMessage; body: Uint8Array | null }[]): Promise<void> {
-  for (const { msg } of batch) {
-    const timer = setTimeout(() => onTimeout(msg.id), init!.timeoutMs);
-    pending.set(msg.id, { timer });
-  }
+  const deadline = Date.now() + init!.timeoutMs;
+  for (const { msg } of batch) pending.set(msg.id, { deadline });
+  watchdog ??= setInterval(checkDeadlines, WATCHDOG_MS);
   ready ??= startWorker();
   const error = await ready;
   const live = batch.filter(({ msg }) => pending.has(msg.id));
@@ -151,6 +195,11 @@ async function handle(batch: { msg: RequestMessage; body: Uint8Array | null }[])
 
 function setup(msg: InitMessage): void {
   init = msg;
+  const rules = msg.egress;
+  if (msg.kind === "deno" && rules) {
+    gateOpening = import("./egress/gate.ts").then((m) => m.openGate(rules, EGRESS_HOST));
+    gateOpening.catch(() => {}); // reported by startWorker
+  }
   if (msg.kind === "wasm") {
     try {
       const bytes = Uint8Array.from(atob(msg.code), (c) => c.charCodeAt(0));

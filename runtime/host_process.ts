@@ -34,9 +34,14 @@ export type HostLogSink = (level: "debug" | "info" | "warn" | "error", text: str
 const RUNTIME_DIR = new URL(".", import.meta.url).pathname.replace(/\/$/, "");
 const HOST_MAIN = join(RUNTIME_DIR, "host.ts");
 // The modules a host loads into its worker: the only files it may read (so a function can import nothing else).
-const WORKER_FILES = ["worker.ts", "protocol.ts", "wasm/wagi.ts", "wasm/wasi.ts"].map((f) =>
-  join(RUNTIME_DIR, f)
-);
+const WORKER_FILES = [
+  "worker.ts",
+  "protocol.ts",
+  "wasm/wagi.ts",
+  "wasm/wasi.ts",
+  "egress/worker_net.ts",
+  "egress/wire.ts",
+].map((f) => join(RUNTIME_DIR, f));
 const SPAWN_TIMEOUT_MS = 15_000;
 
 /** The environment of a host: where Deno keeps its cache, nothing of the platform's own. */

@@ -1,7 +1,9 @@
 /**
- * Network policy of runtime hosts: which Deno flags give a function the hosts of its `allow_net` and keep
- * loopback, private, link-local and reserved ranges unreachable (decisions §4). Deny entries are CIDR ranges,
- * which Deno checks against the resolved address, so a name that resolves to 127.0.0.1 is refused too.
+ * Network policy of runtime hosts: the private address ranges, the operator's openings, and the Deno flags of
+ * a host process (decisions §4). The fence is the host's egress gate (runtime/egress/), which checks every
+ * address it connects to, IPv6 ranges included; the flags are a second fence for the IPv4 ranges, which Deno
+ * checks against the resolved address (its deny list takes no IPv6 ranges and judges a name that resolves to
+ * `::ffff:127.0.0.1` as IPv6, measured on Deno 2.9.6).
  */
 
 /** IPv4 ranges no function reaches unless the operator opens them (FUNCTIONS_ALLOW_PRIVATE_NET). */
@@ -23,14 +25,36 @@ export const PRIVATE_V4 = [
 ];
 
 /**
- * IPv6 ranges that no outbound call of the platform reaches unless allowed: unspecified, loopback, IPv4-mapped,
- * unique-local, link-local, multicast. The notifications guard checks them; Deno's deny list takes no IPv6
- * ranges, so function hosts deny the single addresses of {@linkcode PRIVATE_V6}.
+ * IPv6 ranges that no outbound call of the platform reaches unless allowed: unspecified, loopback and
+ * IPv4-compatible (`::/96`), IPv4-mapped, local-use NAT64, discard, Teredo, documentation, unique-local,
+ * link-local, site-local and multicast. The notifications guard refuses them as they are; the function egress
+ * gate (runtime/egress/policy.ts) judges an IPv4-mapped address as the IPv4 address it reaches instead, and
+ * also checks the IPv4 address inside a NAT64 (`64:ff9b::/96`) or 6to4 (`2002::/16`) address.
  */
-export const PRIVATE_V6_RANGES = ["::/128", "::1/128", "::ffff:0:0/96", "fc00::/7", "fe80::/10", "ff00::/8"];
+export const PRIVATE_V6_RANGES = [
+  "::/96",
+  "::ffff:0:0/96",
+  "64:ff9b:1::/48",
+  "100::/64",
+  "2001::/32",
+  "2001:db8::/32",
+  "fc00::/7",
+  "fe80::/10",
+  "fec0::/10",
+  "ff00::/8",
+];
 
-/** IPv6 addresses denied one by one (Deno's deny list takes no IPv6 ranges; mapped IPv4 is checked as IPv4). */
-export const PRIVATE_V6 = ["[::1]", "[::]"];
+/**
+ * IPv6 addresses the host process flags deny one by one: Deno's deny list takes no IPv6 ranges (`fc00::/7`
+ * does not parse). They are a second fence only: the egress gate checks every range on the address it connects.
+ */
+export const DENY_V6_EXACT = ["[::1]", "[::]"];
+
+/**
+ * The address of a host's egress gate (its HTTP gateway and SOCKS server). Workers may connect to it and to
+ * nothing else; on Linux it is a loopback alias of its own, so the host's flags keep 127.0.0.1 closed.
+ */
+export const EGRESS_HOST = Deno.build.os === "linux" ? "127.31.41.59" : "127.0.0.1";
 
 /** An `allow_net` entry: `*`, a host, `*.domain`, an IPv4 address, each with an optional port. */
 export const ALLOW_NET_ENTRY =
@@ -81,14 +105,25 @@ function subtract(range: Range, hole: Range): Range[] {
 }
 
 /**
- * The deny list: the private ranges minus what the operator opened. `allowPrivate` holds IPv4 addresses or
- * CIDR ranges (a `host:port` entry opens its address); anything else is ignored.
+ * The address or range an operator entry opens (FUNCTIONS_ALLOW_PRIVATE_NET): `10.1.2.3`, `10.1.0.0/16`,
+ * `10.1.2.3:8080` (the port is ignored: the address opens), `fd00::5`, `[fd00::5]:8080`, `fd00::/64`.
+ */
+export function openedRange(entry: string): string {
+  const e = entry.trim();
+  if (e.startsWith("[")) return e.slice(1, e.indexOf("]") > 0 ? e.indexOf("]") : undefined);
+  if (e.split(":").length > 2) return e; // IPv6, with or without a prefix length
+  return e.replace(/:\d+$/, "");
+}
+
+/**
+ * The deny list: the private ranges minus what the operator opened. `allowPrivate` holds addresses or CIDR
+ * ranges (see {@linkcode openedRange}); IPv6 entries only remove the exact IPv6 denials they name.
  */
 export function denyList(allowPrivate: string[], platformPorts: number[] = []): string[] {
   let ranges = PRIVATE_V4.map((r) => parseRange(r)!);
   const ports: string[] = [];
   for (const entry of allowPrivate) {
-    const hole = parseRange(entry.replace(/:\d+$/, ""));
+    const hole = parseRange(openedRange(entry));
     if (!hole) continue;
     ranges = ranges.flatMap((r) => subtract(r, hole));
     // An opened address still hides the platform's own ports.
@@ -97,20 +132,21 @@ export function denyList(allowPrivate: string[], platformPorts: number[] = []): 
     }
   }
   for (const port of platformPorts) ports.push(`localhost:${port}`);
-  return [...ranges.map(formatRange), ...PRIVATE_V6, ...ports];
+  const opened = new Set(allowPrivate.map(openedRange));
+  const v6 = DENY_V6_EXACT.filter((a) => !opened.has(a.slice(1, -1)));
+  return [...ranges.map(formatRange), ...v6, ...ports];
 }
 
-/** The host process flags and the worker's net permission for an `allow_net` list. */
-export function netFlags(
-  allowNet: string[],
-  allowPrivate: string[],
-  platformPorts: number[] = [],
-): { flags: string[]; net: boolean | string[] } {
-  if (allowNet.length === 0) return { flags: [], net: false };
+/**
+ * The flags of a host process for an `allow_net` list. No list: no network at all. Otherwise the host may
+ * connect anywhere but the denied ranges (its egress gate connects to addresses it checked itself, which a
+ * host list could not name); the `allow_net` list is enforced by the gate, and the worker may reach only the
+ * gate at {@linkcode EGRESS_HOST}, which the deny list leaves open for that reason.
+ */
+export function netFlags(allowNet: string[], allowPrivate: string[], platformPorts: number[] = []): string[] {
+  if (allowNet.length === 0) return [];
   for (const entry of allowNet) {
     if (!ALLOW_NET_ENTRY.test(entry)) throw new Error(`Invalid allow_net entry "${entry}"`);
   }
-  const deny = `--deny-net=${denyList(allowPrivate, platformPorts).join(",")}`;
-  if (allowNet.includes("*")) return { flags: ["--allow-net", deny], net: true };
-  return { flags: [`--allow-net=${allowNet.join(",")}`, deny], net: [...allowNet] };
+  return ["--allow-net", `--deny-net=${denyList([...allowPrivate, EGRESS_HOST], platformPorts).join(",")}`];
 }

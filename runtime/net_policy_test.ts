@@ -1,23 +1,37 @@
 import { assert, assertEquals } from "../tests/assert.ts";
-import { ALLOW_NET_ENTRY, denyList, netFlags } from "./net_policy.ts";
+import { inCidr, parseCidr, parseIp } from "./ip.ts";
+import { ALLOW_NET_ENTRY, denyList, EGRESS_HOST, netFlags, openedRange } from "./net_policy.ts";
 
 Deno.test("net policy: flags, deny ranges and operator openings", async (t) => {
-  await t.step("no allow_net: no network flag, worker net false", () => {
-    assertEquals(netFlags([], []), { flags: [], net: false });
+  await t.step("no allow_net: no network flag", () => {
+    assertEquals(netFlags([], []), []);
   });
-  await t.step('"*": all hosts but the private ranges', () => {
-    const { flags, net } = netFlags(["*"], []);
-    assertEquals(net, true);
-    assertEquals(flags[0], "--allow-net");
-    for (const r of ["127.0.0.0/8", "0.0.0.0/8", "10.0.0.0/8", "169.254.0.0/16", "[::1]", "[::]"]) {
-      assert(flags[1]!.includes(r), r);
-    }
-  });
-  await t.step("a list: exactly those hosts, still with the deny ranges", () => {
-    const { flags, net } = netFlags(["api.example.com", "*.example.org:443"], []);
-    assertEquals(flags[0], "--allow-net=api.example.com,*.example.org:443");
-    assertEquals(net, ["api.example.com", "*.example.org:443"]);
-    assert(flags[1]!.startsWith("--deny-net="));
+  await t.step(
+    "any allow_net: the host may connect anywhere but the private ranges (its gate checks)",
+    () => {
+      for (const list of [["*"], ["api.example.com", "*.example.org:443"]]) {
+        const flags = netFlags(list, []);
+        assertEquals(flags[0], "--allow-net");
+        for (const r of ["0.0.0.0/8", "10.0.0.0/8", "169.254.0.0/16", "[::1]", "[::]"]) {
+          assert(flags[1]!.includes(r), r);
+        }
+        // Loopback stays denied but for the gate's own address.
+        const ranges = flags[1]!.slice("--deny-net=".length).split(",").map((r) => parseCidr(r)).filter((r) =>
+          r
+        );
+        const denied = (a: string) => ranges.some((r) => inCidr(parseIp(a)!, r!));
+        assert(!denied(EGRESS_HOST) && denied("127.0.0.2"));
+        if (EGRESS_HOST !== "127.0.0.1") assert(denied("127.0.0.1"));
+      }
+    },
+  );
+  await t.step("operator entries: IPv4, IPv6, with a port or a prefix", () => {
+    assertEquals(openedRange("10.1.2.3:8080"), "10.1.2.3");
+    assertEquals(openedRange("10.1.0.0/16"), "10.1.0.0/16");
+    assertEquals(openedRange("[fd00::5]:8080"), "fd00::5");
+    assertEquals(openedRange("fd00::/64"), "fd00::/64");
+    assertEquals(openedRange("::1"), "::1");
+    assert(!denyList(["::1"]).includes("[::1]") && denyList([]).includes("[::1]"));
   });
   await t.step("entries that could inject flags are refused", () => {
     for (const bad of ["a.com,--allow-all", "http://a.com", "a b", "", "a.com:99999999", "*.*"]) {

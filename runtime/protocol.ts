@@ -1,3 +1,6 @@
+import type { EgressRules } from "./egress/policy.ts";
+import type { EgressAddress } from "./egress/wire.ts";
+
 /** The kinds of function code a host runs. */
 export type RuntimeKind = "deno" | "wasm";
 
@@ -17,8 +20,15 @@ export interface InitMessage {
   env: Record<string, string>;
   memoryMb: number;
   timeoutMs: number;
-  /** Net permission of the worker: false (none), true (as the host), or the host list. */
-  net: boolean | string[];
+  /** The function's network: null for none; otherwise its host runs an egress gate under these rules. */
+  egress: EgressRules | null;
+}
+
+/** The init message as the worker gets it: with the address of its host's egress gate, when there is one. */
+export interface WorkerInitMessage extends InitMessage {
+  gate: EgressAddress | null;
+  /** The compiled module (`wasm`). */
+  module?: WebAssembly.Module;
 }
 
 /** One call of the function (its body travels beside the header in a frame, or as `body` to a worker). */

@@ -49,6 +49,15 @@ interface Spare {
 
 const MAX_SPARES = 2;
 
+/** The addresses of this machine's interfaces (closed to functions); empty when they cannot be listed. */
+function ownAddresses(): string[] {
+  try {
+    return Deno.networkInterfaces().map((i) => i.address);
+  } catch {
+    return [];
+  }
+}
+
 /** Receives the console lines of a function. */
 export type LogSink = (functionId: string, level: "debug" | "info" | "warn" | "error", text: string) => void;
 
@@ -254,7 +263,7 @@ export class Runtime {
   }
 
   private async start(spec: FunctionSpec): Promise<HostProcess> {
-    const { flags, net } = netFlags(spec.allowNet, this.options.allowPrivateNet, this.options.platformPorts);
+    const flags = netFlags(spec.allowNet, this.options.allowPrivateNet, this.options.platformPorts);
     const key = `${spec.memoryMb}|${flags.join(" ")}`;
     const spare = this.spares.get(key);
     let host = spare?.host?.alive ? spare.host : null;
@@ -284,7 +293,12 @@ export class Runtime {
           env: spec.env,
           memoryMb: spec.memoryMb,
           timeoutMs: spec.timeoutSecs * 1000,
-          net,
+          egress: spec.allowNet.length === 0 ? null : {
+            allowNet: spec.allowNet,
+            allowPrivate: this.options.allowPrivateNet,
+            platformPorts: [...this.options.platformPorts],
+            ownAddresses: ownAddresses(),
+          },
         },
         (level, text) => this.onLog(spec.functionId, level, text),
         (h) => this.onExit(spec.versionKey, h),

@@ -5,30 +5,44 @@
  * world (console to the log store, its own env_vars as Deno.env, no Deno.exit, Deno.serve captured), loads
  * the user module or compiles the wasm module, then answers request messages from the host.
  */
-import { type InitMessage, MAX_LOG_LINE, MAX_RESPONSE_BYTES, type RequestMessage } from "./protocol.ts";
+import { installEgress } from "./egress/worker_net.ts";
+import {
+  type InitMessage,
+  MAX_LOG_LINE,
+  MAX_RESPONSE_BYTES,
+  type RequestMessage,
+  type WorkerInitMessage,
+} from "./protocol.ts";
 import { runWagi, WagiError } from "./wasm/wagi.ts";
 
 type Handler = (req: Request, info: unknown) => Response | Promise<Response>;
 
+// Captured before the user module loads: the function may replace the globals, not the host's channel.
 const rawPost = self.postMessage.bind(self);
+const atTurnEnd = setImmediate;
 let outbox: unknown[] = [];
 let transfers: Transferable[] = [];
 let flushing = false;
 
-/** Queues a message to the host; the messages of one event-loop turn travel in one postMessage. */
-function post(msg: unknown, transfer: Transferable[] = []): void {
+/**
+ * Queues a message to the host; the messages of one event-loop turn travel in one postMessage at its end
+ * (setImmediate), so that the answers to a batch of calls wake the host once.
+ */
+function post(msg: unknown, transfer?: Transferable): void {
   outbox.push(msg);
-  transfers.push(...transfer);
+  if (transfer) transfers.push(transfer);
   if (flushing) return;
   flushing = true;
-  queueMicrotask(() => {
-    const msgs = outbox;
-    const list = transfers;
-    outbox = [];
-    transfers = [];
-    flushing = false;
-    rawPost({ t: "batch", msgs }, list);
-  });
+  atTurnEnd(flush);
+}
+
+function flush(): void {
+  const msgs = outbox;
+  const list = transfers;
+  outbox = [];
+  transfers = [];
+  flushing = false;
+  rawPost({ t: "batch", msgs }, list);
 }
 const inspect = Deno.inspect;
 const controllers = new Map<number, AbortController>();
@@ -105,9 +119,10 @@ function describe(err: unknown): string {
   return `Uncaught ${inspect(err)}`;
 }
 
-async function initDeno(init: InitMessage): Promise<void> {
+async function initDeno(init: WorkerInitMessage): Promise<void> {
   installConsole();
   installDeno(init);
+  if (init.gate) installEgress(init.gate);
   const url = `data:application/typescript;base64,${toBase64(new TextEncoder().encode(init.code))}`;
   const mod = await import(url);
   const def = mod.default;
@@ -151,9 +166,10 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
     if (out.byteLength > MAX_RESPONSE_BYTES) {
       throw new RangeError(`Response is larger than ${MAX_RESPONSE_BYTES} bytes`);
     }
-    post({ t: "res", id: msg.id, status: res.status, headers: [...res.headers], logs: [], body: out }, [
+    post(
+      { t: "res", id: msg.id, status: res.status, headers: [...res.headers], logs: [], body: out },
       out.buffer,
-    ]);
+    );
   } catch (err) {
     post({ t: "log", level: "error", text: format([err]) });
     post({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs: [] });
@@ -167,9 +183,10 @@ function serveWasm(msg: RequestMessage, body: Uint8Array | null): void {
   try {
     const res = runWagi(module, { ...msg, body, env: init.env, name: init.name }, MAX_RESPONSE_BYTES);
     const out = res.body.slice();
-    post({ t: "res", id: msg.id, status: res.status, headers: res.headers, logs: res.logs, body: out }, [
+    post(
+      { t: "res", id: msg.id, status: res.status, headers: res.headers, logs: res.logs, body: out },
       out.buffer,
-    ]);
+    );
   } catch (err) {
     const logs = err instanceof WagiError ? err.logs : [];
     post({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs });

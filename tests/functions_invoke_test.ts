@@ -249,6 +249,24 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
     });
 
     await t.step(
+      "calls past their limit in a live worker fail alone (504); the worker keeps running",
+      async () => {
+        await deploy("patient", await fixture("patient.ts"), { permissions: { timeout_secs: 1 } });
+        assertEquals((await json(await invoke("patient"))).body.data.body, { calls: 1 });
+        // Slow calls sent apart time out apart; each time the worker answers the host's ping, so it is kept.
+        const slow = [];
+        for (let i = 0; i < 3; i++) {
+          slow.push(invoke("patient", { path: "/?ms=4000" }).then(json));
+          await new Promise((resolve) => setTimeout(resolve, 80));
+        }
+        for (const r of await Promise.all(slow)) assertEquals(r.body.error?.code, "TIMEOUT");
+        const after = await json(await invoke("patient"));
+        assertEquals(after.status, 200);
+        assertEquals(after.body.data.body, { calls: 5 }, "the same worker: no restart");
+      },
+    );
+
+    await t.step(
       "heap hog → FUNCTION_OOM error; platform and other functions alive; then it restarts",
       async () => {
         await deploy("hog", await fixture("heap_hog.ts"), {
@@ -266,7 +284,7 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
     );
 
     await t.step(
-      "network: loopback, the database port, private ranges and unlisted hosts are refused",
+      "network: loopback, the database port (IPv4 and IPv6), private ranges and unlisted hosts are refused",
       async () => {
         const port = server.addr.port;
         const code = await fixture("net_probe.ts");
@@ -282,11 +300,16 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
           `http://[::ffff:127.0.0.1]:${port}/`,
           `http://2130706433:${port}/`,
           "http://127.0.0.1:5432/",
+          "http://[::1]:5432/",
+          "http://[::ffff:127.0.0.1]:5432/",
+          `http://[fd00::1]:${port}/`,
+          `http://[fe80::1]:${port}/`,
+          `http://[64:ff9b::7f00:1]:${port}/`,
           "http://10.0.0.1/",
           "http://169.254.169.254/latest/meta-data/",
           "http://192.168.1.1/",
         ];
-        const connect = [["127.0.0.1", 5432], ["127.0.0.1", port]];
+        const connect = [["127.0.0.1", 5432], ["127.0.0.1", port], ["::1", 5432], ["::ffff:127.0.0.1", port]];
         const any = (await json(await invoke("net_any", { body: { urls, connect } }))).body.data;
         for (const url of urls) {
           assert(!String(any.body[url]).startsWith("reached"), `${url}: ${any.body[url]}`);
@@ -298,6 +321,8 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
         }
         assertEquals(any.body["127.0.0.1:5432"], "refused");
         assertEquals(any.body[`127.0.0.1:${port}`], "refused");
+        assertEquals(any.body["::1:5432"], "refused");
+        assertEquals(any.body[`::ffff:127.0.0.1:${port}`], "refused");
         const listed =
           (await json(await invoke("net_listed", { body: { urls: ["http://example.org/"] } }))).body.data;
         assertEquals(listed.body["http://example.org/"], "refused", "a host not in allow_net");

@@ -9,7 +9,8 @@ export interface InvocationRecord {
   status: number | null;
   outcome: Outcome;
   durationMs: number;
-  at: Date;
+  /** When it ended (ms since the epoch). */
+  at: number;
 }
 
 /** The summary of GET /v1/functions/{name}/stats. */
@@ -28,7 +29,9 @@ export interface InvocationStats {
 export const STATS_WINDOWS = { "1h": "1 hour", "24h": "24 hours", "7d": "7 days", "30d": "30 days" } as const;
 
 const FLUSH_MS = 1_000;
+// Records held per project between two writes; beyond it they are counted as dropped (and warned about).
 const MAX_BUFFER = 5_000;
+const DROP_WARNING_MS = 60_000;
 const RETENTION = "30 days";
 
 /**
@@ -39,6 +42,8 @@ export class InvocationRecorder {
   private readonly buffers = new Map<string, InvocationRecord[]>();
   private readonly timer: ReturnType<typeof setInterval>;
   private flushes = 0;
+  private dropped = 0;
+  private droppedWarnedAt = 0;
 
   constructor(private readonly dbs: Databases) {
     this.timer = setInterval(() => this.flushAll(), FLUSH_MS);
@@ -49,6 +54,17 @@ export class InvocationRecorder {
     let buf = this.buffers.get(ref);
     if (!buf) this.buffers.set(ref, buf = []);
     if (buf.length < MAX_BUFFER) buf.push(rec);
+    else this.dropped++;
+  }
+
+  private warnDropped(): void {
+    if (this.dropped === 0 || Date.now() - this.droppedWarnedAt < DROP_WARNING_MS) return;
+    log.warn("invocation records dropped: more calls per second than the recorder keeps", {
+      dropped: this.dropped,
+      perProjectPerFlush: MAX_BUFFER,
+    });
+    this.dropped = 0;
+    this.droppedWarnedAt = Date.now();
   }
 
   /** Writes the queued records of one project. */
@@ -67,7 +83,7 @@ export class InvocationRecorder {
           buf.map((r) => r.status),
           buf.map((r) => r.outcome),
           buf.map((r) => r.durationMs),
-          buf.map((r) => r.at.toISOString()),
+          buf.map((r) => new Date(r.at).toISOString()),
         ],
       );
       if (++this.flushes % 600 === 0) {
@@ -86,6 +102,7 @@ export class InvocationRecorder {
 
   /** Writes every queued record. */
   async flushAll(): Promise<void> {
+    this.warnDropped();
     await Promise.all([...this.buffers.keys()].map((ref) => this.flush(ref)));
   }
 

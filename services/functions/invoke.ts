@@ -67,6 +67,8 @@ export function isReservedHeader(name: string): boolean {
   return RESERVED.has(n) || n.startsWith("x-platform-");
 }
 
+const encoder = new TextEncoder();
+
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
@@ -124,12 +126,12 @@ export class Invoker {
           } catch {
             throw errors.validation("Invalid body: body: not valid base64");
           }
-        } else body = new TextEncoder().encode(input.body);
+        } else body = encoder.encode(input.body);
         if (!headers.has("content-type") && input.body_encoding !== "base64") {
           headers.set("content-type", "text/plain;charset=UTF-8");
         }
       } else {
-        body = new TextEncoder().encode(JSON.stringify(input.body));
+        body = encoder.encode(JSON.stringify(input.body));
         if (!headers.has("content-type")) headers.set("content-type", "application/json");
       }
     }
@@ -181,7 +183,7 @@ export class Invoker {
         status,
         outcome: result.outcome,
         durationMs: duration_ms,
-        at: new Date(),
+        at: Date.now(),
       });
     for (const line of result.logs) this.deps.logs.add(fn.id, "info", line);
     if (result.outcome === "ok") {

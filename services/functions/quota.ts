@@ -61,12 +61,28 @@ export class InvocationQuota {
    * Counts one invocation of project `ref`, or throws 403 QUOTA_EXCEEDED when the month's quota is spent.
    * Synchronous while the project's usage is fresh; a promise when it must be read from KV first.
    */
-  take(ref: string, now = new Date()): void | Promise<void> {
+  take(ref: string, now?: Date): void | Promise<void> {
     const u = this.usage.get(ref);
-    if (u && Date.now() - u.readAt <= REFRESH_MS && u.month === now.toISOString().slice(0, 7)) {
+    const t = Date.now();
+    if (u && t - u.readAt <= REFRESH_MS && u.month === this.monthOf(now?.getTime() ?? t)) {
       return this.count(ref, u);
     }
-    return this.current(ref, now).then((fresh) => this.count(ref, fresh));
+    return this.current(ref, now ?? new Date(t)).then((fresh) => this.count(ref, fresh));
+  }
+
+  // The month of `at` (UTC, YYYY-MM), remembered until the month ends: no Date per call.
+  private month = { value: "", from: 0, until: 0 };
+
+  private monthOf(at: number): string {
+    if (at < this.month.from || at >= this.month.until) {
+      const d = new Date(at);
+      this.month = {
+        value: d.toISOString().slice(0, 7),
+        from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
+        until: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
+      };
+    }
+    return this.month.value;
   }
 
   private count(ref: string, u: ProjectUsage): void {
