@@ -7,6 +7,7 @@ import { noCache, sseResponse } from "./ai.ts";
 import { ChatRequest, ChatResult, SSE_RESPONSE } from "./ai_schemas.ts";
 import type { AppEnv } from "./env.ts";
 import { bearerToken, CONSOLE_COOKIE, resolveCaller } from "./middleware/auth.ts";
+import type { ReservationRequest } from "../services/ai/sessions.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 const SessionRequest = z.strictObject({
@@ -39,10 +40,30 @@ async function ticketSession(c: Context<AppEnv>) {
 }
 
 /**
+ * Holds tokens of the request's ticket and runs `call` with the amount held; a call that fails gives it all
+ * back. The caller settles what was really used with `settle`.
+ */
+async function reserved<T>(
+  c: Context<AppEnv>,
+  ask: ReservationRequest,
+  call: (project: string, held: number) => Promise<T>,
+) {
+  const { hash, session, sessions } = await ticketSession(c);
+  const reservation = await sessions.reserve(hash, ask);
+  try {
+    const result = await call(session.project, reservation.reserved);
+    return { result, project: session.project, settle: (used: number) => sessions.settle(reservation, used) };
+  } catch (err) {
+    await sessions.settle(reservation, 0);
+    throw err;
+  }
+}
+
+/**
  * What a ticket chat reserves: the prompt's token bound plus `max_tokens`, or the rest of the budget when it
  * asks none; at least the bound plus one token of answer. The call is then capped to its reservation.
  */
-function chatReservation(body: ChatBody) {
+function chatReservation(body: ChatBody): ReservationRequest {
   const prompt = promptTokenBound(buildMessages(body));
   return { want: prompt + (body.max_tokens ?? Infinity), need: prompt + 1 };
 }
@@ -117,20 +138,13 @@ aiSessionRoutes.openapi(
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const { hash, session, sessions } = await ticketSession(c);
-    const reservation = await sessions.reserve(hash, chatReservation(body));
-    let result;
-    try {
-      result = await c.env.platform.ai.chat.chat(session.project, body, {
-        noCache: noCache(c),
-        signal: c.req.raw.signal,
-        budget: reservation.reserved,
-      });
-    } catch (err) {
-      await sessions.settle(reservation, 0);
-      throw err;
-    }
-    const remaining = await sessions.settle(reservation, result.usage.total_tokens);
+    const { result, settle } = await reserved(
+      c,
+      chatReservation(body),
+      (project, budget) =>
+        c.env.platform.ai.chat.chat(project, body, { noCache: noCache(c), signal: c.req.raw.signal, budget }),
+    );
+    const remaining = await settle(result.usage.total_tokens);
     c.header("x-cache", result.cache.status);
     return c.json({ data: { ...result, budget_remaining: remaining }, meta: { cache: result.cache } }, 200);
   },
@@ -148,20 +162,17 @@ aiSessionRoutes.openapi(
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const { hash, session, sessions } = await ticketSession(c);
-    const reservation = await sessions.reserve(hash, chatReservation(body));
-    let stream;
-    try {
-      stream = await c.env.platform.ai.chat.stream(session.project, body, {
-        noCache: noCache(c),
-        signal: c.req.raw.signal,
-        budget: reservation.reserved,
-      });
-    } catch (err) {
-      await sessions.settle(reservation, 0);
-      throw err;
-    }
-    stream.usage.then((u) => sessions.settle(reservation, u.total_tokens)).catch(() => {});
+    const { result: stream, settle } = await reserved(
+      c,
+      chatReservation(body),
+      (project, budget) =>
+        c.env.platform.ai.chat.stream(project, body, {
+          noCache: noCache(c),
+          signal: c.req.raw.signal,
+          budget,
+        }),
+    );
+    stream.usage.then((u) => settle(u.total_tokens)).catch(() => {});
     // deno-lint-ignore no-explicit-any
     return sseResponse(stream) as any;
   },
@@ -185,25 +196,21 @@ aiSessionRoutes.openapi(
   }),
   async (c) => {
     const { input } = c.req.valid("json");
-    const { hash, session, sessions } = await ticketSession(c);
     const ai = c.env.platform.ai;
     // An embedding cannot be cut short: the input's token bound must fit whole.
     const bound = ai.embedder.tokenBound([input]);
-    const reservation = await sessions.reserve(hash, { want: bound, need: bound });
-    let embedded;
-    try {
-      embedded = await ai.embedder.embed([input], { signal: c.req.raw.signal });
-    } catch (err) {
-      await sessions.settle(reservation, 0);
-      throw err;
-    }
-    ai.usage.record(session.project, {
+    const { result: embedded, project, settle } = await reserved(
+      c,
+      { want: bound, need: bound },
+      () => ai.embedder.embed([input], { signal: c.req.raw.signal }),
+    );
+    ai.usage.record(project, {
       provider: embedded.provider,
       model: embedded.model,
       kind: "embeddings",
       usage: embedded.usage,
     });
-    const remaining = await sessions.settle(reservation, embedded.usage.total_tokens);
+    const remaining = await settle(embedded.usage.total_tokens);
     return c.json({
       data: { embedding: Array.from(embedded.vectors[0]!), budget_remaining: remaining },
       meta: null,

@@ -71,6 +71,9 @@ export const OPERATORS = [
 /** A filter operator. */
 export type Operator = typeof OPERATORS[number];
 
+/** The full-text operators, which take an optional language: `fts(english).cat`. */
+export const FTS_OPERATORS: ReadonlySet<string> = new Set<Operator>(["fts", "plfts", "phfts", "wfts"]);
+
 /** `col=[not.]op[(any|all)|(lang)].value`. */
 export interface Filter {
   kind: "filter";

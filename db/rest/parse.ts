@@ -2,6 +2,7 @@ import {
   type Condition,
   type Field,
   type Filter,
+  FTS_OPERATORS,
   type JsonStep,
   type Logic,
   type Node,
@@ -30,7 +31,6 @@ const QUANTIFIABLE = new Set<Operator>([
   "match",
   "imatch",
 ]);
-const FTS = new Set<Operator>(["fts", "plfts", "phfts", "wfts"]);
 const RESERVED = new Set(["select", "order", "limit", "offset", "or", "and", "columns", "on_conflict"]);
 const CAST = /^[A-Za-z_][A-Za-z0-9_]*(\[\])?$/;
 
@@ -143,7 +143,7 @@ export function parseFilter(field: Field, raw: string, inLogic = false): Filter 
   }
   const filter: Filter = { kind: "filter", field, negate, op, value };
   if (modifier !== undefined) {
-    if (FTS.has(op)) {
+    if (FTS_OPERATORS.has(op)) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(modifier)) {
         throw restErrors.parse(`failed to parse filter (${raw})`, "a text search configuration is a name");
       }

@@ -1,46 +1,21 @@
+import { FTS_OPERATORS, OPERATORS } from "./ast.ts";
 import type { CallArguments } from "./compile.ts";
 import { RestError } from "./errors.ts";
 import { EXPOSED_SCHEMA, type FunctionInfo, type FunctionParam, type SchemaCache } from "./schema.ts";
 
 const RESERVED = new Set(["select", "columns", "on_conflict"]);
 const RESERVED_LAST = new Set(["order", "limit", "offset", "and", "or"]);
-const OPERATORS = new Set([
-  "eq",
-  "neq",
-  "gt",
-  "gte",
-  "lt",
-  "lte",
-  "like",
-  "ilike",
-  "match",
-  "imatch",
-  "isdistinct",
-  "cs",
-  "cd",
-  "ov",
-  "sl",
-  "sr",
-  "nxr",
-  "nxl",
-  "adj",
-  "fts",
-  "plfts",
-  "phfts",
-  "wfts",
-]);
-const FTS = new Set(["fts", "plfts", "phfts", "wfts"]);
+const FILTER_OPERATORS = new Set<string>(OPERATORS);
 
 /** True when a query value is a filter (`eq.1`, `not.in.(…)`, `fts(english).cat`), not a plain argument. */
 function isFilterValue(value: string): boolean {
   const parts = value.split(".");
   const first = parts[0]!;
   if (first === "not" && parts.length > 1) return true;
-  if (first === "is" || first === "in") return true;
   const head = first.replace(/\((any|all)\)$/, "");
-  if (OPERATORS.has(head)) return true;
+  if (FILTER_OPERATORS.has(head)) return true;
   const paren = value.indexOf("(");
-  return paren > 0 && FTS.has(value.slice(0, paren));
+  return paren > 0 && FTS_OPERATORS.has(value.slice(0, paren));
 }
 
 /**
