@@ -2,6 +2,7 @@
 // project from host, API key and ES256 user JWT) against a bare Deno.serve returning the same JSON.
 // Targets: >= 60% of the bare server's requests/s at 50 connections; <= 0.5 ms added to p50 at 1 connection.
 import { makeSandbox, spawnPlatform } from "../tests/harness.ts";
+import { type Bare, type BareMode, startBare } from "./bare.ts";
 import { best, requireWrk, runWrk } from "./wrk.ts";
 
 await requireWrk();
@@ -9,21 +10,12 @@ const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 8);
 
 const sandbox = await makeSandbox();
 const platform = await spawnPlatform({ ...sandbox.env, LOG_LEVEL: "warn" });
-const children: Deno.ChildProcess[] = [];
-
-/** Starts bench/bare_server.ts answering `body`; returns its URL. */
-async function startBare(body: string, mode: "sync" | "async" | "floor"): Promise<string> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", new URL("./bare_server.ts", import.meta.url).pathname],
-    env: { BODY: body, MODE: mode },
-    stdout: "piped",
-  }).spawn();
-  children.push(child);
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const port = (await reader.read()).value!.match(/listening (\d+)/)![1];
-  reader.releaseLock();
-  return `http://127.0.0.1:${port}/v1/project`;
-}
+const bares: Bare[] = [];
+const launchBare = async (body: string, mode?: BareMode) => {
+  const server = await startBare(body, mode);
+  bares.push(server);
+  return `${server.origin}/v1/project`;
+};
 
 try {
   const signup = await fetch(`${platform.url}/v1/auth/signup`, {
@@ -36,9 +28,9 @@ try {
   const answer = await (await fetch(url, { headers })).text();
   if (!answer.includes('"role":"authenticated"')) throw new Error(`Unexpected answer: ${answer}`);
 
-  const bareUrl = await startBare(answer, "sync");
-  const asyncUrl = await startBare(answer, "async");
-  const floorUrl = await startBare(answer, "floor");
+  const bareUrl = await launchBare(answer, "sync");
+  const asyncUrl = await launchBare(answer, "async");
+  const floorUrl = await launchBare(answer, "floor");
 
   const load = (target: string, connections: number) => () =>
     runWrk(target, { connections, seconds: SECONDS, headers });
@@ -106,12 +98,7 @@ try {
   const errors = platThroughput.errors + platLatency.errors;
   if (errors > 0) console.log(`platform errors (non-2xx or socket): ${errors}`);
 } finally {
-  for (const child of children) {
-    try {
-      child.kill("SIGTERM");
-      await child.status;
-    } catch { /* gone */ }
-  }
+  for (const server of bares) await server.stop();
   await platform.stop("SIGTERM");
   await sandbox.destroy();
 }

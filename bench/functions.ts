@@ -4,6 +4,7 @@
 import wabtInit from "wabt";
 import { encodeBase64 } from "../services/encoding.ts";
 import { makeSandbox, spawnPlatform } from "../tests/harness.ts";
+import { type Bare, type BareMode, startBare } from "./bare.ts";
 import { best, requireWrk, runWrk } from "./wrk.ts";
 
 await requireWrk();
@@ -25,21 +26,13 @@ const platform = await spawnPlatform({
   INVOKE_RATE_PER_MIN: "1000000000",
   PLAN_INVOCATIONS_PER_MONTH: "0",
 });
-const children: Deno.ChildProcess[] = [];
+const bares: Bare[] = [];
+const launchBare = async (body: string, mode?: BareMode) => {
+  const server = await startBare(body, mode);
+  bares.push(server);
+  return `${server.origin}/`;
+};
 const service = { apikey: sandbox.secretKey, "content-type": "application/json" };
-
-async function startBare(body: string): Promise<string> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", new URL("./bare_server.ts", import.meta.url).pathname],
-    env: { BODY: body, ASYNC: "0" },
-    stdout: "piped",
-  }).spawn();
-  children.push(child);
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const port = (await reader.read()).value!.match(/listening (\d+)/)![1];
-  reader.releaseLock();
-  return `http://127.0.0.1:${port}/`;
-}
 
 async function deploy(name: string, runtime: string, code: string): Promise<void> {
   const res = await fetch(`${platform.url}/v1/functions`, {
@@ -67,7 +60,7 @@ const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.
 try {
   await deploy("json", "deno", HANDLER);
   for (let i = 0; i < 20; i++) await invoke("json");
-  const bareUrl = await startBare('{"ok":true}');
+  const bareUrl = await launchBare('{"ok":true}');
   const invokeUrl = `${platform.url}/v1/functions/json/invoke`;
   const headers = { apikey: sandbox.publicKey };
   const rawHeaders = { ...headers, "x-service-invoke-mode": "raw" };
@@ -141,12 +134,7 @@ try {
   const errors = plat.errors + raw.errors + plat1.errors + wasm.errors;
   if (errors > 0) console.log(`platform errors (non-2xx or socket): ${errors}`);
 } finally {
-  for (const child of children) {
-    try {
-      child.kill("SIGTERM");
-      await child.status;
-    } catch { /* gone */ }
-  }
+  for (const server of bares) await server.stop();
   await platform.stop("SIGTERM");
   await sandbox.destroy();
 }

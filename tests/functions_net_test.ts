@@ -23,9 +23,8 @@ function localService(): Deno.HttpServer<Deno.NetAddr> {
   });
 }
 
-/** A raw TCP echo on every interface. */
-function tcpEcho(): Deno.TcpListener {
-  const listener = Deno.listen({ hostname: "::", port: 0 });
+/** Answers `echo <first read>` on each connection of `listener`, then closes it. */
+function echoOn<L extends Deno.Listener>(listener: L): L {
   (async () => {
     for await (const conn of listener) {
       (async () => {
@@ -43,6 +42,12 @@ function tcpEcho(): Deno.TcpListener {
   return listener;
 }
 
+/** A raw TCP echo on every interface. */
+function tcpEcho(): Deno.TcpListener {
+  const listener = Deno.listen({ hostname: "::", port: 0 });
+  return echoOn(listener);
+}
+
 /** A TLS echo on [::1] with the test certificate (tests/fixtures/tls, signed by the test CA). */
 async function tlsEcho(): Promise<Deno.TlsListener> {
   const dir = new URL("./fixtures/tls/", import.meta.url);
@@ -52,21 +57,7 @@ async function tlsEcho(): Promise<Deno.TlsListener> {
     cert: await Deno.readTextFile(new URL("cert.pem", dir)),
     key: await Deno.readTextFile(new URL("key.pem", dir)),
   });
-  (async () => {
-    for await (const conn of listener) {
-      (async () => {
-        const buffer = new Uint8Array(64);
-        const n = await conn.read(buffer);
-        if (n) {
-          await conn.write(
-            new TextEncoder().encode(`echo ${new TextDecoder().decode(buffer.subarray(0, n))}`),
-          );
-        }
-        conn.close();
-      })().catch(() => {});
-    }
-  })().catch(() => {});
-  return listener;
+  return echoOn(listener);
 }
 
 /** The machine's own non-loopback addresses (functions may not reach them). */
