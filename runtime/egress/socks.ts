@@ -6,6 +6,7 @@
  * made to a checked address: a name cannot be re-resolved elsewhere between the check and the connect.
  */
 import type { EgressPolicy } from "./policy.ts";
+import { readExactly } from "./wire.ts";
 
 const VERSION = 5;
 const REPLY = {
@@ -22,39 +23,32 @@ const HANDSHAKE_MS = 10_000;
 const MAX_TUNNELS = 1024;
 const CONNECT_MS = 10_000;
 const decoder = new TextDecoder();
-
-async function readExactly(conn: Deno.Conn, n: number): Promise<Uint8Array> {
-  const out = new Uint8Array(n);
-  let at = 0;
-  while (at < n) {
-    const got = await conn.read(out.subarray(at));
-    if (got === null) throw new Error("closed during the SOCKS handshake");
-    at += got;
-  }
-  return out;
-}
+const handshakeClosed = () => new Error("closed during the SOCKS handshake");
 
 /** Reads the CONNECT request; returns the host (name or address text) and port, or the reply code to refuse. */
 async function readRequest(conn: Deno.Conn): Promise<{ host: string; port: number } | { code: number }> {
-  const [version, methods] = await readExactly(conn, 2);
+  const [version, methods] = await readExactly(conn, 2, handshakeClosed);
   if (version !== VERSION) throw new Error("not SOCKS5");
-  const offered = await readExactly(conn, methods!);
+  const offered = await readExactly(conn, methods!, handshakeClosed);
   if (!offered.includes(0)) {
     await conn.write(new Uint8Array([VERSION, 0xff]));
     throw new Error("no acceptable method");
   }
   await conn.write(new Uint8Array([VERSION, 0]));
-  const [, command, , type] = await readExactly(conn, 4);
+  const [, command, , type] = await readExactly(conn, 4, handshakeClosed);
   let host: string;
-  if (type === 1) host = [...await readExactly(conn, 4)].join(".");
-  else if (type === 3) host = decoder.decode(await readExactly(conn, (await readExactly(conn, 1))[0]!));
-  else if (type === 4) {
-    const b = await readExactly(conn, 16);
+  if (type === 1) host = [...await readExactly(conn, 4, handshakeClosed)].join(".");
+  else if (type === 3) {
+    host = decoder.decode(
+      await readExactly(conn, (await readExactly(conn, 1, handshakeClosed))[0]!, handshakeClosed),
+    );
+  } else if (type === 4) {
+    const b = await readExactly(conn, 16, handshakeClosed);
     const groups = [];
     for (let i = 0; i < 16; i += 2) groups.push(((b[i]! << 8) | b[i + 1]!).toString(16));
     host = groups.join(":");
   } else return { code: REPLY.badAddress };
-  const p = await readExactly(conn, 2);
+  const p = await readExactly(conn, 2, handshakeClosed);
   if (command !== 1) return { code: REPLY.badCommand };
   return { host, port: (p[0]! << 8) | p[1]! };
 }

@@ -23,3 +23,15 @@ export interface EgressAddress {
 export function workerNetPermission(gate: EgressAddress): string[] {
   return [`${EGRESS_NAME}:80`, `${gate.hostname}:${gate.gatewayPort}`, `${gate.hostname}:${gate.socksPort}`];
 }
+
+/** Reads exactly `n` bytes of the SOCKS5 exchange; `closed` is the error when the other side closes first. */
+export async function readExactly(conn: Deno.Conn, n: number, closed: () => Error): Promise<Uint8Array> {
+  const out = new Uint8Array(n);
+  let at = 0;
+  while (at < n) {
+    const got = await conn.read(out.subarray(at));
+    if (got === null) throw closed();
+    at += got;
+  }
+  return out;
+}

@@ -6,22 +6,12 @@
  * go through the gate. These are conveniences, not the fence: code that reaches Deno's own functions another
  * way still has no permission but the gate's two ports, and the gate checks every connection it makes.
  */
-import { EGRESS_HEADERS, EGRESS_NAME, type EgressAddress } from "./wire.ts";
+import { EGRESS_HEADERS, EGRESS_NAME, type EgressAddress, readExactly } from "./wire.ts";
 
 const NULL_BODY = new Set([204, 205, 304]);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-async function readExactly(conn: Deno.Conn, n: number): Promise<Uint8Array> {
-  const out = new Uint8Array(n);
-  let at = 0;
-  while (at < n) {
-    const got = await conn.read(out.subarray(at));
-    if (got === null) throw new Deno.errors.ConnectionReset("The egress gate closed the connection");
-    at += got;
-  }
-  return out;
-}
+const gateClosed = () => new Deno.errors.ConnectionReset("The egress gate closed the connection");
 
 async function readReason(conn: Deno.Conn): Promise<string> {
   const buffer = new Uint8Array(512);
@@ -41,7 +31,7 @@ async function socksConnect(conn: Deno.Conn, host: string, port: number): Promis
   const request = new Uint8Array([5, 1, 0, 5, 1, 0, 3, name.length, ...name, port >> 8, port & 0xff]);
   let at = 0;
   while (at < request.length) at += await conn.write(request.subarray(at));
-  const head = await readExactly(conn, 12); // method choice (2 bytes), then the reply (10 bytes)
+  const head = await readExactly(conn, 12, gateClosed); // method choice (2 bytes), then the reply (10 bytes)
   const code = head[3];
   if (head[1] === 0 && code === 0) return;
   const reason = (await readReason(conn)) || `Connection to "${host}:${port}" failed`;
