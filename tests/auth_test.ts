@@ -281,6 +281,52 @@ Deno.test("sign-up and sessions", async (t) => {
       }
     });
 
+    await t.step(
+      "credentials get the same answer when first seen and when answered from the caches",
+      async () => {
+        const fresh = await call("/v1/auth/signup", {
+          method: "POST",
+          json: { email: "cache-check@example.com", password },
+        });
+        const userToken = fresh.body.data.session.access_token;
+        const adminToken = await p.adminToken();
+        const unknownKey = `pk_${crypto.randomUUID().replaceAll("-", "")}`;
+        const cases: [string, Record<string, string>, number, string][] = [
+          ["user token", { apikey: p.publicKey, authorization: `Bearer ${userToken}` }, 200, "authenticated"],
+          ["user token alone", { apikey: "", authorization: `Bearer ${userToken}` }, 200, "authenticated"],
+          [
+            "secret key as bearer",
+            { apikey: "", authorization: `Bearer ${p.secretKey}` },
+            200,
+            "service_role",
+          ],
+          ["public key", { apikey: p.publicKey }, 200, "anon"],
+          [
+            "secret apikey, public bearer",
+            {
+              apikey: p.secretKey,
+              authorization: `Bearer ${p.publicKey}`,
+            },
+            200,
+            "service_role",
+          ],
+          ["console session", { apikey: "", authorization: `Bearer ${adminToken}` }, 200, "admin"],
+          ["unknown key", { apikey: unknownKey }, 401, "UNAUTHORIZED"],
+          ["not a token", { apikey: p.publicKey, authorization: "Bearer nonsense" }, 401, "INVALID_TOKEN"],
+          ["unknown session", { apikey: "", authorization: "Bearer cs_unknown" }, 401, "UNAUTHORIZED"],
+        ];
+        for (const [name, headers, status, expected] of cases) {
+          const sent = Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== ""));
+          for (const when of ["first", "cached"]) {
+            const res = await p.fetch("/v1/project", { headers: sent });
+            const body = await res.json();
+            assertEquals(res.status, status, `${name} (${when})`);
+            assertEquals(status === 200 ? body.data.role : body.error.code, expected, `${name} (${when})`);
+          }
+        }
+      },
+    );
+
     await t.step("no password or hash ever appears in a response or a log line", () => {
       const all = [...responses, ...logged].join("\n");
       assert(!all.includes(password), "the password is not echoed");

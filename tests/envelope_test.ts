@@ -130,6 +130,17 @@ Deno.test("envelope, request id and bad input", async (t) => {
       await res.body?.cancel();
     });
 
+    await t.step("CORS headers go to requests with an Origin, and only to them", async () => {
+      const browser = await p.fetch("/v1/health", { headers: { origin: "http://app.example" } });
+      assertEquals(browser.headers.get("access-control-allow-origin"), "*");
+      assertMatch(browser.headers.get("access-control-expose-headers") ?? "", /x-request-id/);
+      await browser.body?.cancel();
+      const server = await p.fetch("/v1/health");
+      assertEquals(server.headers.get("access-control-allow-origin"), null);
+      assertMatch(server.headers.get("x-request-id") ?? "", /./);
+      await server.body?.cancel();
+    });
+
     await t.step("OpenAPI document lists every route with schemas", async () => {
       const { status, body } = await json(await p.fetch("/v1/openapi.json"));
       assertEquals(status, 200);

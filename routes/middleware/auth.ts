@@ -1,9 +1,11 @@
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
-import { looksLikeJwt } from "../../services/auth/tokens.ts";
+import type { Context, Next } from "hono";
+import type { AdminIdentity } from "../../services/admin/admins.ts";
+import { looksLikeJwt, type UserClaims } from "../../services/auth/tokens.ts";
 import { errors } from "../../services/errors.ts";
 import type { Platform } from "../../services/platform.ts";
-import type { Project } from "../../services/projects/projects.ts";
+import type { KeyOwner, Project } from "../../services/projects/projects.ts";
 import type { AppEnv, Caller, Role } from "../env.ts";
 import { projectOf } from "./project.ts";
 
@@ -27,8 +29,53 @@ export function consoleToken(bearer: string | undefined, cookie: string | undefi
   return cookie?.startsWith("cs_") ? cookie : undefined;
 }
 
-async function keyRole(platform: Platform, project: Project, key: string): Promise<Role> {
-  const owner = await platform.projects.lookupKey(key);
+/** A lookup the caches could not answer: once it is done, the caller is resolved again. */
+type Miss = () => Promise<void>;
+
+const isMiss = (answer: unknown): answer is Miss => typeof answer === "function";
+
+/**
+ * The answers a caller's resolution needs — key owners, console sessions, verified user tokens — taken from
+ * the services' caches first, so that a request whose answers are all cached is resolved without awaiting
+ * anything (the common case, and the hottest path of the platform). An answer the caches lack comes back as
+ * a {@linkcode Miss}; the answers fetched by misses are kept here, so resolution always ends.
+ */
+class Lookups {
+  private fetched: Map<string, unknown> | undefined;
+
+  constructor(private readonly platform: Platform) {}
+
+  keyOwner(key: string): KeyOwner | null | Miss {
+    const { projects } = this.platform;
+    return this.answer(`key:${key}`, projects.cachedKey(key), () => projects.lookupKey(key));
+  }
+
+  admin(session: string): AdminIdentity | null | Miss {
+    const { admins } = this.platform;
+    return this.answer(`admin:${session}`, admins.cached(session), () => admins.verify(session));
+  }
+
+  /** The verified claims of a user token, or the error that refused it. */
+  user(project: Project, token: string): UserClaims | Error | Miss {
+    const { tokens } = this.platform;
+    return this.answer(`user:${token}`, tokens.cached(project, token), async () => {
+      if (!looksLikeJwt(token)) return errors.invalidToken("Bearer token is not a valid token");
+      return await tokens.verify(project, token).catch((err: Error) => err);
+    });
+  }
+
+  private answer<T>(id: string, cached: T | undefined, fetch: () => Promise<T>): T | Miss {
+    if (cached !== undefined) return cached;
+    if (this.fetched?.has(id)) return this.fetched.get(id) as T;
+    return async () => {
+      (this.fetched ??= new Map()).set(id, await fetch());
+    };
+  }
+}
+
+function keyRole(lookups: Lookups, project: Project, key: string): Role | Miss {
+  const owner = lookups.keyOwner(key);
+  if (isMiss(owner)) return owner;
   if (!owner) throw errors.unauthorized("Invalid API key");
   if (owner.ref !== project.ref) {
     throw errors.unauthorized(`API key does not belong to project "${project.ref}"`);
@@ -36,39 +83,46 @@ async function keyRole(platform: Platform, project: Project, key: string): Promi
   return owner.kind === "secret" ? "service_role" : "anon";
 }
 
+/** Credentials of a request, as sent. */
+export interface Credentials {
+  apikey?: string;
+  authorization?: string;
+  cookie?: string;
+}
+
 /**
- * Resolves the caller of a project route (spec §5): a console session is admin; the `apikey` header gates
- * the request and gives anon or service_role; a bearer service key gives service_role; a bearer user JWT
- * gives authenticated. Missing, malformed or foreign credentials are 401.
+ * The caller of a project route (spec §5): a console session is admin; the `apikey` header gates the request
+ * and gives anon or service_role; a bearer service key gives service_role; a bearer user JWT gives
+ * authenticated. Missing, malformed or foreign credentials are 401. A Miss when an answer is not cached.
  */
-export async function resolveCaller(
-  platform: Platform,
-  project: Project,
-  headers: { apikey?: string; authorization?: string; cookie?: string },
-): Promise<Caller> {
+function callerOf(lookups: Lookups, project: Project, headers: Credentials): Caller | Miss {
   const bearer = bearerToken(headers.authorization);
   if (headers.authorization !== undefined && bearer === undefined) {
     throw errors.unauthorized('Authorization header must be "Bearer <token>"');
   }
   const session = consoleToken(bearer, headers.cookie);
   if (session) {
-    const admin = await platform.admins.verify(session);
+    const admin = lookups.admin(session);
+    if (isMiss(admin)) return admin;
     if (!admin) throw errors.unauthorized("Console session is invalid or expired");
     return { project, role: "admin", admin };
   }
-  let role: Role | undefined = headers.apikey !== undefined
-    ? await keyRole(platform, project, headers.apikey)
-    : undefined;
+  let role: Role | undefined;
+  if (headers.apikey !== undefined) {
+    const keyed = keyRole(lookups, project, headers.apikey);
+    if (isMiss(keyed)) return keyed;
+    role = keyed;
+  }
   if (bearer !== undefined) {
     if (bearer.startsWith("sk_") || bearer.startsWith("pk_")) {
-      const bearerRole = await keyRole(platform, project, bearer);
+      const bearerRole = keyRole(lookups, project, bearer);
+      if (isMiss(bearerRole)) return bearerRole;
       // A bearer public key (as supabase-js sends before sign-in) does not lower a secret apikey.
       role = role === "service_role" ? role : bearerRole;
     } else {
-      // verify() answers from its cache first; only a new token pays for the shape check and the signature.
-      const user = platform.tokens.cached(project, bearer) ??
-        (looksLikeJwt(bearer) ? await platform.tokens.verify(project, bearer) : undefined);
-      if (!user) throw errors.invalidToken("Bearer token is not a valid token");
+      const user = lookups.user(project, bearer);
+      if (isMiss(user)) return user;
+      if (user instanceof Error) throw user;
       return { project, role: "authenticated", user, userToken: bearer };
     }
   }
@@ -78,24 +132,59 @@ export async function resolveCaller(
   return { project, role };
 }
 
+/** Resolves the caller of a project route: see {@linkcode callerOf}; what is not cached is looked up. */
+export async function resolveCaller(
+  platform: Platform,
+  project: Project,
+  headers: Credentials,
+): Promise<Caller> {
+  const lookups = new Lookups(platform);
+  return await resolveMissing(lookups, project, headers, callerOf(lookups, project, headers));
+}
+
+async function resolveMissing(
+  lookups: Lookups,
+  project: Project,
+  headers: Credentials,
+  first: Caller | Miss,
+): Promise<Caller> {
+  let caller = first;
+  while (isMiss(caller)) {
+    await caller();
+    caller = callerOf(lookups, project, headers);
+  }
+  return caller;
+}
+
 /**
- * Sets `project` (unless an earlier middleware did) and `caller` for a project route, in one layer: each
- * middleware layer costs throughput on the hottest path of the platform.
+ * Sets `project` (unless an earlier middleware did) and `caller` for a project route, in one layer and without
+ * awaiting anything when the answers are cached: each middleware layer and each await costs throughput on the
+ * hottest path of the platform.
  */
-export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+export const authenticate = createMiddleware<AppEnv>((c, next) => {
   // c.get, not c.var: Hono's c.var builds a new object on every access.
-  const project = c.get("project") ?? await projectOf(c);
-  c.set("project", project);
-  c.set(
-    "caller",
-    await resolveCaller(c.env.platform, project, {
-      apikey: c.req.header("apikey"),
-      authorization: c.req.header("authorization"),
-      cookie: getCookie(c, CONSOLE_COOKIE),
-    }),
-  );
-  await next();
+  const project = c.get("project") ?? projectOf(c);
+  return project instanceof Promise ? project.then((p) => admit(c, p, next)) : admit(c, project, next);
 });
+
+function admit(c: Context<AppEnv>, project: Project, next: Next): Promise<void> {
+  c.set("project", project);
+  const headers = {
+    apikey: c.req.header("apikey"),
+    authorization: c.req.header("authorization"),
+    cookie: getCookie(c, CONSOLE_COOKIE),
+  };
+  const lookups = new Lookups(c.env.platform);
+  const caller = callerOf(lookups, project, headers);
+  if (!isMiss(caller)) {
+    c.set("caller", caller);
+    return next();
+  }
+  return resolveMissing(lookups, project, headers, caller).then((resolved) => {
+    c.set("caller", resolved);
+    return next();
+  });
+}
 
 /** Admits only the given roles (admin is always admitted); 403 FORBIDDEN names the role required. */
 export function allow(...roles: Role[]) {

@@ -47,7 +47,9 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
   return (req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response> => {
     const incoming = req.headers.get("x-request-id");
     const id = incoming && VALID_ID.test(incoming) ? incoming : crypto.randomUUID();
-    const origin = allowOrigin(req.headers.get("origin"));
+    // CORS headers go only to requests that carry an Origin (every CORS request does), as PostgREST's do.
+    const requestOrigin = req.headers.get("origin");
+    const origin = requestOrigin === null ? null : allowOrigin(requestOrigin);
     if (req.method === "OPTIONS" && req.headers.has("access-control-request-method")) {
       const headers: Record<string, string> = {
         "x-request-id": id,

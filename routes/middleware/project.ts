@@ -31,14 +31,19 @@ export function projectFromHost(host: string, baseDomain: string, defaultRef: st
   return null;
 }
 
-/** The request's project, from its path (long form) or its host; 404 PROJECT_NOT_FOUND otherwise. */
-export function projectOf(c: Context<AppEnv>): Promise<Project> {
+/**
+ * The request's project, from its path (long form) or its host; 404 PROJECT_NOT_FOUND otherwise. Answered
+ * synchronously when the project is cached.
+ */
+export function projectOf(c: Context<AppEnv>): Project | Promise<Project> {
   const { config, projects } = c.env.platform;
   const host = c.req.header("host") ?? new URL(c.req.url).host;
   const ref = pathProjects.get(c.req.raw) ??
     projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
   if (!ref) throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
-  return projects.get(ref);
+  const cached = projects.cached(ref);
+  if (cached === null) throw errors.projectNotFound(ref);
+  return cached ?? projects.get(ref);
 }
 
 /** Sets `project` for routes that need the project but no credentials (the JWKS). */

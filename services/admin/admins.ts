@@ -77,6 +77,11 @@ export class AdminService {
     return { token, expires_at: expires.toISOString() };
   }
 
+  /** The admin of a session token or null when the cache knows the answer; undefined when it does not. */
+  cached(token: string): AdminIdentity | null | undefined {
+    return this.sessions.get(token);
+  }
+
   /** The admin of a live console session token, or null. */
   async verify(token: string): Promise<AdminIdentity | null> {
     const cached = this.sessions.get(token);

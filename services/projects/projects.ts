@@ -73,6 +73,11 @@ export class ProjectService {
 
   constructor(private readonly dbs: Databases, private readonly cipher: Cipher) {}
 
+  /** The project `ref` or null when the cache knows the answer; undefined when it does not. */
+  cached(ref: string): Project | null | undefined {
+    return this.projects.get(ref);
+  }
+
   /** The project `ref`, or null. Cached briefly. */
   async find(ref: string): Promise<Project | null> {
     const cached = this.projects.get(ref);
@@ -184,6 +189,11 @@ export class ProjectService {
     });
     this.keyOwners.deleteWhere((owner) => owner?.ref === ref);
     return await this.keys(ref);
+  }
+
+  /** The owner of `key` or null when the cache knows the answer; undefined when it does not. */
+  cachedKey(key: string): KeyOwner | null | undefined {
+    return this.keyOwners.get(key);
   }
 
   /** The project and kind of a live key, or null. Cached briefly, negative answers too. */
