@@ -119,7 +119,11 @@ try {
   console.log(
     `  bare fetch baseline       ${bare.toFixed(0)} req/s (concurrency ${config.NOTIFY_CONCURRENCY})`,
   );
-  console.log(`  offered                   ${offered} (${refused} refused)`);
+  console.log(
+    `  offered                   ${offered} (${
+      (offered / windowSecs).toFixed(0)
+    }/s of ${RATE}/s asked; ${refused} refused)`,
+  );
   console.log(`  delivered in the window   ${deliveredInWindow} → ${deliveredPerSec.toFixed(0)} delivered/s`);
   console.log(`  delivered after draining  ${await received()} (sent rows ${lat?.sent})`);
   console.log(
@@ -128,7 +132,8 @@ try {
     } ms`,
   );
   console.log(`  ratio delivered/bare      ${(deliveredPerSec / bare).toFixed(3)}`);
-  console.log(`  target                    ≥ 300 delivered/s, p50 ≤ 100 ms`);
+  const met = deliveredPerSec >= 300 && Number(lat?.p50) <= 100;
+  console.log(`  target                    ≥ 300 delivered/s, p50 ≤ 100 ms: ${met ? "MET" : "MISSED"}`);
 } finally {
   await workers.stop();
   await closePlatform(platform);
