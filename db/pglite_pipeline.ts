@@ -1,7 +1,6 @@
-import { type PGlite, protocol, types } from "@electric-sql/pglite";
+import { type PGlite, types } from "@electric-sql/pglite";
 import type { PipelineOptions, PipelineStatement } from "./driver.ts";
-
-const wire = protocol.serialize;
+import { WireWriter } from "./pg_wire.ts";
 
 /**
  * The most statement texts one PGlite instance keeps prepared for pipelines: the bound caps the memory that many
@@ -25,16 +24,6 @@ function asText(value: unknown): string | null {
     return String(value);
   }
   throw new TypeError("a pipeline parameter is a string, a number, a bigint, a boolean or null");
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }
 
 /**
@@ -97,9 +86,7 @@ class PreparedStatements {
  * once the engine confirms it.
  */
 class Batch {
-  /** Close messages (evicted statements), sent first. */
-  private readonly closes: Uint8Array[] = [];
-  private readonly parts: Uint8Array[] = [];
+  private readonly wire = new WireWriter();
   /** [text, name] of each Parse sent, in order; name "" for an unnamed one. */
   readonly parsed: [string, string][] = [];
   /** Names this batch binds: never evicted by it. */
@@ -114,20 +101,20 @@ class Batch {
     if (name === undefined) {
       const reserved = this.cache.reserve(this.fresh.size, this.used);
       name = reserved.name;
-      if (reserved.evicted) this.closes.push(wire.close({ type: "S", name: reserved.evicted }));
+      if (reserved.evicted) this.wire.closeStatement(reserved.evicted);
       if (name) this.fresh.set(text, name);
-      this.parts.push(wire.parse({ name, text }));
+      this.wire.parse(name, text);
       this.parsed.push([text, name]);
     }
     if (name) this.used.add(name);
-    this.parts.push(wire.bind({ statement: name, values }));
-    if (describe) this.parts.push(wire.describe({ type: "P" }));
-    this.parts.push(wire.execute({}));
+    this.wire.bind(name, values);
+    if (describe) this.wire.describePortal();
+    this.wire.execute();
   }
 
   /** The whole batch, closed by Sync. */
   message(): Uint8Array {
-    return concat([...this.closes, ...this.parts, wire.sync()]);
+    return this.wire.sync().bytes();
   }
 }
 
@@ -143,7 +130,7 @@ export function pglitePipeline(pg: PGlite, maxPrepared = MAX_PREPARED_TEXTS) {
     (await pg.execProtocol(message, { throwOnError: false })).messages as unknown as Message[];
   const rollbackIfOpen = async (messages: Message[]) => {
     const ready = messages.findLast((m) => m.name === "readyForQuery");
-    if (ready?.status !== "I") await send(wire.query("rollback"));
+    if (ready?.status !== "I") await send(new WireWriter(16).query("rollback").bytes());
   };
   const run = async (
     statements: PipelineStatement[],
@@ -173,10 +160,12 @@ export function pglitePipeline(pg: PGlite, maxPrepared = MAX_PREPARED_TEXTS) {
     try {
       decision = end(rows);
     } catch (err) {
-      await send(wire.query("rollback"));
+      await send(new WireWriter(16).query("rollback").bytes());
       throw err;
     }
-    const closing = await send(wire.query(decision === "commit" ? "commit" : "rollback"));
+    const closing = await send(
+      new WireWriter(16).query(decision === "commit" ? "commit" : "rollback").bytes(),
+    );
     const failed = closing.find((m) => m.name === "error");
     if (failed) {
       await rollbackIfOpen(closing);
