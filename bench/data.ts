@@ -24,6 +24,7 @@ import { parseQuery } from "../db/rest/parse.ts";
 import { createHandler } from "../routes/mod.ts";
 import { loadConfig } from "../services/config.ts";
 import { randomHex } from "../services/crypto.ts";
+import { transactionSetup } from "../services/data/data.ts";
 import { closePlatform, openPlatform, type Platform } from "../services/platform.ts";
 import type { LoadResult } from "./_load.ts";
 
@@ -198,13 +199,11 @@ async function run(label: string, databaseUrl: string | undefined, wrk: boolean)
       missingDefault: false,
       representation: true,
     });
-    const setRole = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " +
-      "set_config('statement_timeout', $3, true)";
-    const roleParams = [
-      "authenticated",
-      JSON.stringify(claims),
-      String(platform.config.DATA_STATEMENT_TIMEOUT_MS),
-    ];
+    // The platform's own first statement: the same role, claims and settings.
+    const setup = transactionSetup(
+      { role: "authenticated", claims },
+      platform.config.DATA_STATEMENT_TIMEOUT_MS,
+    );
     let runTx: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
     if (projectUrl) {
       const sql = postgres(projectUrl, { max: platform.config.PG_POOL_SIZE, onnotice: () => {} });
@@ -226,7 +225,7 @@ async function run(label: string, databaseUrl: string | undefined, wrk: boolean)
       const st = req.method === "POST" ? insert : read;
       if (req.method === "POST") await req.arrayBuffer();
       const body = await runTx(async (tx) => {
-        await tx.query(setRole, roleParams);
+        await tx.query(setup.sql, setup.params);
         const [row] = await tx.query<{ body: string }>(st.sql, st.params);
         return row!.body;
       });

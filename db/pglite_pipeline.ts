@@ -1,5 +1,6 @@
 import { type PGlite, types } from "@electric-sql/pglite";
-import type { PipelineOptions, PipelineStatement } from "./driver.ts";
+import type { PipelineStatement } from "./driver.ts";
+import { type BackendMessage, type DatabaseError, readBackend } from "./pg_backend.ts";
 import { WireWriter } from "./pg_wire.ts";
 
 /**
@@ -11,10 +12,26 @@ export const MAX_PREPARED_TEXTS = 256;
 /** The prefix of our statement names: one of our own, so that a user's PREPARE rarely meets one. */
 export const NAME_PREFIX = "platform_pipeline_";
 
-/** SQLSTATEs that say a statement name of ours is gone (DEALLOCATE, DISCARD ALL) or taken (a user's PREPARE). */
-const LOST_NAME = new Set(["26000", "42P05"]);
+/** How a pipeline ends: PipelineEnd, whose decision may also come later (from the caller's thread). */
+export interface PglitePipelineOptions {
+  end:
+    | "commit"
+    | "rollback"
+    | ((rows: Record<string, unknown>[][]) => "commit" | "rollback" | Promise<"commit" | "rollback">);
+  readOnly?: boolean;
+}
 
-type Message = { name: string; [key: string]: unknown };
+/**
+ * True when `error` says our prepared statements no longer hold: a name of ours is gone (26000: DEALLOCATE or
+ * DISCARD ALL in this one session) or taken (42P05: a user's PREPARE), or DDL changed the columns a statement
+ * returns (0A000, which PostgreSQL raises instead of answering with other columns). Each is raised before the
+ * statement runs, and fails the whole transaction.
+ */
+function lostStatements(error: DatabaseError): boolean {
+  const code = error.code;
+  if (code === "26000" || code === "42P05") return error.message.includes(NAME_PREFIX);
+  return code === "0A000" && error.routine === "RevalidateCachedQuery";
+}
 
 /** A pipeline parameter in the text format (its type is the one PostgreSQL infers for `$n`). */
 function asText(value: unknown): string | null {
@@ -32,6 +49,7 @@ function asText(value: unknown): string | null {
  */
 class PreparedStatements {
   private readonly names = new Map<string, string>();
+  private readonly stale: string[] = [];
   private counter = 0;
 
   constructor(private readonly max: number) {}
@@ -65,17 +83,23 @@ class PreparedStatements {
   }
 
   /** Keeps the names the engine prepared: each ParseComplete answers the next Parse of the batch, in order. */
-  confirm(parsed: [string, string][], messages: Message[]): void {
-    let n = messages.reduce((k, m) => m.name === "parseComplete" ? k + 1 : k, 0);
+  confirm(parsed: [string, string][], messages: BackendMessage[]): void {
+    let n = messages.reduce((k, m) => m.type === "parseComplete" ? k + 1 : k, 0);
     for (const [text, name] of parsed) {
       if (n-- <= 0) break;
       if (name) this.names.set(text, name);
     }
   }
 
-  /** Forgets every name: the next batch parses again, under new names. */
+  /** Forgets every name: the next batch closes them and parses again, under new names. */
   clear(): void {
+    this.stale.push(...this.names.values());
     this.names.clear();
+  }
+
+  /** The names forgotten by clear() and not closed yet; taking them marks them closed. */
+  takeStale(): string[] {
+    return this.stale.splice(0);
   }
 }
 
@@ -93,7 +117,10 @@ class Batch {
   private readonly used = new Set<string>();
   private readonly fresh = new Map<string, string>();
 
-  constructor(private readonly cache: PreparedStatements) {}
+  constructor(private readonly cache: PreparedStatements) {
+    // Close statements forgotten after a failure (Close of a name that is gone is no error).
+    for (const name of cache.takeStale()) this.wire.closeStatement(name);
+  }
 
   /** Adds Parse (when new), Bind, Describe (when `describe`) and Execute of `text`. */
   add(text: string, values: (string | null)[], describe: boolean): void {
@@ -118,23 +145,47 @@ class Batch {
   }
 }
 
+/** Options of {@linkcode pglitePipeline}. */
+export interface PipelineEngineOptions {
+  /** Statement texts kept prepared (default MAX_PREPARED_TEXTS). */
+  maxPrepared?: number;
+  /** Receives the notifications (NOTIFY) that arrive with a batch's answer, which PGlite does not see. */
+  onNotification?: (channel: string, payload: string) => void;
+}
+
 /**
  * Db.pipeline on PGlite: runs a whole transaction in one call into the engine. BEGIN, the statements and a fixed
  * end travel as one extended-protocol batch closed by Sync (PGlite's `transaction()` makes six calls per
- * statement), each statement prepared once per text. Holds both of PGlite's locks, as its own `transaction()`
- * does, so nothing interleaves.
+ * statement), each statement prepared once per text; the answer is read by readBackend. Holds both of PGlite's
+ * locks, as its own `transaction()` does, so nothing interleaves.
  */
-export function pglitePipeline(pg: PGlite, maxPrepared = MAX_PREPARED_TEXTS) {
-  const cache = new PreparedStatements(maxPrepared);
-  const send = async (message: Uint8Array): Promise<Message[]> =>
-    (await pg.execProtocol(message, { throwOnError: false })).messages as unknown as Message[];
-  const rollbackIfOpen = async (messages: Message[]) => {
-    const ready = messages.findLast((m) => m.name === "readyForQuery");
+export function pglitePipeline(pg: PGlite, options: PipelineEngineOptions = {}) {
+  const cache = new PreparedStatements(options.maxPrepared ?? MAX_PREPARED_TEXTS);
+  const notify = options.onNotification ?? (() => {});
+  // syncToFs: false, as the data directory is PGlite's NodeFS, whose sync is a no-op (writes go to the files);
+  // asking for it only queues the call behind one more lock.
+  const send = async (message: Uint8Array): Promise<BackendMessage[]> => {
+    const chunks: Uint8Array[] = [];
+    // The engine hands out views of its own memory: copy each chunk before the next call overwrites it.
+    await pg.execProtocolRawStream(message, {
+      syncToFs: false,
+      onRawData: (bytes) => chunks.push(bytes.slice()),
+    });
+    const messages = readBackend(chunks.length === 1 ? chunks[0]! : concat(chunks));
+    for (const m of messages) {
+      if (m.type === "notification") queueMicrotask(() => notify(m.channel, m.payload));
+    }
+    return messages;
+  };
+  const rollbackIfOpen = async (messages: BackendMessage[]) => {
+    const ready = messages.findLast((m) => m.type === "readyForQuery");
     if (ready?.status !== "I") await send(new WireWriter(16).query("rollback").bytes());
   };
+  const failure = (messages: BackendMessage[]) =>
+    (messages.find((m) => m.type === "error") as { error: DatabaseError } | undefined)?.error;
   const run = async (
     statements: PipelineStatement[],
-    { end, readOnly }: PipelineOptions,
+    { end, readOnly }: PglitePipelineOptions,
     retried: boolean,
   ) => {
     const batch = new Batch(cache);
@@ -143,12 +194,11 @@ export function pglitePipeline(pg: PGlite, maxPrepared = MAX_PREPARED_TEXTS) {
     if (typeof end === "string") batch.add(end, [], false);
     const messages = await send(batch.message());
     cache.confirm(batch.parsed, messages);
-    const error = messages.find((m) => m.name === "error");
+    const error = failure(messages);
     if (error) {
       await rollbackIfOpen(messages);
-      // Our names are gone or taken (user SQL in this one session ran DEALLOCATE, DISCARD or PREPARE): the
-      // transaction failed before anything was kept, so run it again, parsed afresh.
-      if (!retried && LOST_NAME.has(error.code as string) && String(error.message).includes(NAME_PREFIX)) {
+      // The transaction failed before anything was kept: run it again, parsed afresh.
+      if (!retried && lostStatements(error)) {
         cache.clear();
         return undefined;
       }
@@ -158,7 +208,7 @@ export function pglitePipeline(pg: PGlite, maxPrepared = MAX_PREPARED_TEXTS) {
     if (typeof end === "string") return rows;
     let decision: "commit" | "rollback";
     try {
-      decision = end(rows);
+      decision = await end(rows);
     } catch (err) {
       await send(new WireWriter(16).query("rollback").bytes());
       throw err;
@@ -166,14 +216,14 @@ export function pglitePipeline(pg: PGlite, maxPrepared = MAX_PREPARED_TEXTS) {
     const closing = await send(
       new WireWriter(16).query(decision === "commit" ? "commit" : "rollback").bytes(),
     );
-    const failed = closing.find((m) => m.name === "error");
+    const failed = failure(closing);
     if (failed) {
       await rollbackIfOpen(closing);
       throw failed;
     }
     return rows;
   };
-  return (statements: PipelineStatement[], options: PipelineOptions) =>
+  return (statements: PipelineStatement[], options: PglitePipelineOptions) =>
     pg._runExclusiveTransaction(() =>
       pg._runExclusiveQuery(async () =>
         await run(statements, options, false) ?? (await run(statements, options, true))!
@@ -181,19 +231,28 @@ export function pglitePipeline(pg: PGlite, maxPrepared = MAX_PREPARED_TEXTS) {
     );
 }
 
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
 /** The rows of each executed statement of a batch, values parsed as PGlite's `query()` parses them. */
-function resultRows(messages: Message[], parsers: PGlite["parsers"]): Record<string, unknown>[][] {
+function resultRows(messages: BackendMessage[], parsers: PGlite["parsers"]): Record<string, unknown>[][] {
   const results: Record<string, unknown>[][] = [];
-  let fields: { name: string; dataTypeID: number }[] = [];
+  let fields: { name: string; typeOid: number }[] = [];
   let rows: Record<string, unknown>[] = [];
   for (const m of messages) {
-    if (m.name === "rowDescription") fields = m.fields as typeof fields;
-    else if (m.name === "dataRow") {
-      const values = m.fields as (string | null)[];
+    if (m.type === "rowDescription") fields = m.fields;
+    else if (m.type === "dataRow") {
       const row: Record<string, unknown> = {};
-      values.forEach((v, i) => row[fields[i]!.name] = types.parseType(v, fields[i]!.dataTypeID, parsers));
+      m.values.forEach((v, i) => row[fields[i]!.name] = types.parseType(v, fields[i]!.typeOid, parsers));
       rows.push(row);
-    } else if (m.name === "commandComplete" || m.name === "emptyQuery") {
+    } else if (m.type === "commandComplete") {
       results.push(rows);
       rows = [];
       fields = [];

@@ -15,7 +15,7 @@ Deno.test("pglite pipeline: each text is prepared once, bounded, and survives us
   const pg = await PGlite.create();
   try {
     await pg.exec("create table t (n int)");
-    const pipeline = pglitePipeline(pg, 4);
+    const pipeline = pglitePipeline(pg, { maxPrepared: 4 });
     const select = { sql: "select $1::int + 1 as n", params: [1] };
 
     await t.step("a text seen before binds its statement: same rows, one statement", async () => {
@@ -65,6 +65,17 @@ Deno.test("pglite pipeline: each text is prepared once, bounded, and survives us
       },
     );
 
+    await t.step("DDL that changes a statement's columns: parsed again, the old one closed", async () => {
+      const star = { sql: "select * from t", params: [] };
+      assertEquals(await pipeline([star], { end: "commit" }), [[{ n: 7 }]]);
+      const before = (await prepared(pg)).get(star.sql);
+      await pg.exec("alter table t add column m int default 1");
+      assertEquals(await pipeline([star], { end: "commit" }), [[{ n: 7, m: 1 }]]);
+      const names = await prepared(pg);
+      assert(names.has(star.sql) && names.get(star.sql) !== before, "not parsed again");
+      assert(![...names.values()].includes(before!), "the old statement was not closed");
+      await pg.exec("alter table t drop column m");
+    });
     await t.step(
       "a missing statement of the user's own is an error, run once, and nothing stays",
       async () => {
