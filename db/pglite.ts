@@ -88,9 +88,10 @@ class PgliteClient {
     await this.call({ op: "unlisten", listener });
   }
 
+  /** Closes the engine and ends its thread; after a crash, only ends the thread. */
   async close(): Promise<void> {
     try {
-      await this.call({ op: "close" });
+      if (!this.failure) await this.call({ op: "close" });
     } finally {
       this.stop(new Error("The embedded database is closed"));
     }
