@@ -161,6 +161,8 @@ async function open(databaseUrl: string | undefined): Promise<Setup> {
         for (const name of [dbName, `${dbName}_default`]) {
           await admin.unsafe(`drop database if exists "${name}" with (force)`);
         }
+        // The project's owner role is cluster-wide: it outlives its database unless dropped too.
+        await admin.unsafe(`drop role if exists "${dbName}_default_owner"`);
         await admin.end();
       }
       await Deno.remove(dataDir, { recursive: true });

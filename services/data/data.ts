@@ -114,8 +114,12 @@ export class DataService {
     options: PipelineOptions,
   ): Promise<Record<string, unknown>[][]> {
     const setup = transactionSetup(identity, this.limits.statementTimeoutMs);
+    // One prepared statement per role: PostgreSQL rewrites and plans a statement again whenever the role that
+    // runs it changes (row security is per role), so anon and signed-in requests sharing one would each undo
+    // the other's plan. The role is one of three fixed names.
+    const own = statements.map((st) => ({ sql: `/* ${identity.role} */ ${st.sql}`, params: st.params }));
     try {
-      return (await db.pipeline([setup, ...statements], options)).slice(1);
+      return (await db.pipeline([setup, ...own], options)).slice(1);
     } catch (err) {
       throw fromDatabaseError(err, identity.role);
     }
