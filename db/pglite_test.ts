@@ -51,6 +51,15 @@ Deno.test("pglite driver: the engine's thread answers as the engine does", async
       assertEquals(await db.query("select id from t order by id"), [{ id: "1" }, { id: "2" }]);
     });
 
+    await t.step("a slow statement holds its own thread, not the caller's event loop", async () => {
+      const order: string[] = [];
+      const slow = db.query("select pg_sleep(0.3)").then(() => order.push("statement"));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      order.push("timer");
+      await slow;
+      assertEquals(order, ["timer", "statement"]);
+    });
+
     await t.step("listen: payloads reach the listener until it unlistens", async () => {
       const heard: string[] = [];
       let arrived = () => {};
