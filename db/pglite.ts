@@ -1,139 +1,170 @@
-import { PGlite, protocol, type Transaction, types } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite-pgvector";
 import type { Db, PipelineOptions, PipelineStatement, Queryable } from "./driver.ts";
+import {
+  deserializeError,
+  type SerializedError,
+  type WorkerCall,
+  type WorkerMessage,
+  type WorkerRequest,
+} from "./pglite_protocol.ts";
 
-function wrap(db: PGlite | Transaction): Queryable {
-  return {
-    async query<T>(text: string, params: unknown[] = []) {
-      const result = await db.query<T>(text, params);
-      return result.rows;
-    },
-    async exec(text: string) {
-      await db.exec(text);
-    },
-    async execRows(text: string) {
-      const results = await db.exec(text);
-      return (results.findLast((r) => r.fields.length > 0)?.rows ?? []) as Record<string, unknown>[];
-    },
-  };
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
 }
-
-const wire = protocol.serialize;
-
-/** A pipeline parameter in the text format (its type is the one PostgreSQL infers for `$n`). */
-function asText(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") {
-    return String(value);
-  }
-  throw new TypeError("a pipeline parameter is a string, a number, a bigint, a boolean or null");
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
-}
-
-/** Parse, bind (and describe) and execute `text`: one statement of an extended-protocol batch. */
-function statement(text: string, values: (string | null)[] = [], describe = false): Uint8Array[] {
-  const parts = [wire.parse({ text }), wire.bind({ values })];
-  if (describe) parts.push(wire.describe({ type: "P" }));
-  parts.push(wire.execute({}));
-  return parts;
-}
-
-type Message = { name: string; [key: string]: unknown };
 
 /**
- * Runs a whole transaction in one call into the engine: BEGIN, the statements and a fixed end travel as one
- * extended-protocol batch closed by Sync (PGlite's `transaction()` makes six calls per statement). Holds both of
- * PGlite's locks, as its own `transaction()` does, so nothing interleaves.
+ * The platform's side of one PGlite worker (db/pglite_worker.ts): calls travel as messages, answers come back
+ * by id. The engine then runs on its own thread while this one serves requests.
  */
-function pipelineOf(pg: PGlite) {
-  const send = async (parts: Uint8Array[]): Promise<Message[]> =>
-    (await pg.execProtocol(concat(parts), { throwOnError: false })).messages as unknown as Message[];
-  const rollbackIfOpen = async (messages: Message[]) => {
-    const ready = messages.findLast((m) => m.name === "readyForQuery");
-    if (ready?.status !== "I") await send([wire.query("rollback")]);
-  };
-  return (statements: PipelineStatement[], { end, readOnly }: PipelineOptions) =>
-    pg._runExclusiveTransaction(() =>
-      pg._runExclusiveQuery(async () => {
-        const parts = statement(readOnly ? "begin read only" : "begin");
-        for (const s of statements) parts.push(...statement(s.sql, s.params.map(asText), true));
-        if (typeof end === "string") parts.push(...statement(end));
-        parts.push(wire.sync());
-        const messages = await send(parts);
-        const error = messages.find((m) => m.name === "error");
-        if (error) {
-          await rollbackIfOpen(messages);
-          throw error;
-        }
-        const rows = resultRows(messages, pg.parsers).slice(1, 1 + statements.length);
-        if (typeof end === "string") return rows;
-        let decision: "commit" | "rollback";
-        try {
-          decision = end(rows);
-        } catch (err) {
-          await send([wire.query("rollback")]);
-          throw err;
-        }
-        const closing = await send([wire.query(decision === "commit" ? "commit" : "rollback")]);
-        const failed = closing.find((m) => m.name === "error");
-        if (failed) {
-          await rollbackIfOpen(closing);
-          throw failed;
-        }
-        return rows;
-      })
-    );
-}
+class PgliteClient {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  /** The end function of each pipeline whose decision is taken here, by the pipeline call's id. */
+  private readonly deciders = new Map<number, (rows: Record<string, unknown>[][]) => void>();
+  private readonly listeners = new Map<number, (payload: string) => void>();
+  private nextId = 1;
+  private failure: Error | undefined;
 
-/** The rows of each executed statement of a batch, values parsed as PGlite's `query()` parses them. */
-function resultRows(messages: Message[], parsers: PGlite["parsers"]): Record<string, unknown>[][] {
-  const results: Record<string, unknown>[][] = [];
-  let fields: { name: string; dataTypeID: number }[] = [];
-  let rows: Record<string, unknown>[] = [];
-  for (const m of messages) {
-    if (m.name === "rowDescription") fields = m.fields as typeof fields;
-    else if (m.name === "dataRow") {
-      const values = m.fields as (string | null)[];
-      const row: Record<string, unknown> = {};
-      values.forEach((v, i) => row[fields[i]!.name] = types.parseType(v, fields[i]!.dataTypeID, parsers));
-      rows.push(row);
-    } else if (m.name === "commandComplete" || m.name === "emptyQuery") {
-      results.push(rows);
-      rows = [];
-      fields = [];
+  constructor() {
+    this.worker = new Worker(new URL("./pglite_worker.ts", import.meta.url), { type: "module" });
+    this.worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.receive(e.data);
+    this.worker.onerror = (e: ErrorEvent) => {
+      // The engine's thread died (a WebAssembly trap, out of memory): fail what it held, keep the platform up.
+      e.preventDefault();
+      this.stop(new Error(`The embedded database stopped: ${e.message}`));
+    };
+  }
+
+  /** Sends `call` and resolves with its answer. */
+  call<T>(call: WorkerCall, id = this.nextId++): Promise<T> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.worker.postMessage({ ...call, id } satisfies WorkerRequest);
+    });
+  }
+
+  /** A pipeline whose end is decided here: the worker sends the rows, holds the transaction, and waits. */
+  decidedPipeline(
+    statements: PipelineStatement[],
+    decide: (rows: Record<string, unknown>[][]) => "commit" | "rollback",
+    readOnly: boolean,
+  ): Promise<Record<string, unknown>[][]> {
+    const id = this.nextId++;
+    let thrown: { err: unknown } | undefined;
+    this.deciders.set(id, (rows) => {
+      let decision: "commit" | "rollback";
+      try {
+        decision = decide(rows);
+      } catch (err) {
+        thrown = { err };
+        decision = "rollback";
+      }
+      this.worker.postMessage(
+        { op: "decide", pipeline: id, decision, id: this.nextId++ } satisfies WorkerRequest,
+      );
+    });
+    const done = this.call<Record<string, unknown>[][]>({
+      op: "pipeline",
+      statements,
+      end: "decide",
+      readOnly,
+    }, id);
+    return done.then((rows) => {
+      if (thrown) throw thrown.err;
+      return rows;
+    }).finally(() => this.deciders.delete(id));
+  }
+
+  listen(channel: string, onPayload: (payload: string) => void): Promise<number> {
+    return this.call<number>({ op: "listen", channel }).then((listener) => {
+      this.listeners.set(listener, onPayload);
+      return listener;
+    });
+  }
+
+  async unlisten(listener: number): Promise<void> {
+    this.listeners.delete(listener);
+    await this.call({ op: "unlisten", listener });
+  }
+
+  /** Closes the engine and ends its thread; after a crash, only ends the thread. */
+  async close(): Promise<void> {
+    try {
+      if (!this.failure) await this.call({ op: "close" });
+    } finally {
+      this.stop(new Error("The embedded database is closed"));
     }
   }
-  return results;
+
+  private receive(m: WorkerMessage): void {
+    if ("listener" in m) {
+      this.listeners.get(m.listener)?.(m.payload);
+    } else if ("rows" in m) {
+      this.deciders.get(m.rows)?.(m.value);
+    } else {
+      const pending = this.pending.get(m.id);
+      if (!pending) return;
+      this.pending.delete(m.id);
+      if (m.ok) pending.resolve(m.value);
+      else pending.reject(deserializeError(m.error as SerializedError));
+    }
+  }
+
+  private stop(reason: Error): void {
+    this.failure ??= reason;
+    this.worker.terminate();
+    for (const p of this.pending.values()) p.reject(this.failure);
+    this.pending.clear();
+    this.deciders.clear();
+    this.listeners.clear();
+  }
 }
 
-/** Opens (creating when new) an embedded PGlite database in `dir`. One process may hold a directory. */
+function queryable(client: PgliteClient, tx?: number): Queryable {
+  return {
+    query: <T>(sql: string, params: unknown[] = []) => client.call<T[]>({ op: "query", tx, sql, params }),
+    exec: (sql: string) => client.call<void>({ op: "exec", tx, sql }),
+    execRows: (sql: string) => client.call<Record<string, unknown>[]>({ op: "execRows", tx, sql }),
+  };
+}
+
+/**
+ * Opens (creating when new) an embedded PGlite database in `dir`, on a thread of its own. One process may hold
+ * a directory.
+ */
 export async function openPglite(dir: string): Promise<Db> {
   await Deno.mkdir(dir, { recursive: true });
-  // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
-  // pgvector is loaded so that `create extension vector` works, as on a server that has it (AI gateway).
-  const pg = await PGlite.create(dir, {
-    parsers: { [types.INT8]: (value: string) => value },
-    extensions: { vector },
-  });
-  const base = wrap(pg);
+  const client = new PgliteClient();
+  try {
+    await client.call({ op: "open", dir });
+  } catch (err) {
+    await client.close().catch(() => {});
+    throw err;
+  }
   return {
     kind: "pglite",
-    query: base.query,
-    exec: base.exec,
-    execRows: base.execRows,
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
-    pipeline: pipelineOf(pg),
-    listen: (channel, onPayload) => pg.listen(channel, onPayload),
-    close: () => pg.close(),
+    ...queryable(client),
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const tx = await client.call<number>({ op: "begin" });
+      let result: T;
+      try {
+        result = await fn(queryable(client, tx));
+      } catch (err) {
+        await client.call({ op: "end", tx, commit: false }).catch(() => {});
+        throw err;
+      }
+      await client.call({ op: "end", tx, commit: true });
+      return result;
+    },
+    pipeline(statements: PipelineStatement[], { end, readOnly = false }: PipelineOptions) {
+      if (typeof end === "function") return client.decidedPipeline(statements, end, readOnly);
+      return client.call<Record<string, unknown>[][]>({ op: "pipeline", statements, end, readOnly });
+    },
+    async listen(channel, onPayload) {
+      const listener = await client.listen(channel, onPayload);
+      return () => client.unlisten(listener);
+    },
+    close: () => client.close(),
   };
 }

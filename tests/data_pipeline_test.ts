@@ -116,6 +116,41 @@ Deno.test("Db.pipeline: one transaction, rows per statement, errors roll back", 
       assertEquals(await keys(), ["a", "f"]);
     });
 
+    await t.step(
+      "a NOTIFY committed by a pipeline or a query reaches the listeners of its channel",
+      async () => {
+        const heard: string[] = [];
+        let wake = () => {};
+        const unlisten = await db.listen("pipeline_test", (payload) => {
+          heard.push(payload);
+          wake();
+        });
+        // Waits for the n-th notification; a lost one fails the step instead of hanging the suite.
+        const next = (n: number) =>
+          heard.length >= n ? Promise.resolve() : new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error(`notification ${n} never came`)), 10_000);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        try {
+          await db.pipeline([{ sql: "select pg_notify('pipeline_test', $1)", params: ["from a pipeline"] }], {
+            end: "commit",
+          });
+          await next(1);
+          await db.pipeline([{ sql: "select pg_notify('pipeline_test', 'rolled back')", params: [] }], {
+            end: "rollback",
+          });
+          await db.query("select pg_notify('pipeline_test', $1)", ["from a query"]);
+          await next(2);
+          assertEquals(heard, ["from a pipeline", "from a query"]);
+        } finally {
+          await unlisten();
+        }
+      },
+    );
+
     await t.step("concurrent pipelines and transactions do not see each other's local settings", async () => {
       const work = Array.from({ length: 12 }, (_, i) =>
         i % 3 === 0

@@ -41,7 +41,21 @@ Deno.test("compile: identifiers are quoted, values are parameters", () => {
   assert(st.params.includes(evilValue));
   assert(st.params.includes("k"));
   assert(st.params.includes("k'"));
-  assertEquals(st.params.includes(10), true);
+  // The page size is the one literal: digits only, so that the planner knows it (see Compiler.rowCount).
+  assert(st.sql.includes(" limit 10)"), st.sql);
+  assertEquals(st.params.includes(10), false);
+});
+
+Deno.test("compile: a page size is written as digits, an offset stays a parameter", () => {
+  const q = new URLSearchParams("select=id,data&limit=3&offset=7");
+  const st = new Compiler(cache, parseQuery(q)).read("t", { count: false, maxRows: 1000 });
+  assert(/ limit 3 offset \$\d+\)/.test(st.sql), st.sql);
+  assert(st.params.includes(7));
+  const capped = new Compiler(cache, parseQuery(new URLSearchParams("limit=5000"))).read("t", {
+    count: false,
+    maxRows: 1000,
+  });
+  assert(capped.sql.includes(" limit 1000)"), capped.sql);
 });
 
 Deno.test("compile: writes take the body as one JSON parameter", () => {

@@ -73,6 +73,14 @@ const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
 const SETUP_SQL = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " +
   "set_config('statement_timeout', $3, true)";
 
+/** The statement that starts a data transaction as `identity` (see SETUP_SQL). */
+export function transactionSetup(identity: DataIdentity, statementTimeoutMs: number): PipelineStatement {
+  return {
+    sql: SETUP_SQL,
+    params: [identity.role, JSON.stringify(identity.claims), String(statementTimeoutMs)],
+  };
+}
+
 /**
  * DataService is the engine of the data API: parse (PostgREST grammar) → compile against the schema cache →
  * run one statement in one transaction as the caller's role with `request.jwt.claims` set, so RLS applies.
@@ -105,12 +113,13 @@ export class DataService {
     statements: Statement[],
     options: PipelineOptions,
   ): Promise<Record<string, unknown>[][]> {
-    const setup: PipelineStatement = {
-      sql: SETUP_SQL,
-      params: [identity.role, JSON.stringify(identity.claims), String(this.limits.statementTimeoutMs)],
-    };
+    const setup = transactionSetup(identity, this.limits.statementTimeoutMs);
+    // One prepared statement per role: PostgreSQL rewrites and plans a statement again whenever the role that
+    // runs it changes (row security is per role), so anon and signed-in requests sharing one would each undo
+    // the other's plan. The role is one of three fixed names.
+    const own = statements.map((st) => ({ sql: `/* ${identity.role} */ ${st.sql}`, params: st.params }));
     try {
-      return (await db.pipeline([setup, ...statements], options)).slice(1);
+      return (await db.pipeline([setup, ...own], options)).slice(1);
     } catch (err) {
       throw fromDatabaseError(err, identity.role);
     }
@@ -210,36 +219,41 @@ export class DataService {
     if (prefer.maxAffected !== undefined && prefer.handling === "strict") {
       applied.push(`max-affected=${prefer.maxAffected}`);
     }
+    const strict = prefer.handling === "strict" && prefer.maxAffected !== undefined && req.method !== "POST";
+    /** Checks the affected rows (throws when one fails) and shapes the answer. */
+    const answer = (rows: Record<string, unknown>[]): DataResult => {
+      const row = rows[0] as { page_total: string; body: string | null; location: string | null };
+      const n = Number(row.page_total);
+      if (strict && n > prefer.maxAffected!) throw restErrors.maxAffected(n, prefer.maxAffected!);
+      if (singular && representation && n !== 1) throw restErrors.singular(n);
+      const extra: Record<string, string> = {
+        "content-range": req.method === "POST"
+          ? `*/${prefer.count ? n : "*"}`
+          : `${n === 0 ? "*" : `0-${n - 1}`}/${prefer.count ? n : "*"}`,
+      };
+      if (req.method === "POST" && ret === "headers-only" && row.location) {
+        const pk = JSON.parse(row.location) as Record<string, unknown>;
+        extra.location = `/${table.name}?` +
+          Object.entries(pk).map(([k, v]) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(v))}`)
+            .join("&");
+      }
+      return {
+        status: req.method === "POST" ? 201 : representation ? 200 : 204,
+        body: representation ? (singular ? row.body!.slice(1, -1) : row.body) : null,
+        headers: headers(extra),
+        singular,
+      };
+    };
+    if (!strict && !(singular && representation)) {
+      // No check can fail: the transaction ends with the statement, in the same round trip.
+      const [rows] = await pipeline([st], { end });
+      return answer(rows!);
+    }
+    // A check sees the affected rows before the transaction ends: failing it rolls the write back.
     let result: DataResult | undefined;
-    // The checks see the affected rows before the transaction ends: failing one rolls the write back.
     await pipeline([st], {
       end: ([, rows]) => {
-        const row = rows![0] as { page_total: string; body: string | null; location: string | null };
-        const n = Number(row.page_total);
-        if (
-          prefer.handling === "strict" && prefer.maxAffected !== undefined && n > prefer.maxAffected &&
-          req.method !== "POST"
-        ) {
-          throw restErrors.maxAffected(n, prefer.maxAffected);
-        }
-        if (singular && representation && n !== 1) throw restErrors.singular(n);
-        const extra: Record<string, string> = {
-          "content-range": req.method === "POST"
-            ? `*/${prefer.count ? n : "*"}`
-            : `${n === 0 ? "*" : `0-${n - 1}`}/${prefer.count ? n : "*"}`,
-        };
-        if (req.method === "POST" && ret === "headers-only" && row.location) {
-          const pk = JSON.parse(row.location) as Record<string, unknown>;
-          extra.location = `/${table.name}?` +
-            Object.entries(pk).map(([k, v]) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(v))}`)
-              .join("&");
-        }
-        result = {
-          status: req.method === "POST" ? 201 : representation ? 200 : 204,
-          body: representation ? (singular ? row.body!.slice(1, -1) : row.body) : null,
-          headers: headers(extra),
-          singular,
-        };
+        result = answer(rows!);
         return end;
       },
     });

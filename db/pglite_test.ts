@@ -1,0 +1,86 @@
+import { sqlState } from "./driver.ts";
+import { openPglite } from "./pglite.ts";
+import { assert, assertEquals, assertRejects } from "../tests/assert.ts";
+
+// The engine runs on its own thread: values, errors, transactions and notifications must cross it unchanged.
+Deno.test("pglite driver: the engine's thread answers as the engine does", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-driver-" });
+  const db = await openPglite(dir);
+  try {
+    await db.exec(`create table t (id int8 primary key, doc jsonb, at timestamptz, raw bytea,
+      constraint positive check (id > 0))`);
+
+    await t.step("values: int8 as text, json parsed, timestamps as Date, bytea as bytes", async () => {
+      const [row] = await db.query<Record<string, unknown>>(
+        "insert into t values ($1, $2, $3, $4) returning *",
+        [1n, '{"a":[1,2]}', "2026-01-02T03:04:05Z", new Uint8Array([1, 2, 255])],
+      );
+      assertEquals(row, {
+        id: "1",
+        doc: { a: [1, 2] },
+        at: new Date("2026-01-02T03:04:05Z"),
+        raw: new Uint8Array([1, 2, 255]),
+      });
+      assertEquals(await db.execRows("select 1 as a; select 2 as b"), [{ b: 2 }]);
+    });
+
+    await t.step("errors keep their SQLSTATE and fields", async () => {
+      let caught: unknown;
+      await db.query("insert into t (id) values (-1)").catch((err) => caught = err);
+      assertEquals(sqlState(caught), "23514");
+      const e = caught as Error & { constraint?: string; table?: string };
+      assert(caught instanceof Error);
+      assertEquals([e.constraint, e.table], ["positive", "t"]);
+      assert(!String(e.stack).includes("pglite_worker"), "the worker's stack crossed over");
+    });
+
+    await t.step("transaction: commits when fn resolves, rolls back when it throws", async () => {
+      await db.transaction(async (tx) => {
+        await tx.query("insert into t (id) values (2)");
+        assertEquals(await tx.query("select count(*)::int as n from t"), [{ n: 2 }]);
+      });
+      await assertRejects(
+        () =>
+          db.transaction(async (tx) => {
+            await tx.query("insert into t (id) values (3)");
+            throw new Error("changed my mind");
+          }),
+        /changed my mind/,
+      );
+      await assertRejects(() => db.transaction((tx) => tx.query("insert into t (id) values (1)")));
+      assertEquals(await db.query("select id from t order by id"), [{ id: "1" }, { id: "2" }]);
+    });
+
+    await t.step("a slow statement holds its own thread, not the caller's event loop", async () => {
+      const order: string[] = [];
+      const slow = db.query("select pg_sleep(0.3)").then(() => order.push("statement"));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      order.push("timer");
+      await slow;
+      assertEquals(order, ["timer", "statement"]);
+    });
+
+    await t.step("listen: payloads reach the listener until it unlistens", async () => {
+      const heard: string[] = [];
+      let arrived = () => {};
+      const unlisten = await db.listen("driver_test", (payload) => {
+        heard.push(payload);
+        arrived();
+      });
+      await new Promise<void>((resolve) => {
+        arrived = resolve;
+        db.exec("notify driver_test, 'one'");
+      });
+      await unlisten();
+      await db.exec("notify driver_test, 'two'");
+      await db.query("select 1");
+      assertEquals(heard, ["one"]);
+    });
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+  const err = await db.query("select 1").then(() => null, (e) => e as Error);
+  assertEquals(err?.message, "The embedded database is closed");
+  await db.close();
+});

@@ -1,0 +1,154 @@
+/// <reference no-default-lib="true" />
+/// <reference lib="deno.worker" />
+/**
+ * The thread of one embedded PGlite database. The engine is WebAssembly that runs each call to completion on
+ * the thread that makes it: here it has a thread of its own, so that the platform's event loop (HTTP, auth,
+ * query compiling) runs beside it instead of waiting for every statement. Answers the calls of db/pglite.ts.
+ */
+import { PGlite, type Transaction, types } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite-pgvector";
+import { quoteIdent } from "./driver.ts";
+import { pglitePipeline } from "./pglite_pipeline.ts";
+import { serializeError, type WorkerMessage, type WorkerRequest } from "./pglite_protocol.ts";
+
+let pg: PGlite | undefined;
+let pipeline: ReturnType<typeof pglitePipeline> | undefined;
+let nextId = 1;
+/** Open transactions: the engine's transaction object and how to end it. */
+const transactions = new Map<
+  number,
+  { tx: Transaction; end: (commit: boolean) => void; done: Promise<void> }
+>();
+/** Pipelines waiting for the caller's decision. */
+const decisions = new Map<number, (decision: "commit" | "rollback") => void>();
+/** The listeners of each channel this session LISTENs to. */
+const channels = new Map<string, Set<number>>();
+/** The channel of each listener. */
+const listeners = new Map<number, string>();
+
+/** Passes a notification to the listeners of its channel, whichever path it came by. */
+function notify(channel: string, payload: string): void {
+  for (const listener of channels.get(channel) ?? []) send({ listener, payload });
+}
+
+function send(message: WorkerMessage): void {
+  self.postMessage(message);
+}
+
+function engine(): PGlite {
+  if (!pg) throw new Error("The embedded database is not open");
+  return pg;
+}
+
+function target(tx: number | undefined): PGlite | Transaction {
+  if (tx === undefined) return engine();
+  const open = transactions.get(tx);
+  if (!open) throw new Error("The transaction is closed");
+  return open.tx;
+}
+
+/** Starts a transaction and answers `id` once it is open; it ends on an `end` call. */
+function begin(id: number): void {
+  const tx = nextId++;
+  let started = false;
+  let end!: (commit: boolean) => void;
+  const ended = new Promise<boolean>((resolve) => end = resolve);
+  const done = engine().transaction(async (t) => {
+    transactions.set(tx, { tx: t, end, done });
+    started = true;
+    send({ id, ok: true, value: tx });
+    if (!await ended) await t.rollback();
+  });
+  done.catch((err) => {
+    if (!started) send({ id, ok: false, error: serializeError(err) });
+  });
+}
+
+async function answer(req: WorkerRequest): Promise<unknown> {
+  switch (req.op) {
+    case "open": {
+      // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
+      // pgvector is loaded so that `create extension vector` works, as on a server that has it (AI gateway).
+      pg = await PGlite.create(req.dir, {
+        parsers: { [types.INT8]: (value: string) => value },
+        extensions: { vector },
+      });
+      // Notifications come with the answers of PGlite's own calls (it passes them here) and with those of
+      // pipelines, which it does not read (the pipeline passes them).
+      pg.onNotification(notify);
+      pipeline = pglitePipeline(pg, { onNotification: notify });
+      return null;
+    }
+    case "query":
+      return (await target(req.tx).query(req.sql, req.params)).rows;
+    case "exec":
+      await target(req.tx).exec(req.sql);
+      return null;
+    case "execRows": {
+      const results = await target(req.tx).exec(req.sql);
+      return results.findLast((r) => r.fields.length > 0)?.rows ?? [];
+    }
+    case "end": {
+      const open = transactions.get(req.tx);
+      if (!open) throw new Error("The transaction is closed");
+      transactions.delete(req.tx);
+      open.end(req.commit);
+      await open.done;
+      return null;
+    }
+    case "pipeline": {
+      if (!pipeline) throw new Error("The embedded database is not open");
+      const { id } = req;
+      const end = req.end === "decide"
+        ? (rows: Record<string, unknown>[][]) =>
+          new Promise<"commit" | "rollback">((resolve) => {
+            decisions.set(id, resolve);
+            send({ rows: id, value: rows });
+          })
+        : req.end;
+      return await pipeline(req.statements, { end, readOnly: req.readOnly });
+    }
+    case "listen": {
+      const listener = nextId++;
+      let set = channels.get(req.channel);
+      if (!set) {
+        await engine().exec(`listen ${quoteIdent(req.channel)}`);
+        set = channels.get(req.channel) ?? new Set();
+        channels.set(req.channel, set);
+      }
+      set.add(listener);
+      listeners.set(listener, req.channel);
+      return listener;
+    }
+    case "unlisten": {
+      const channel = listeners.get(req.listener);
+      listeners.delete(req.listener);
+      const set = channel === undefined ? undefined : channels.get(channel);
+      if (!set || !set.delete(req.listener) || set.size > 0) return null;
+      channels.delete(channel!);
+      await engine().exec(`unlisten ${quoteIdent(channel!)}`);
+      return null;
+    }
+    case "close":
+      await pg?.close();
+      return null;
+    case "begin":
+    case "decide":
+      throw new Error("unreachable");
+  }
+}
+
+self.onmessage = (e: MessageEvent<WorkerRequest>) => {
+  const req = e.data;
+  if (req.op === "begin") return begin(req.id);
+  if (req.op === "decide") {
+    // Unanswered: the pipeline's own answer follows.
+    decisions.get(req.pipeline)?.(req.decision);
+    decisions.delete(req.pipeline);
+    return;
+  }
+  answer(req).then(
+    (value) => send({ id: req.id, ok: true, value }),
+    (err) => send({ id: req.id, ok: false, error: serializeError(err) }),
+  );
+};
