@@ -198,7 +198,7 @@ export class Databases {
     const url = new URL(this.projectUrl(ref));
     url.username = encodeURIComponent(owner);
     url.password = password;
-    return { db: openPostgres(url.toString(), { max: 2, idleTimeout: 30 }), role: owner };
+    return { db: openPostgres(url.toString(), { max: 2, idleTimeout: 30, prepare: false }), role: owner };
   }
 
   /** Closes and destroys a project's database. */

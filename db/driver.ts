@@ -29,13 +29,27 @@ export interface PipelineOptions {
   end: PipelineEnd;
   /** Start the transaction read only (PostgREST runs GET and HEAD so). */
   readOnly?: boolean;
+  /**
+   * The `statement_timeout` the statements set for themselves, in milliseconds. PostgreSQL enforces it; PGlite
+   * cannot interrupt itself, so its driver stops a pipeline that runs this long from outside (57014).
+   */
+  timeoutMs?: number;
+}
+
+/** Options of {@linkcode Db.transaction}. */
+export interface TransactionOptions {
+  /**
+   * Sets `statement_timeout` (milliseconds) for the transaction. PGlite cannot interrupt itself: its driver
+   * stops a call of the transaction that runs this long from outside, with the same error (57014).
+   */
+  timeoutMs?: number;
 }
 
 /** The one driver interface: PostgreSQL (postgres.js) and PGlite both implement it with the same SQL. */
 export interface Db extends Queryable {
   readonly kind: "postgres" | "pglite";
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Runs `statements` in order in one transaction, sent together: the database is reached once, or twice when
    * `end` is a function. Returns the rows of each statement. The first failing statement's error is thrown and

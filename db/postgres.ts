@@ -1,5 +1,13 @@
 import postgres from "postgres";
-import type { Db, PipelineOptions, PipelineStatement, Queryable } from "./driver.ts";
+import {
+  type Db,
+  type PipelineOptions,
+  type PipelineStatement,
+  type Queryable,
+  quoteIdent,
+  type TransactionOptions,
+} from "./driver.ts";
+import { ConnectionStatements } from "./pg_prepared.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -33,20 +41,42 @@ export interface PostgresOptions {
   max: number;
   /** Seconds an idle connection is kept. */
   idleTimeout?: number;
+  /** Statement texts each connection keeps prepared for {@linkcode Db.pipeline} (default MAX_PREPARED_TEXTS). */
+  maxPrepared?: number;
+  /**
+   * Prepare parameterized `query()` statements (default true). False for pools that run SQL their users wrote
+   * (owner SQL): postgres.js keeps every text it prepares until the connection closes.
+   */
+  prepare?: boolean;
 }
 
 /**
- * The most distinct statement texts a pool prepares for {@linkcode Db.pipeline}: every connection keeps each one
- * until it is recycled (postgres.js has no eviction), so the bound caps the server memory that many query shapes
- * could take. Texts beyond it run unnamed (one more round trip to describe them).
+ * The most statement texts a connection keeps prepared for {@linkcode Db.pipeline}: the bound caps the server
+ * memory that many query shapes could take. Past it, the least recently used one is deallocated.
  */
-const MAX_PREPARED_TEXTS = 256;
+export const MAX_PREPARED_TEXTS = 256;
+
+/** What postgres.js sets on a query it sends: the connection's backend (`state`) and statement (`statement`). */
+interface SentQuery {
+  state?: { pid: number | null } | null;
+  statement?: { name?: string };
+}
+
+/**
+ * The backend of the connection `query` was given to: postgres.js hands a reserved connection's query to it a
+ * tick after `execute()`, before anything is written (writes wait for the next macrotask).
+ */
+async function backendOf(query: SentQuery): Promise<{ pid: number | null } | undefined> {
+  for (let tick = 0; tick < 8 && !query.state; tick++) await null;
+  return query.state ?? undefined;
+}
 
 /** Opens a pooled PostgreSQL connection through postgres.js. */
 export function openPostgres(url: string, options: PostgresOptions): Db {
   const sql = postgres(url, {
     max: options.max,
     idle_timeout: options.idleTimeout ?? 60,
+    prepare: options.prepare ?? true,
     onnotice: () => {},
     // A string given for a json/jsonb parameter is JSON text already (as PGlite takes it): do not encode it twice.
     types: {
@@ -57,36 +87,65 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     connection: { application_name: "platform" },
   });
   const base = wrap(sql);
-  const prepared = new Set<string>();
-  const admit = (text: string) =>
-    prepared.has(text) || (prepared.size < MAX_PREPARED_TEXTS && prepared.add(text) !== undefined);
+  const maxPrepared = options.maxPrepared ?? MAX_PREPARED_TEXTS;
+  /** The prepared statements of each connection, by its backend (a new pid: reconnected, nothing prepared). */
+  const perConnection = new WeakMap<object, ConnectionStatements>();
+  const statementsOf = (backend: { pid: number | null }) => {
+    let kept = perConnection.get(backend);
+    if (!kept || kept.pid !== backend.pid) {
+      kept = new ConnectionStatements(maxPrepared, backend.pid ?? -1);
+      perConnection.set(backend, kept);
+    }
+    return kept;
+  };
   return {
     kind: "postgres",
     query: base.query,
     exec: base.exec,
     execRows: base.execRows,
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      return await sql.begin((tx) => fn(wrap(tx))) as T;
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      return await sql.begin(async (tx) => {
+        if (options?.timeoutMs !== undefined) {
+          await tx.unsafe(`set local statement_timeout = ${Math.max(1, Math.floor(options.timeoutMs))}`);
+        }
+        return await fn(wrap(tx));
+      }) as T;
     },
     async pipeline(statements: PipelineStatement[], { end, readOnly }: PipelineOptions) {
       // One reserved connection; postgres.js writes queries issued without awaiting in one batch, so BEGIN, the
       // statements and a fixed COMMIT reach the server together. A COMMIT after a failed statement rolls back.
       const conn = await sql.reserve();
       try {
-        const sent = [
-          conn.unsafe(readOnly ? "begin read only" : "begin"),
-          ...statements.map((s) =>
-            conn.unsafe(s.sql, s.params as postgres.ParameterOrJSON<never>[], {
-              prepare: admit(s.sql),
-              simple: false,
-            } as postgres.UnsafeQueryOptions)
-          ),
-        ];
+        const begin = conn.unsafe(readOnly ? "begin read only" : "begin").execute();
+        const backend = await backendOf(begin as unknown as SentQuery);
+        const kept = backend ? statementsOf(backend) : undefined;
+        const keep = new Set(statements.map((s) => s.sql));
+        const evicted = kept?.takeStale() ?? [];
+        const queries = statements.map((s) => {
+          const how = kept?.admit(s.sql, keep) ?? { sent: s.sql, prepare: false };
+          if (how.evicted) evicted.push(how.evicted);
+          return conn.unsafe(how.sent, s.params as postgres.ParameterOrJSON<never>[], {
+            prepare: how.prepare,
+            simple: false,
+          } as postgres.UnsafeQueryOptions);
+        });
+        const sent = [begin, ...queries];
         if (typeof end === "string") sent.push(conn.unsafe(end));
+        // Deallocations travel after the transaction's end, outside it: one that fails cannot undo the work.
+        const deallocate = () =>
+          evicted.map((name) => conn.unsafe(`deallocate ${quoteIdent(name)}`).catch(() => {}));
+        const freed = typeof end === "string" ? deallocate() : [];
         const settled = await Promise.allSettled(sent);
+        await Promise.all(freed);
+        statements.forEach((s, i) =>
+          kept?.named(s.sql, (queries[i] as unknown as SentQuery).statement?.name)
+        );
         const failed = settled.find((r) => r.status === "rejected");
         if (failed) {
-          if (typeof end !== "string") await conn.unsafe("rollback").catch(() => {});
+          if (typeof end !== "string") {
+            await conn.unsafe("rollback").catch(() => {});
+            await Promise.all(deallocate());
+          }
           throw failed.reason;
         }
         const rows = settled.slice(1, 1 + statements.length).map((r) =>
@@ -98,9 +157,13 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
           decision = end(rows);
         } catch (err) {
           await conn.unsafe("rollback").catch(() => {});
+          await Promise.all(deallocate());
           throw err;
         }
-        await conn.unsafe(decision === "commit" ? "commit" : "rollback");
+        const closing = conn.unsafe(decision === "commit" ? "commit" : "rollback");
+        const later = deallocate();
+        await closing;
+        await Promise.all(later);
         return rows;
       } finally {
         conn.release();
