@@ -19,6 +19,8 @@ export interface PglitePipelineOptions {
     | "rollback"
     | ((rows: Record<string, unknown>[][]) => "commit" | "rollback" | Promise<"commit" | "rollback">);
   readOnly?: boolean;
+  /** Called when the pipeline gets the engine (it may wait for other calls first). */
+  onStart?: () => void;
 }
 
 /**
@@ -225,9 +227,10 @@ export function pglitePipeline(pg: PGlite, options: PipelineEngineOptions = {}) 
   };
   return (statements: PipelineStatement[], options: PglitePipelineOptions) =>
     pg._runExclusiveTransaction(() =>
-      pg._runExclusiveQuery(async () =>
-        await run(statements, options, false) ?? (await run(statements, options, true))!
-      )
+      pg._runExclusiveQuery(async () => {
+        options.onStart?.();
+        return await run(statements, options, false) ?? (await run(statements, options, true))!;
+      })
     );
 }
 

@@ -1,11 +1,14 @@
 import type { PipelineStatement } from "./driver.ts";
 
-/** A call from the platform to its PGlite worker; `tx` runs it inside that open transaction. */
+/**
+ * A call from the platform to its PGlite worker; `tx` runs it inside that open transaction. `watch`: the worker
+ * says when the call starts running in the engine (a `started` message), so that its timeout counts from there.
+ */
 export type WorkerCall =
-  | { op: "open"; dir: string }
-  | { op: "query"; tx?: number; sql: string; params: unknown[] }
-  | { op: "exec"; tx?: number; sql: string }
-  | { op: "execRows"; tx?: number; sql: string }
+  | { op: "open"; dir: string; maxPrepared?: number }
+  | { op: "query"; tx?: number; sql: string; params: unknown[]; watch?: boolean }
+  | { op: "exec"; tx?: number; sql: string; watch?: boolean }
+  | { op: "execRows"; tx?: number; sql: string; watch?: boolean }
   | { op: "begin" }
   | { op: "end"; tx: number; commit: boolean }
   /** `end: "decide"`: the worker sends the rows (a `rows` event) and waits for a `decide` call. */
@@ -14,21 +17,27 @@ export type WorkerCall =
     statements: PipelineStatement[];
     end: "commit" | "rollback" | "decide";
     readOnly: boolean;
+    watch?: boolean;
   }
   | { op: "decide"; pipeline: number; decision: "commit" | "rollback" }
-  | { op: "listen"; channel: string }
+  /** `listener` is chosen by the platform, so that it survives a restart of the worker. */
+  | { op: "listen"; channel: string; listener: number }
   | { op: "unlisten"; listener: number }
   | { op: "close" };
 
 /** A call with the id its answer carries. */
 export type WorkerRequest = WorkerCall & { id: number };
 
-/** What the worker sends: an answer to a call, a pipeline's rows awaiting a decision, or a notification. */
+/**
+ * What the worker sends: an answer to a call, a pipeline's rows awaiting a decision, a notification, or that a
+ * watched call started running in the engine.
+ */
 export type WorkerMessage =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: SerializedError }
   | { rows: number; value: Record<string, unknown>[][] }
-  | { listener: number; payload: string };
+  | { listener: number; payload: string }
+  | { started: number };
 
 /** A database error across the thread boundary: structured clone keeps an Error's message, not its fields. */
 export interface SerializedError {

@@ -84,3 +84,51 @@ Deno.test("pglite driver: the engine's thread answers as the engine does", async
   assertEquals(err?.message, "The embedded database is closed");
   await db.close();
 });
+
+// The engine cannot interrupt itself (its SIGALRM is a JavaScript timer on the busy thread): a watched call that
+// runs past its timeout stops the thread, and a new one reopens the directory. Nothing committed may be lost,
+// and calls that were waiting must run there.
+Deno.test("pglite driver: a statement past its timeout fails with 57014; the database goes on", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-timeout-" });
+  const db = await openPglite(dir);
+  try {
+    await db.exec("create table t (id int primary key); insert into t values (1)");
+    const heard: string[] = [];
+    let arrived = () => {};
+    await db.listen("timeout_test", (payload) => {
+      heard.push(payload);
+      arrived();
+    });
+
+    const slow = db.pipeline([
+      { sql: "insert into t values (2)", params: [] },
+      { sql: "select pg_sleep(30)", params: [] },
+    ], { end: "commit", timeoutMs: 200 });
+    const waiting = db.query<{ n: number }>("select count(*)::int as n from t");
+    const slowError = await slow.then(() => null, (err) => err);
+    assertEquals([sqlState(slowError), (slowError as Error).message], [
+      "57014",
+      "canceling statement due to statement timeout",
+    ]);
+    assertEquals(await waiting, [{ n: 1 }]);
+
+    // In a transaction: the watched call fails, so does the transaction; nothing of it is kept.
+    const txError = await db.transaction(async (tx) => {
+      await tx.query("insert into t values (3)");
+      await tx.query("select pg_sleep(30)");
+    }, { timeoutMs: 200 }).then(() => null, (err) => err);
+    assertEquals(sqlState(txError), "57014");
+
+    // A transaction within its timeout commits; the listener listens again on the new thread.
+    await db.transaction((tx) => tx.query("insert into t values (4)"), { timeoutMs: 10_000 });
+    assertEquals(await db.query("select id from t order by id"), [{ id: 1 }, { id: 4 }]);
+    await new Promise<void>((resolve) => {
+      arrived = resolve;
+      db.exec("notify timeout_test, 'after'");
+    });
+    assertEquals(heard, ["after"]);
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

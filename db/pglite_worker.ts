@@ -13,7 +13,6 @@ import { serializeError, type WorkerMessage, type WorkerRequest } from "./pglite
 
 let pg: PGlite | undefined;
 let pipeline: ReturnType<typeof pglitePipeline> | undefined;
-let nextId = 1;
 /** Open transactions: the engine's transaction object and how to end it. */
 const transactions = new Map<
   number,
@@ -47,9 +46,12 @@ function target(tx: number | undefined): PGlite | Transaction {
   return open.tx;
 }
 
-/** Starts a transaction and answers `id` once it is open; it ends on an `end` call. */
+/**
+ * Starts a transaction and answers `id` once it is open; it ends on an `end` call. The transaction is known by
+ * the id of the call that began it: unique for the platform's side, also across restarts of this thread.
+ */
 function begin(id: number): void {
-  const tx = nextId++;
+  const tx = id;
   let started = false;
   let end!: (commit: boolean) => void;
   const ended = new Promise<boolean>((resolve) => end = resolve);
@@ -64,6 +66,14 @@ function begin(id: number): void {
   });
 }
 
+/**
+ * Says that a watched call inside a transaction starts: the transaction holds the engine, so nothing else runs
+ * before it.
+ */
+function started(req: WorkerRequest & { tx?: number; watch?: boolean }): void {
+  if (req.watch && req.tx !== undefined) send({ started: req.id });
+}
+
 async function answer(req: WorkerRequest): Promise<unknown> {
   switch (req.op) {
     case "open": {
@@ -76,16 +86,24 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       // Notifications come with the answers of PGlite's own calls (it passes them here) and with those of
       // pipelines, which it does not read (the pipeline passes them).
       pg.onNotification(notify);
-      pipeline = pglitePipeline(pg, { onNotification: notify });
+      pipeline = pglitePipeline(pg, { onNotification: notify, maxPrepared: req.maxPrepared });
       return null;
     }
-    case "query":
-      return (await target(req.tx).query(req.sql, req.params)).rows;
-    case "exec":
-      await target(req.tx).exec(req.sql);
+    case "query": {
+      const on = target(req.tx);
+      started(req);
+      return (await on.query(req.sql, req.params)).rows;
+    }
+    case "exec": {
+      const on = target(req.tx);
+      started(req);
+      await on.exec(req.sql);
       return null;
+    }
     case "execRows": {
-      const results = await target(req.tx).exec(req.sql);
+      const on = target(req.tx);
+      started(req);
+      const results = await on.exec(req.sql);
       return results.findLast((r) => r.fields.length > 0)?.rows ?? [];
     }
     case "end": {
@@ -106,10 +124,11 @@ async function answer(req: WorkerRequest): Promise<unknown> {
             send({ rows: id, value: rows });
           })
         : req.end;
-      return await pipeline(req.statements, { end, readOnly: req.readOnly });
+      const onStart = req.watch ? () => send({ started: id }) : undefined;
+      return await pipeline(req.statements, { end, readOnly: req.readOnly, onStart });
     }
     case "listen": {
-      const listener = nextId++;
+      const listener = req.listener;
       let set = channels.get(req.channel);
       if (!set) {
         await engine().exec(`listen ${quoteIdent(req.channel)}`);

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "./assert.ts";
 import { LIBRARY_SQL, ownerSql } from "./data_fixture.ts";
-import { serverUrl, startPlatform, type TestPlatform } from "./harness.ts";
+import { startPlatform, type TestPlatform } from "./harness.ts";
 
 interface BadCase {
   name: string;
@@ -314,22 +314,76 @@ Deno.test("data API bad input: clear 4xx, nothing changed, parser fuzzed", async
   }
 });
 
-Deno.test("data API statement timeout", async () => {
+Deno.test("data API statement timeout, on both databases; the database stays usable", async () => {
   const p = await startPlatform({ DATA_STATEMENT_TIMEOUT_MS: "300" });
+  const get = async (path: string, host = "http://127.0.0.1", key = p.secretKey) => {
+    const res = await p.fetch(`${host}${path}`, { headers: { apikey: key } });
+    return { status: res.status, body: await res.json() };
+  };
   try {
     await ownerSql(
       p,
       `create view timeout_setting as select current_setting('statement_timeout') as value;
-       create view slow as select pg_sleep(2) is null as slept;`,
+       create view slow as select pg_sleep(30) is null as slept;
+       create table kept (id int primary key);
+       insert into kept values (1);
+       create function slow_insert() returns void language sql as
+         $$ insert into kept values (3); select pg_sleep(30) $$;
+       grant select on timeout_setting, slow, kept to anon;`,
     );
-    const setting = await p.fetch("/v1/db/timeout_setting", { headers: { apikey: p.publicKey } });
-    assertEquals((await setting.json()).data, [{ value: "300ms" }]);
-    if (serverUrl) {
-      // PGlite runs queries to completion (no statement timeout in one embedded process); PostgreSQL cancels.
-      const res = await p.fetch("/v1/db/slow", { headers: { apikey: p.publicKey } });
-      const body = await res.json();
-      assertEquals([res.status, body.error.code, body.error.type], [504, "57014", "timeout"]);
-    }
+    await p.platform.projects.create({ ref: "other" });
+    const other = await p.platform.projects.keys("other");
+    const made = await p.fetch("http://other.localhost/v1/sql", {
+      method: "POST",
+      headers: { apikey: other.secret_key },
+      json: { query: "create table notes (id int primary key); insert into notes values (7);" },
+    });
+    assertEquals(made.status, 200);
+    await made.body?.cancel();
+
+    const setting = await get("/v1/db/timeout_setting", undefined, p.publicKey);
+    assertEquals(setting.body.data, [{ value: "300ms" }]);
+    const committed = await p.fetch("/v1/db/kept", {
+      method: "POST",
+      headers: { apikey: p.secretKey },
+      json: { id: 2 },
+    });
+    assertEquals(committed.status, 201);
+    await committed.body?.cancel();
+
+    // A slow read, with a request of the same project and one of another project sent while it runs.
+    const [slow, waiting, elsewhere] = await Promise.all([
+      get("/v1/db/slow", undefined, p.publicKey),
+      get("/v1/db/kept?select=id&order=id"),
+      get("/v1/db/notes?select=id", "http://other.localhost", other.secret_key),
+    ]);
+    assertEquals([slow.status, slow.body.error.code, slow.body.error.type], [504, "57014", "timeout"]);
+    assertEquals(slow.body.error.message, "canceling statement due to statement timeout");
+    assertEquals(waiting.body.data, [{ id: 1 }, { id: 2 }]);
+    assertEquals(elsewhere.body.data, [{ id: 7 }]);
+
+    // A write that times out keeps nothing of its own, and everything committed before it.
+    const write = await p.fetch("/v1/db/rpc/slow_insert", {
+      method: "POST",
+      headers: { apikey: p.secretKey },
+      json: {},
+    });
+    const writeBody = await write.json();
+    assertEquals([write.status, writeBody.error.code], [504, "57014"]);
+    assertEquals((await get("/v1/db/kept?select=id&order=id")).body.data, [{ id: 1 }, { id: 2 }]);
+
+    // Later requests, writes and owner SQL go on as before.
+    const after = await p.fetch("/v1/db/kept", {
+      method: "POST",
+      headers: { apikey: p.secretKey },
+      json: { id: 4 },
+    });
+    assertEquals(after.status, 201);
+    await after.body?.cancel();
+    assertEquals(await ownerSql(p, "select count(*)::int as n from kept"), [{ n: 3 }]);
+    assertEquals((await get("/v1/db/timeout_setting", undefined, p.publicKey)).body.data, [{
+      value: "300ms",
+    }]);
   } finally {
     await p.close();
   }

@@ -52,7 +52,7 @@ export class Nl2Sql {
       dbs: Databases;
       providers: Providers;
       usage: UsageLog;
-      /** `statement_timeout` of the run (PostgreSQL enforces it; PGlite cannot interrupt a running query). */
+      /** `statement_timeout` of the run (on PGlite its driver enforces it by restarting the engine). */
       timeoutMs: number;
       /** The planner's estimated cost above which a query is refused before it runs. */
       maxCost: number;
@@ -130,14 +130,13 @@ export class Nl2Sql {
     try {
       return await db.transaction(async (tx) => {
         await tx.exec("set transaction read only");
-        await tx.exec(`set local statement_timeout = ${Math.floor(this.deps.timeoutMs)}`);
         await tx.exec("set local search_path = public");
         await tx.query("select set_config('request.jwt.claims', $1, true)", [JSON.stringify(caller.claims)]);
         await tx.exec(`set local role ${quoteIdent(caller.role)}`);
         // One statement through the extended protocol: a second statement could not run even if one slipped in.
         const wrapped = `select * from (${sql}) as nl2sql_result limit $1`;
-        // The planner's estimate bounds the work before it starts: the embedded PGlite cannot cancel a query
-        // once it runs, so the timeout alone would not contain a huge join there.
+        // The planner's estimate bounds the work before it starts: the embedded PGlite stops an overlong query
+        // only by restarting its engine (db/pglite.ts), too costly to be the usual bound of a huge join there.
         const [plan] = await tx.query<Record<string, unknown>>(`explain (format json) ${wrapped}`, [limit]);
         const cost = planCost(plan);
         if (cost > this.deps.maxCost) {
@@ -148,7 +147,7 @@ export class Nl2Sql {
           );
         }
         return [...await tx.query(wrapped, [limit])];
-      });
+      }, { timeoutMs: this.deps.timeoutMs });
     } catch (err) {
       throw sqlFailure(err, this.deps.timeoutMs);
     }

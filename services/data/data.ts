@@ -119,7 +119,8 @@ export class DataService {
     // the other's plan. The role is one of three fixed names.
     const own = statements.map((st) => ({ sql: `/* ${identity.role} */ ${st.sql}`, params: st.params }));
     try {
-      return (await db.pipeline([setup, ...own], options)).slice(1);
+      return (await db.pipeline([setup, ...own], { ...options, timeoutMs: this.limits.statementTimeoutMs }))
+        .slice(1);
     } catch (err) {
       throw fromDatabaseError(err, identity.role);
     }

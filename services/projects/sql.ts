@@ -19,10 +19,9 @@ export async function runOwnerSql(
   try {
     return await owner.db.transaction(async (tx) => {
       await tx.query(`set local role ${quoteIdent(owner.role)}`);
-      await tx.query(`set local statement_timeout = '${OWNER_SQL_TIMEOUT_SECONDS}s'`);
       if (params && params.length > 0) return await tx.query(query, params);
       return await tx.execRows(query);
-    });
+    }, { timeoutMs: OWNER_SQL_TIMEOUT_SECONDS * 1000 });
   } catch (err) {
     const state = sqlState(err);
     if (state && /^[0-9A-Z]{5}$/.test(state)) {
