@@ -132,10 +132,14 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         const sent = [begin, ...queries];
         if (typeof end === "string") sent.push(conn.unsafe(end));
         // Deallocations travel after the transaction's end, outside it: one that fails cannot undo the work.
+        // postgres.js sends queries in the order they are handed over (execute, then, catch), so hand the
+        // transaction's over first.
         const deallocate = () =>
           evicted.map((name) => conn.unsafe(`deallocate ${quoteIdent(name)}`).catch(() => {}));
+        for (const q of sent) q.execute();
+        const settling = Promise.allSettled(sent);
         const freed = typeof end === "string" ? deallocate() : [];
-        const settled = await Promise.allSettled(sent);
+        const settled = await settling;
         await Promise.all(freed);
         statements.forEach((s, i) =>
           kept?.named(s.sql, (queries[i] as unknown as SentQuery).statement?.name)
@@ -160,7 +164,7 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
           await Promise.all(deallocate());
           throw err;
         }
-        const closing = conn.unsafe(decision === "commit" ? "commit" : "rollback");
+        const closing = conn.unsafe(decision === "commit" ? "commit" : "rollback").execute();
         const later = deallocate();
         await closing;
         await Promise.all(later);

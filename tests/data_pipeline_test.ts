@@ -172,3 +172,47 @@ Deno.test("Db.pipeline: one transaction, rows per statement, errors roll back", 
     await sandbox.destroy();
   }
 });
+
+// Each distinct statement text is prepared once per session (connection). The cache is a bounded LRU: many query
+// shapes must not grow the server's prepared statements without bound, and recent texts must stay prepared.
+// pg_prepared_statements lists one session's statements: one connection makes every pipeline share it.
+Deno.test("Db.pipeline: prepared statements stay within their bound, least recently used evicted", async () => {
+  const cap = 8;
+  const sandbox = await makeSandbox();
+  const db: Db = serverUrl
+    ? openPostgres(sandbox.env.DATABASE_URL!, { max: 1, maxPrepared: cap })
+    : await openPglite(join(sandbox.env.DATA_DIR!, "prepared"), { maxPrepared: cap });
+  const shape = (i: number) => `select $1::int + ${i} as n /* bound test */`;
+  // The texts this test prepared, as the server lists them (the counting statement has no marker of its own).
+  const prepared = async () => {
+    const [rows] = await db.pipeline([{
+      sql: "select statement from pg_prepared_statements where statement like $1",
+      params: ["%/* bound test */%"],
+    }], { end: "commit", readOnly: true });
+    return rows!.map((r) => String(r.statement));
+  };
+  const holds = (texts: string[], i: number) => texts.some((t) => t.startsWith(shape(i)));
+  try {
+    for (let i = 0; i < cap * 4; i++) {
+      const rows = await db.pipeline([{ sql: shape(i), params: [1] }], { end: "commit", readOnly: true });
+      assertEquals(rows, [[{ n: 1 + i }]]);
+      const texts = await prepared();
+      assert(texts.length <= cap, `${texts.length} statements prepared after ${i + 1} texts, over ${cap}`);
+      assert(holds(texts, i), `text ${i}, just used, is not prepared`);
+    }
+    const texts = await prepared();
+    assert(!holds(texts, 0), "the least recently used text is still prepared");
+    // An evicted text runs again (prepared anew) and answers the same.
+    assertEquals(await db.pipeline([{ sql: shape(0), params: [5] }], { end: "commit" }), [[{ n: 5 }]]);
+    const after = await prepared();
+    assert(after.length <= cap && holds(after, 0), "the evicted text was not prepared again");
+    // A batch with more new texts than the bound still runs (the surplus unnamed) and stays within it.
+    const batch = Array.from({ length: cap + 3 }, (_, i) => ({ sql: shape(100 + i), params: [i] }));
+    const rows = await db.pipeline(batch, { end: "commit" });
+    assertEquals(rows.map((r) => r[0]), batch.map((_, i) => ({ n: 100 + 2 * i })));
+    assert((await prepared()).length <= cap, "a large batch went over the bound");
+  } finally {
+    await db.close();
+    await sandbox.destroy();
+  }
+});
