@@ -70,6 +70,24 @@ export async function makeSandbox(env: Record<string, string> = {}): Promise<San
         for (const { datname } of dbs) {
           await admin.unsafe(`drop database if exists "${datname}" with (force)`);
         }
+        // Each project database had an owner role (Databases.ownerSession); roles are cluster-wide and outlive
+        // their database, so they go too, or every run would leave some behind.
+        const roles = await admin.unsafe<{ rolname: string }[]>(
+          "select rolname from pg_roles where rolname like $1",
+          [`${dbName}\\_%\\_owner`],
+        );
+        for (const { rolname } of roles) {
+          for (let attempt = 1;; attempt++) {
+            try {
+              await admin.unsafe(`drop role if exists "${rolname}"`);
+              break;
+            } catch (err) {
+              // XX000 "tuple concurrently updated": another test changed the role catalog at that moment.
+              if ((err as { code?: string }).code !== "XX000" || attempt >= 5) throw err;
+              await new Promise((r) => setTimeout(r, 50 * attempt));
+            }
+          }
+        }
         await admin.end();
       }
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
