@@ -1,62 +1,49 @@
-import type { Db, PipelineOptions, PipelineStatement, Queryable, TransactionOptions } from "./driver.ts";
-import { DatabaseError } from "./pg_backend.ts";
+import {
+  type Db,
+  type PipelineOptions,
+  type PipelineStatement,
+  type Queryable,
+  sqlState,
+  type TransactionOptions,
+} from "./driver.ts";
 import {
   deserializeError,
   type SerializedError,
+  statementTimeout,
+  TimeoutGate,
   type WorkerCall,
   type WorkerMessage,
   type WorkerRequest,
 } from "./pglite_protocol.ts";
 
-/** A call awaiting its answer; kept whole so that it can be sent again to a restarted engine. */
 interface Pending {
-  request: WorkerRequest;
   resolve(value: unknown): void;
   reject(err: Error): void;
-  /** Milliseconds the call may run once started (a statement timeout). */
+  /** Milliseconds the call may run once the engine starts it (a statement timeout). */
   timeoutMs?: number;
-  /** The engine began running it (only watched calls say so). */
-  started: boolean;
   timer?: ReturnType<typeof setTimeout>;
-}
-
-/** The error PostgreSQL raises when `statement_timeout` cancels a statement: callers map both the same way. */
-function statementTimeout(): DatabaseError {
-  return new DatabaseError({
-    S: "ERROR",
-    C: "57014",
-    M: "canceling statement due to statement timeout",
-  });
 }
 
 /**
  * The platform's side of one PGlite worker (db/pglite_worker.ts): calls travel as messages, answers come back
  * by id. The engine then runs on its own thread while this one serves requests.
  *
- * Statement timeouts: the engine runs each call to completion on its thread and its own timer cannot fire
- * meanwhile (PostgreSQL's SIGALRM is a JavaScript timer there), so a call that carries a timeout is watched
- * from here. When it runs past it, the thread is terminated, the call fails with 57014, and a new thread
- * reopens the data directory (PostgreSQL's crash recovery keeps what was committed, as after a killed backend);
- * the calls that had not started yet are sent to it, the listeners listen again, open transactions fail.
+ * Statement timeouts: the engine cannot interrupt itself (its SIGALRM is a JavaScript timer of its own busy
+ * thread), and terminating the thread does not stop WebAssembly that runs (docs/data.md). So a call that carries
+ * a timeout is timed here from the moment the engine starts it; when the timeout fires first, the call fails
+ * with 57014 at once and the worker, through the gate, rolls back what the call did once the engine is done.
  */
 class PgliteClient {
-  private worker!: Worker;
+  private readonly worker: Worker;
+  readonly gate = new TimeoutGate();
   private readonly pending = new Map<number, Pending>();
   /** The end function of each pipeline whose decision is taken here, by the pipeline call's id. */
   private readonly deciders = new Map<number, (rows: Record<string, unknown>[][]) => void>();
-  private readonly listeners = new Map<number, { channel: string; onPayload: (payload: string) => void }>();
-  /** Transactions open in the current engine, by id. */
-  private readonly transactions = new Set<number>();
+  private readonly listeners = new Map<number, (payload: string) => void>();
   private nextId = 1;
   private failure: Error | undefined;
-  /** Set while a new engine opens: calls wait in `pending`, unsent. */
-  private reopening: Promise<void> | undefined;
 
-  constructor(private readonly open: WorkerCall & { op: "open" }) {
-    this.start();
-  }
-
-  private start(): void {
+  constructor() {
     this.worker = new Worker(new URL("./pglite_worker.ts", import.meta.url), { type: "module" });
     this.worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.receive(e.data);
     this.worker.onerror = (e: ErrorEvent) => {
@@ -69,22 +56,13 @@ class PgliteClient {
   /** Sends `call` and resolves with its answer; `timeoutMs` watches it once it starts (see the class). */
   call<T>(call: WorkerCall, options: { id?: number; timeoutMs?: number } = {}): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
-    const tx = (call as { tx?: number }).tx;
-    if (tx !== undefined && !this.transactions.has(tx)) {
-      return Promise.reject(new Error("The transaction is closed"));
-    }
     const id = options.id ?? this.nextId++;
+    const { timeoutMs } = options;
     const request = { ...call, id } as WorkerRequest;
-    if (options.timeoutMs !== undefined) (request as { watch?: boolean }).watch = true;
+    if (timeoutMs !== undefined) (request as { watch?: boolean }).watch = true;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, {
-        request,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-        timeoutMs: options.timeoutMs,
-        started: false,
-      });
-      if (!this.reopening) this.worker.postMessage(request);
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timeoutMs });
+      this.worker.postMessage(request);
     });
   }
 
@@ -121,36 +99,11 @@ class PgliteClient {
     }).finally(() => this.deciders.delete(id));
   }
 
-  /** Opens a transaction: its id, for the calls that run in it. */
-  async begin(): Promise<number> {
-    const tx = await this.call<number>({ op: "begin" });
-    this.transactions.add(tx);
-    return tx;
-  }
-
-  /** Ends transaction `tx` (nothing to do when a restart already ended it). */
-  async end(tx: number, commit: boolean): Promise<void> {
-    if (!this.transactions.has(tx)) {
-      if (commit) throw new Error("The transaction is closed");
-      return;
-    }
-    try {
-      await this.call({ op: "end", tx, commit });
-    } finally {
-      this.transactions.delete(tx);
-    }
-  }
-
-  async listen(channel: string, onPayload: (payload: string) => void): Promise<number> {
-    const listener = this.nextId++;
-    this.listeners.set(listener, { channel, onPayload });
-    try {
-      await this.call({ op: "listen", channel, listener });
-    } catch (err) {
-      this.listeners.delete(listener);
-      throw err;
-    }
-    return listener;
+  listen(channel: string, onPayload: (payload: string) => void): Promise<number> {
+    return this.call<number>({ op: "listen", channel }).then((listener) => {
+      this.listeners.set(listener, onPayload);
+      return listener;
+    });
   }
 
   async unlisten(listener: number): Promise<void> {
@@ -161,7 +114,6 @@ class PgliteClient {
   /** Closes the engine and ends its thread; after a crash, only ends the thread. */
   async close(): Promise<void> {
     try {
-      await this.reopening?.catch(() => {});
       if (!this.failure) await this.call({ op: "close" });
     } finally {
       this.stop(new Error("The embedded database is closed"));
@@ -170,14 +122,18 @@ class PgliteClient {
 
   private receive(m: WorkerMessage): void {
     if ("listener" in m) {
-      this.listeners.get(m.listener)?.onPayload(m.payload);
+      this.listeners.get(m.listener)?.(m.payload);
     } else if ("rows" in m) {
       this.deciders.get(m.rows)?.(m.value);
     } else if ("started" in m) {
-      const p = this.pending.get(m.started);
-      if (!p || p.timeoutMs === undefined) return;
-      p.started = true;
-      p.timer = setTimeout(() => this.timedOut(m.started), p.timeoutMs);
+      const pending = this.pending.get(m.started);
+      if (pending?.timeoutMs === undefined) return;
+      pending.timer = setTimeout(() => {
+        // Only while the engine still runs it: an answer on its way wins.
+        if (!this.gate.expire(m.started)) return;
+        this.pending.delete(m.started);
+        pending.reject(statementTimeout());
+      }, pending.timeoutMs);
     } else {
       const pending = this.pending.get(m.id);
       if (!pending) return;
@@ -186,51 +142,6 @@ class PgliteClient {
       if (m.ok) pending.resolve(m.value);
       else pending.reject(deserializeError(m.error as SerializedError));
     }
-  }
-
-  /** Call `id` ran past its timeout: stop the engine, fail the call, reopen (see the class). */
-  private timedOut(id: number): void {
-    const late = this.pending.get(id);
-    if (!late || this.failure) return;
-    this.worker.terminate();
-    this.pending.delete(id);
-    late.reject(statementTimeout());
-    // Every transaction of the stopped engine is gone; their waiting calls fail, the others run again.
-    const lost = new Set(this.transactions);
-    this.transactions.clear();
-    for (const [key, p] of this.pending) {
-      const tx = (p.request as { tx?: number }).tx;
-      if (p.started || (tx !== undefined && lost.has(tx))) {
-        this.pending.delete(key);
-        clearTimeout(p.timer);
-        p.reject(new Error("The transaction is closed"));
-      }
-    }
-    this.reopening = this.reopen().finally(() => this.reopening = undefined);
-  }
-
-  private async reopen(): Promise<void> {
-    this.start();
-    const id = this.nextId++;
-    const opened = new Promise<void>((resolve, reject) => {
-      this.pending.set(id, {
-        request: { ...this.open, id },
-        resolve: () => resolve(),
-        reject,
-        started: false,
-      });
-    });
-    this.worker.postMessage({ ...this.open, id } satisfies WorkerRequest);
-    try {
-      await opened;
-    } catch (err) {
-      this.stop(new Error(`The embedded database could not reopen: ${(err as Error).message}`));
-      return;
-    }
-    for (const [listener, { channel }] of this.listeners) {
-      this.worker.postMessage({ op: "listen", channel, listener, id: this.nextId++ } satisfies WorkerRequest);
-    }
-    for (const p of this.pending.values()) this.worker.postMessage(p.request);
   }
 
   private stop(reason: Error): void {
@@ -243,7 +154,6 @@ class PgliteClient {
     this.pending.clear();
     this.deciders.clear();
     this.listeners.clear();
-    this.transactions.clear();
   }
 }
 
@@ -269,10 +179,9 @@ export interface PgliteOptions {
  */
 export async function openPglite(dir: string, options: PgliteOptions = {}): Promise<Db> {
   await Deno.mkdir(dir, { recursive: true });
-  const open = { op: "open", dir, maxPrepared: options.maxPrepared } as const;
-  const client = new PgliteClient(open);
+  const client = new PgliteClient();
   try {
-    await client.call(open);
+    await client.call({ op: "open", dir, gate: client.gate.buffer, maxPrepared: options.maxPrepared });
   } catch (err) {
     await client.close().catch(() => {});
     throw err;
@@ -281,7 +190,7 @@ export async function openPglite(dir: string, options: PgliteOptions = {}): Prom
     kind: "pglite",
     ...queryable(client),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
-      const tx = await client.begin();
+      const tx = await client.call<number>({ op: "begin" });
       let result: T;
       try {
         const q = queryable(client, tx, options?.timeoutMs);
@@ -290,10 +199,13 @@ export async function openPglite(dir: string, options: PgliteOptions = {}): Prom
         }
         result = await fn(q);
       } catch (err) {
-        await client.end(tx, false).catch(() => {});
+        const ending = client.call({ op: "end", tx, commit: false }).catch(() => {});
+        // After a timeout the engine still runs the late statement; the rollback follows it, unawaited, so
+        // that the caller has its answer now.
+        if (sqlState(err) !== "57014") await ending;
         throw err;
       }
-      await client.end(tx, true);
+      await client.call({ op: "end", tx, commit: true });
       return result;
     },
     pipeline(statements: PipelineStatement[], { end, readOnly = false, timeoutMs }: PipelineOptions) {

@@ -1,11 +1,12 @@
 import type { PipelineStatement } from "./driver.ts";
 
 /**
- * A call from the platform to its PGlite worker; `tx` runs it inside that open transaction. `watch`: the worker
- * says when the call starts running in the engine (a `started` message), so that its timeout counts from there.
+ * A call from the platform to its PGlite worker; `tx` runs it inside that open transaction. `watch`: the call has
+ * a statement timeout, decided through the gate (see db/pglite.ts): the worker says when it starts running in
+ * the engine (a `started` message).
  */
 export type WorkerCall =
-  | { op: "open"; dir: string; maxPrepared?: number }
+  | { op: "open"; dir: string; gate: SharedArrayBuffer; maxPrepared?: number }
   | { op: "query"; tx?: number; sql: string; params: unknown[]; watch?: boolean }
   | { op: "exec"; tx?: number; sql: string; watch?: boolean }
   | { op: "execRows"; tx?: number; sql: string; watch?: boolean }
@@ -20,8 +21,7 @@ export type WorkerCall =
     watch?: boolean;
   }
   | { op: "decide"; pipeline: number; decision: "commit" | "rollback" }
-  /** `listener` is chosen by the platform, so that it survives a restart of the worker. */
-  | { op: "listen"; channel: string; listener: number }
+  | { op: "listen"; channel: string }
   | { op: "unlisten"; listener: number }
   | { op: "close" };
 
@@ -38,6 +38,44 @@ export type WorkerMessage =
   | { rows: number; value: Record<string, unknown>[][] }
   | { listener: number; payload: string }
   | { started: number };
+
+/**
+ * The statement-timeout gate of one engine, an Int32Array over a SharedArrayBuffer: the id of the watched call
+ * running in the engine. Whoever takes a call's id out of it first decides that call: the worker (the call
+ * ended in time: 0) or the platform (its timeout fired: -id, the worker then rolls back). One watched call runs
+ * at a time: the engine runs one call at a time.
+ */
+export class TimeoutGate {
+  private readonly cell: Int32Array;
+
+  constructor(readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(4)) {
+    this.cell = new Int32Array(buffer);
+  }
+
+  /** The worker: call `id` starts running. */
+  start(id: number): void {
+    Atomics.store(this.cell, 0, id);
+  }
+
+  /** The worker: call `id` is done; true when it was in time (its outcome stands). */
+  finish(id: number): boolean {
+    return Atomics.compareExchange(this.cell, 0, id, 0) === id;
+  }
+
+  /** The platform: call `id` ran out of time; true when it still ran (it now fails with 57014). */
+  expire(id: number): boolean {
+    return Atomics.compareExchange(this.cell, 0, id, -id) === id;
+  }
+}
+
+/** The error PostgreSQL raises when `statement_timeout` cancels a statement: callers map both the same way. */
+export function statementTimeout(): Error {
+  return Object.assign(new Error("canceling statement due to statement timeout"), {
+    name: "DatabaseError",
+    severity: "ERROR",
+    code: "57014",
+  });
+}
 
 /** A database error across the thread boundary: structured clone keeps an Error's message, not its fields. */
 export interface SerializedError {

@@ -9,10 +9,18 @@ import { PGlite, type Transaction, types } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { quoteIdent } from "./driver.ts";
 import { pglitePipeline } from "./pglite_pipeline.ts";
-import { serializeError, type WorkerMessage, type WorkerRequest } from "./pglite_protocol.ts";
+import {
+  serializeError,
+  statementTimeout,
+  TimeoutGate,
+  type WorkerMessage,
+  type WorkerRequest,
+} from "./pglite_protocol.ts";
 
 let pg: PGlite | undefined;
+let gate = new TimeoutGate();
 let pipeline: ReturnType<typeof pglitePipeline> | undefined;
+let nextId = 1;
 /** Open transactions: the engine's transaction object and how to end it. */
 const transactions = new Map<
   number,
@@ -46,12 +54,9 @@ function target(tx: number | undefined): PGlite | Transaction {
   return open.tx;
 }
 
-/**
- * Starts a transaction and answers `id` once it is open; it ends on an `end` call. The transaction is known by
- * the id of the call that began it: unique for the platform's side, also across restarts of this thread.
- */
+/** Starts a transaction and answers `id` once it is open; it ends on an `end` call. */
 function begin(id: number): void {
-  const tx = id;
+  const tx = nextId++;
   let started = false;
   let end!: (commit: boolean) => void;
   const ended = new Promise<boolean>((resolve) => end = resolve);
@@ -66,12 +71,10 @@ function begin(id: number): void {
   });
 }
 
-/**
- * Says that a watched call inside a transaction starts: the transaction holds the engine, so nothing else runs
- * before it.
- */
-function started(req: WorkerRequest & { tx?: number; watch?: boolean }): void {
-  if (req.watch && req.tx !== undefined) send({ started: req.id });
+/** A watched call starts running in the engine: its timeout counts from now. */
+function started(id: number): void {
+  gate.start(id);
+  send({ started: id });
 }
 
 async function answer(req: WorkerRequest): Promise<unknown> {
@@ -87,24 +90,24 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       // pipelines, which it does not read (the pipeline passes them).
       pg.onNotification(notify);
       pipeline = pglitePipeline(pg, { onNotification: notify, maxPrepared: req.maxPrepared });
+      gate = new TimeoutGate(req.gate);
       return null;
     }
-    case "query": {
-      const on = target(req.tx);
-      started(req);
-      return (await on.query(req.sql, req.params)).rows;
-    }
-    case "exec": {
-      const on = target(req.tx);
-      started(req);
-      await on.exec(req.sql);
-      return null;
-    }
+    case "query":
+    case "exec":
     case "execRows": {
       const on = target(req.tx);
-      started(req);
-      const results = await on.exec(req.sql);
-      return results.findLast((r) => r.fields.length > 0)?.rows ?? [];
+      // A watched call inside a transaction: the transaction holds the engine, so it starts now. When its
+      // timeout fires first, the platform answers 57014 and ends the transaction with a rollback.
+      const watched = req.watch && req.tx !== undefined;
+      if (watched) started(req.id);
+      try {
+        if (req.op === "query") return (await on.query(req.sql, req.params)).rows;
+        const results = await on.exec(req.sql);
+        return req.op === "exec" ? null : results.findLast((r) => r.fields.length > 0)?.rows ?? [];
+      } finally {
+        if (watched) gate.finish(req.id);
+      }
     }
     case "end": {
       const open = transactions.get(req.tx);
@@ -116,19 +119,37 @@ async function answer(req: WorkerRequest): Promise<unknown> {
     }
     case "pipeline": {
       if (!pipeline) throw new Error("The embedded database is not open");
-      const { id } = req;
-      const end = req.end === "decide"
-        ? (rows: Record<string, unknown>[][]) =>
-          new Promise<"commit" | "rollback">((resolve) => {
+      const { id, watch } = req;
+      /** Whether the statements ended within the timeout: past it, the platform has answered 57014. */
+      const inTime = () => {
+        if (watch && !gate.finish(id)) throw statementTimeout();
+      };
+      let end: Parameters<typeof pipeline>[1]["end"] = req.end === "decide"
+        ? (rows: Record<string, unknown>[][]) => {
+          inTime();
+          return new Promise<"commit" | "rollback">((resolve) => {
             decisions.set(id, resolve);
             send({ rows: id, value: rows });
-          })
+          });
+        }
         : req.end;
-      const onStart = req.watch ? () => send({ started: id }) : undefined;
-      return await pipeline(req.statements, { end, readOnly: req.readOnly, onStart });
+      // A watched write commits only once the gate says it ended in time (a second call into the engine);
+      // reads and rollbacks keep nothing, so their answer is merely dropped when late.
+      if (watch && end === "commit" && !req.readOnly) {
+        end = () => {
+          inTime();
+          return "commit";
+        };
+      }
+      const onStart = watch ? () => started(id) : undefined;
+      try {
+        return await pipeline(req.statements, { end, readOnly: req.readOnly, onStart });
+      } finally {
+        if (watch) gate.finish(id);
+      }
     }
     case "listen": {
-      const listener = req.listener;
+      const listener = nextId++;
       let set = channels.get(req.channel);
       if (!set) {
         await engine().exec(`listen ${quoteIdent(req.channel)}`);

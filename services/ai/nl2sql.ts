@@ -52,7 +52,7 @@ export class Nl2Sql {
       dbs: Databases;
       providers: Providers;
       usage: UsageLog;
-      /** `statement_timeout` of the run (on PGlite its driver enforces it by restarting the engine). */
+      /** `statement_timeout` of the run (on PGlite answered at the timeout, not interrupted: docs/data.md). */
       timeoutMs: number;
       /** The planner's estimated cost above which a query is refused before it runs. */
       maxCost: number;
@@ -135,8 +135,9 @@ export class Nl2Sql {
         await tx.exec(`set local role ${quoteIdent(caller.role)}`);
         // One statement through the extended protocol: a second statement could not run even if one slipped in.
         const wrapped = `select * from (${sql}) as nl2sql_result limit $1`;
-        // The planner's estimate bounds the work before it starts: the embedded PGlite stops an overlong query
-        // only by restarting its engine (db/pglite.ts), too costly to be the usual bound of a huge join there.
+        // The planner's estimate bounds the work before it starts: the embedded PGlite answers the timeout but
+        // cannot interrupt a query once it runs (docs/data.md), so the timeout alone would not contain a huge
+        // join there.
         const [plan] = await tx.query<Record<string, unknown>>(`explain (format json) ${wrapped}`, [limit]);
         const cost = planCost(plan);
         if (cost > this.deps.maxCost) {
