@@ -31,7 +31,8 @@ export interface PipelineOptions {
   readOnly?: boolean;
   /**
    * The `statement_timeout` the statements set for themselves, in milliseconds. PostgreSQL enforces it; PGlite
-   * cannot interrupt itself, so its driver stops a pipeline that runs this long from outside (57014).
+   * cannot interrupt a statement, so its driver fails a pipeline that runs this long with the same error (57014)
+   * and rolls back what it did once the statement ends (docs/data.md).
    */
   timeoutMs?: number;
 }
@@ -39,10 +40,16 @@ export interface PipelineOptions {
 /** Options of {@linkcode Db.transaction}. */
 export interface TransactionOptions {
   /**
-   * Sets `statement_timeout` (milliseconds) for the transaction. PGlite cannot interrupt itself: its driver
-   * stops a call of the transaction that runs this long from outside, with the same error (57014).
+   * Sets `statement_timeout` (milliseconds) for the transaction. PGlite cannot interrupt a statement: its
+   * driver fails a call that runs this long with the same error (57014), and the transaction then rolls back
+   * once the statement ends (docs/data.md).
    */
   timeoutMs?: number;
+  /**
+   * False for statements whose text varies (generated or written by users): PostgreSQL then does not keep them
+   * prepared (postgres.js keeps every text it prepares until the connection closes). PGlite never keeps them.
+   */
+  prepare?: false;
 }
 
 /** The one driver interface: PostgreSQL (postgres.js) and PGlite both implement it with the same SQL. */

@@ -11,10 +11,12 @@ import { ConnectionStatements } from "./pg_prepared.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
-function wrap(sql: Sql): Queryable {
+/** `prepare: false` runs parameterized statements unnamed (see TransactionOptions.prepare). */
+function wrap(sql: Sql, prepare?: false): Queryable {
+  const options = prepare === false ? { prepare: false } : undefined;
   return {
     async query<T>(text: string, params: unknown[] = []) {
-      return await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as T[];
+      return await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], options) as unknown as T[];
     },
     async exec(text: string) {
       await sql.unsafe(text);
@@ -108,7 +110,7 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         if (options?.timeoutMs !== undefined) {
           await tx.unsafe(`set local statement_timeout = ${Math.max(1, Math.floor(options.timeoutMs))}`);
         }
-        return await fn(wrap(tx));
+        return await fn(wrap(tx, options?.prepare));
       }) as T;
     },
     async pipeline(statements: PipelineStatement[], { end, readOnly }: PipelineOptions) {

@@ -148,7 +148,7 @@ export class Nl2Sql {
           );
         }
         return [...await tx.query(wrapped, [limit])];
-      }, { timeoutMs: this.deps.timeoutMs });
+      }, { timeoutMs: this.deps.timeoutMs, prepare: false });
     } catch (err) {
       throw sqlFailure(err, this.deps.timeoutMs);
     }
