@@ -1,92 +1,85 @@
 /**
  * A runtime host: the child process (`deno run runtime/host.ts <socket>`) that runs one function version in a
- * Web Worker with the function's permissions. It talks to the platform over a Unix socket in frames, keeps
- * the worker warm, runs calls concurrently in it, stops a call at its time limit and replaces a worker that
- * stopped answering. The process itself is capped (V8 heap) and supervised by the platform.
+ * Web Worker with the function's permissions. The host connects to the platform's socket for control (the
+ * function to run, its console lines); the worker connects on its own and answers calls on that connection,
+ * so a call crosses no thread of the host. The host keeps a worker running: it replaces a worker that is stuck
+ * past a call's time limit or crashed, and tells the platform which worker it lost. The process itself is
+ * capped (V8 heap) and supervised by the platform.
  */
 import { type EgressAddress, workerNetPermission } from "./egress/wire.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { EGRESS_HOST } from "./net_policy.ts";
-import type { InitMessage, RequestMessage, WorkerInitMessage } from "./protocol.ts";
+import { type InitMessage, type LostMessage, WATCH, type WorkerInitMessage } from "./protocol.ts";
 import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
 
-/** A message from the worker (see protocol.ts), loosely typed as it crosses postMessage. */
-interface WorkerMessage {
-  t: string;
-  id: number;
-  body?: Uint8Array;
-  outcome: "error" | "timeout";
-  message: string;
-  logs: string[];
-  level: string;
-  text: string;
-}
+// How long a worker may stay past a call's deadline without checking its calls before it counts as stuck
+// (a healthy worker checks every 50 ms and fails the late call itself).
+const STUCK_MS = 250;
+const WATCH_MS = 50;
+// A worker that dies sooner than this after its start is replaced only after this long (no crash loop).
+const RESTART_BACKOFF_MS = 1_000;
 
-interface Pending {
-  /** When the call passes its time limit (ms since the epoch); Infinity once it is being stopped. */
-  deadline: number;
-}
-
-// One watchdog for every call instead of a timer each (timers cost a lot per call under load).
-const WATCHDOG_MS = 50;
-
-const socketPath = Deno.args[0];
-if (!socketPath) throw new Error("usage: host.ts <socket>");
+if (!Deno.args[0]) throw new Error("usage: host.ts <socket>");
+const socketPath: string = Deno.args[0];
 const conn = await Deno.connect({ transport: "unix", path: socketPath });
 const writer = new FrameWriter(conn, () => Deno.exit(0));
-const send = (header: Record<string, unknown>, body: Uint8Array | null = null) => writer.write(header, body);
 
 let init: InitMessage | null = null;
 let wasmModule: WebAssembly.Module | null = null;
+let initError: string | null = null;
 // The function's egress gate, opened at init when it has a network (loaded then: most functions have none).
 let gateOpening: Promise<EgressAddress | null> = Promise.resolve(null);
-let worker: Worker | null = null;
-let ready: Promise<string | null> | null = null; // resolves to an init error, or null when ready
-let pong: (() => void) | null = null;
-const pending = new Map<number, Pending>();
-let watchdog: ReturnType<typeof setInterval> | null = null;
 
-function settle(id: number): boolean {
-  if (!pending.delete(id)) return false;
-  if (pending.size === 0 && watchdog !== null) {
-    clearInterval(watchdog);
-    watchdog = null;
-  }
-  return true;
+interface Running {
+  worker: Worker;
+  generation: number;
+  watch: BigInt64Array;
+  startedAt: number;
 }
 
-function fail(id: number, outcome: "error" | "timeout", message: string, logs: string[] = []): void {
-  if (settle(id)) send({ t: "fail", id, outcome, message, logs });
+let running: Running | null = null;
+let generation = 0;
+
+function lost(r: Running, outcome: LostMessage["outcome"], message: string): void {
+  if (running !== r) return;
+  running = null;
+  r.worker.terminate();
+  const msg: LostMessage = { t: "lost", generation: r.generation, outcome, message };
+  writer.write({ ...msg });
+  const wait = Date.now() - r.startedAt < RESTART_BACKOFF_MS ? RESTART_BACKOFF_MS : 0;
+  setTimeout(startWorker, wait);
 }
 
-function checkDeadlines(): void {
+/** A worker whose earliest call is past its deadline and that stopped checking its calls loops: stop it. */
+function checkStuck(): void {
+  const r = running;
+  if (!r) return;
   const now = Date.now();
-  const late: number[] = [];
-  for (const [id, p] of pending) {
-    if (p.deadline <= now) {
-      p.deadline = Infinity;
-      late.push(id);
-    }
-  }
-  if (late.length > 0) onTimeout(late);
+  const deadline = Number(Atomics.load(r.watch, WATCH.deadline));
+  if (now - deadline < STUCK_MS) return;
+  if (now - Number(Atomics.load(r.watch, WATCH.heartbeat)) < STUCK_MS) return;
+  lost(r, "timeout", `Function ran past its time limit of ${init!.timeoutMs / 1000} s`);
 }
 
-async function startWorker(): Promise<string | null> {
+async function startWorker(): Promise<void> {
+  if (running || !init) return;
   let gate: EgressAddress | null;
   try {
     gate = await gateOpening;
   } catch (err) {
-    return `Cannot open the function's network gate: ${(err as Error).message}`;
+    gate = null;
+    initError ??= `Cannot open the function's network gate: ${(err as Error).message}`;
   }
-  const msg = init!;
+  const msg = init;
   const w = new Worker(new URL("./worker.ts", import.meta.url), {
     type: "module",
     deno: {
       permissions: {
-        // The worker reaches the network only through its host's egress gate (runtime/egress/).
-        net: gate ? workerNetPermission(gate) : false,
-        read: false,
-        write: false,
+        // The worker's own connection to the platform (given up before the function's code runs), and the
+        // network only through its host's egress gate (runtime/egress/).
+        net: [`unix:${socketPath}`, ...(gate ? workerNetPermission(gate) : [])],
+        read: [socketPath],
+        write: [socketPath],
         env: false,
         run: false,
         ffi: false,
@@ -95,102 +88,28 @@ async function startWorker(): Promise<string | null> {
       },
     },
   });
-  worker = w;
-  const { promise, resolve } = Promise.withResolvers<string | null>();
-  const onMessage = (m: WorkerMessage) => {
-    if (m.t === "res") {
-      if (!settle(m.id)) return;
-      const { body, ...header } = m;
-      send(header, body);
-    } else if (m.t === "fail") {
-      fail(m.id, m.outcome, m.message, m.logs);
-    } else if (m.t === "log") {
-      send({ t: "log", level: m.level, text: m.text });
-    } else if (m.t === "pong") {
-      pong?.();
-    } else if (m.t === "ready") {
-      resolve(null);
-    } else if (m.t === "init_error") {
-      resolve(m.message);
-    }
-  };
+  const watch = new BigInt64Array(new SharedArrayBuffer(WATCH.length * 8));
+  watch[WATCH.deadline] = 0x7fffffffffffffffn;
+  const r: Running = { worker: w, generation: ++generation, watch, startedAt: Date.now() };
+  running = r;
   w.onmessage = (e: MessageEvent) => {
-    if (e.data.t === "batch") { for (const m of e.data.msgs) onMessage(m); }
-    else onMessage(e.data);
+    if (e.data?.t === "closed") lost(r, "error", "Function runtime lost its worker");
   };
   w.onerror = (e: ErrorEvent) => {
     e.preventDefault();
-    const message = `Function crashed: ${e.message}`;
-    resolve(message);
-    restart(message, "error");
+    lost(r, "error", `Function crashed: ${e.message}`);
   };
-  const workerInit: WorkerInitMessage = msg.kind === "wasm"
-    ? { ...msg, code: "", module: wasmModule!, gate: null }
-    : { ...msg, gate };
+  const workerInit: WorkerInitMessage = {
+    ...msg,
+    ...(msg.kind === "wasm" ? { code: "", module: wasmModule ?? undefined } : {}),
+    gate,
+    socket: socketPath,
+    generation: r.generation,
+    watch: watch.buffer as SharedArrayBuffer,
+  };
+  // A function that cannot load still gets a worker: it answers every call with the reason.
+  if (initError) workerInit.failure = initError;
   w.postMessage(workerInit);
-  return promise;
-}
-
-/** Drops the current worker and fails every call it held; the next call starts a fresh one. */
-function restart(message: string, outcome: "error" | "timeout"): void {
-  worker?.terminate();
-  worker = null;
-  ready = null;
-  for (const id of [...pending.keys()]) fail(id, outcome, message);
-}
-
-let pinging: { worker: Worker; answer: Promise<boolean> } | null = null;
-
-/** True when the worker answers a ping within 250 ms; overlapping checks of one worker share one ping. */
-function alive(w: Worker): Promise<boolean> {
-  if (pinging?.worker === w) return pinging.answer;
-  const answer = new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => {
-      pong = null;
-      resolve(false);
-    }, 250);
-    pong = () => {
-      clearTimeout(timer);
-      pong = null;
-      resolve(true);
-    };
-    w.postMessage({ t: "ping" });
-  });
-  const current = { worker: w, answer };
-  pinging = current;
-  answer.finally(() => {
-    if (pinging === current) pinging = null;
-  });
-  return answer;
-}
-
-async function onTimeout(ids: number[]): Promise<void> {
-  const w = worker;
-  const limit = `Function ran past its time limit of ${init!.timeoutMs / 1000} s`;
-  if (!w || !(await alive(w))) {
-    // The worker is stuck (a loop that never yields): stop it; every call it held is lost.
-    if (w === worker) restart(limit, "timeout");
-    return;
-  }
-  for (const id of ids) {
-    w.postMessage({ t: "cancel", id });
-    fail(id, "timeout", limit);
-  }
-}
-
-/** Hands the calls of one socket read to the worker in one message. */
-async function handle(batch: { msg: RequestMessage; body: Uint8Array | null }[]): Promise<void> {
-  const deadline = Date.now() + init!.timeoutMs;
-  for (const { msg } of batch) pending.set(msg.id, { deadline });
-  watchdog ??= setInterval(checkDeadlines, WATCHDOG_MS);
-  ready ??= startWorker();
-  const error = await ready;
-  const live = batch.filter(({ msg }) => pending.has(msg.id));
-  if (error) return live.forEach(({ msg }) => fail(msg.id, "error", error));
-  if (live.length === 0) return;
-  const reqs = live.map(({ msg, body }) => ({ ...msg, body }));
-  const transfer = live.flatMap(({ body }) => body ? [body.buffer as ArrayBuffer] : []);
-  worker!.postMessage({ t: "batch", reqs }, transfer);
 }
 
 function setup(msg: InitMessage): void {
@@ -206,18 +125,17 @@ function setup(msg: InitMessage): void {
       const capped = capMemory(bytes, Math.floor(msg.memoryMb * 1048576 / PAGE_BYTES));
       wasmModule = new WebAssembly.Module(capped as Uint8Array<ArrayBuffer>);
     } catch (err) {
-      ready = Promise.resolve(`Cannot load the WebAssembly module: ${(err as Error).message}`);
+      initError = `Cannot load the WebAssembly module: ${(err as Error).message}`;
     }
   }
+  setInterval(checkStuck, WATCH_MS);
+  startWorker();
 }
 
 const reader = new FrameReader();
 for await (const chunk of readChunks(conn)) {
-  const batch: { msg: RequestMessage; body: Uint8Array | null }[] = [];
-  for (const { header, body } of reader.push(chunk)) {
-    if (header.t === "req") batch.push({ msg: header as unknown as RequestMessage, body });
-    else if (header.t === "init") setup(header as unknown as InitMessage);
+  for (const { header } of reader.push(chunk)) {
+    if (header.t === "init" && !init) setup(header as unknown as InitMessage);
   }
-  if (batch.length > 0) handle(batch);
 }
 Deno.exit(0); // the platform closed the socket

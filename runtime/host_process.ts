@@ -1,6 +1,14 @@
 import { join } from "node:path";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
-import type { HeaderList, InitMessage, Outcome } from "./protocol.ts";
+import {
+  type HeaderList,
+  type HelloMessage,
+  type InitMessage,
+  type LostMessage,
+  MAX_LOG_LINE,
+  MAX_RESPONSE_BYTES,
+  type Outcome,
+} from "./protocol.ts";
 
 /** One call handed to a host. */
 export interface HostRequest {
@@ -36,6 +44,7 @@ const HOST_MAIN = join(RUNTIME_DIR, "host.ts");
 // The modules a host loads into its worker: the only files it may read (so a function can import nothing else).
 const WORKER_FILES = [
   "worker.ts",
+  "frames.ts",
   "protocol.ts",
   "wasm/wagi.ts",
   "wasm/wasi.ts",
@@ -62,10 +71,30 @@ function withSocket(flags: string[], socket: string): string[] {
   return flags.map((f) => f === list ? `--allow-net=unix:${socket},${f.slice("--allow-net=".length)}` : f);
 }
 
+/** The connection of one worker of the host: the calls sent on it are answered on it, or lost with it. */
+interface WorkerChannel {
+  generation: number;
+  writer: FrameWriter;
+  /** Null until the worker loaded the function; then null for ready, or why the function cannot run. */
+  state: "loading" | "ready" | { error: string };
+}
+
+interface Call {
+  resolve: (r: HostResult) => void;
+  deadline: number;
+  /** The worker the call was sent to; null while it waits for a worker. */
+  channel: WorkerChannel | null;
+  req: HostRequest;
+}
+
+const LOG_LEVELS = new Set(["debug", "info", "warn", "error"]);
+
 /**
  * HostProcess is the platform's handle on one runtime host child process: it spawns it with the function's
- * permissions and heap cap, connects over a Unix socket, sends calls and resolves their results, and turns
- * the death of the process (out of memory, crash, kill) into failures of the calls it held.
+ * permissions and heap cap, listens on a private Unix socket for its control connection and for the connection
+ * of each worker the host starts, sends calls to the current worker and resolves their results, and turns the
+ * loss of a worker or the death of the process (out of memory, crash, kill) into failures of the calls they held.
+ * Everything a worker connection says is the function's word: it settles only the calls sent on it.
  */
 export class HostProcess {
   inFlight = 0;
@@ -73,9 +102,13 @@ export class HostProcess {
   init: InitMessage | null = null;
   lastUsed = Date.now();
   private nextId = 1;
-  private readonly calls = new Map<number, { resolve: (r: HostResult) => void; deadline: number }>();
+  private readonly calls = new Map<number, Call>();
+  /** Calls waiting for a worker to be ready. */
+  private waiting: number[] = [];
+  private channel: WorkerChannel | null = null;
+  private readonly channels = new Map<number, WorkerChannel>();
   private watchdog: ReturnType<typeof setInterval> | null = null;
-  private writer: FrameWriter | null = null;
+  private control: FrameWriter | null = null;
   private stderrTail = "";
   private exited = false;
   private killedFor: "timeout" | null = null;
@@ -87,6 +120,8 @@ export class HostProcess {
     readonly id: string,
     readonly memoryMb: number,
     private readonly child: Deno.ChildProcess,
+    private readonly listener: Deno.Listener,
+    private readonly socket: string,
     onExit: (host: HostProcess) => void,
   ) {
     this.exitSink = onExit;
@@ -98,7 +133,7 @@ export class HostProcess {
     this.logSink = onLog;
     this.exitSink = onExit;
     this.lastUsed = Date.now();
-    this.writer!.write({ ...init });
+    this.control!.write({ ...init });
   }
 
   /** Starts a host process and waits until it connected; it runs nothing before {@linkcode assign}. */
@@ -129,7 +164,7 @@ export class HostProcess {
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const host = new HostProcess(options.id, options.memoryMb, child, options.onExit);
+    const host = new HostProcess(options.id, options.memoryMb, child, listener, socket, options.onExit);
     host.pumpOutput(child.stdout, "info", false);
     host.stderrDone = host.pumpOutput(child.stderr, "error", true);
     // Classify the exit once stderr is drained (it says "out of memory"), waiting at most a moment.
@@ -144,14 +179,12 @@ export class HostProcess {
         child.status.then(() => reject(new Error(`Runtime host exited at start: ${host.stderrTail.trim()}`)));
         listener.accept().then(resolve, reject).finally(() => clearTimeout(timer));
       });
-      host.attach(conn);
+      host.attachControl(conn);
+      host.acceptWorkers();
       return host;
     } catch (err) {
       host.kill();
       throw err;
-    } finally {
-      listener.close();
-      await Deno.remove(socket).catch(() => {});
     }
   }
 
@@ -173,38 +206,131 @@ export class HostProcess {
     })().catch(() => {});
   }
 
-  private attach(conn: Deno.Conn): void {
-    this.writer = new FrameWriter(conn, () => this.kill());
+  /** The host's own connection: the function to run goes out on it, news of lost workers comes back. */
+  private attachControl(conn: Deno.Conn): void {
+    this.control = new FrameWriter(conn, () => this.kill());
     (async () => {
       const reader = new FrameReader();
       for await (const chunk of readChunks(conn)) {
-        for (const { header, body } of reader.push(chunk)) {
-          if (header.t === "log") {
-            this.logSink(header.level as "info", String(header.text));
-            continue;
-          }
-          const id = header.id as number;
-          if (!this.calls.has(id)) continue;
-          const resolve = (r: HostResult) => this.settle(id, r);
-          const logs = Array.isArray(header.logs) ? header.logs.map(String) : [];
-          if (header.t === "res") {
-            resolve({
-              outcome: "ok",
-              status: Number(header.status),
-              headers: header.headers as HeaderList,
-              body: body ?? new Uint8Array(0),
-              logs,
-            });
-          } else {
-            resolve({
-              outcome: header.outcome === "timeout" ? "timeout" : "error",
-              message: String(header.message),
-              logs,
-            });
-          }
+        for (const { header } of reader.push(chunk)) {
+          if (header.t === "lost") this.onLost(header as unknown as LostMessage);
         }
       }
     })().catch(() => this.kill());
+  }
+
+  /** Takes each connection of a worker the host started (after the host's own). */
+  private acceptWorkers(): void {
+    (async () => {
+      for await (const conn of this.listener) this.attachWorker(conn);
+    })().catch(() => {});
+  }
+
+  private attachWorker(conn: Deno.Conn): void {
+    const channel: WorkerChannel = {
+      generation: 0,
+      writer: new FrameWriter(conn, () => conn.close()),
+      state: "loading",
+    };
+    (async () => {
+      const reader = new FrameReader();
+      for await (const chunk of readChunks(conn)) {
+        for (const { header, body } of reader.push(chunk)) this.fromWorker(channel, header, body);
+      }
+    })().catch(() => {}).finally(() => {
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    });
+  }
+
+  /** One frame from a worker: only ever about the calls sent to that worker. */
+  private fromWorker(channel: WorkerChannel, header: Record<string, unknown>, body: Uint8Array | null): void {
+    const t = header.t;
+    if (t === "log") {
+      const level = LOG_LEVELS.has(header.level as string) ? header.level as "info" : "info";
+      this.logSink(level, String(header.text).slice(0, MAX_LOG_LINE));
+      return;
+    }
+    if (channel.state === "loading") {
+      if (t !== "ready" && t !== "init_error") return;
+      const hello = header as unknown as HelloMessage;
+      if (!Number.isInteger(hello.generation) || this.channels.has(hello.generation)) return;
+      channel.generation = hello.generation;
+      channel.state = t === "ready" ? "ready" : { error: String(hello.message) };
+      this.channels.set(channel.generation, channel);
+      this.channel = channel;
+      this.sendWaiting();
+      return;
+    }
+    const id = header.id as number;
+    const call = this.calls.get(id);
+    if (!call || call.channel !== channel) return;
+    const logs = Array.isArray(header.logs) ? header.logs.map((l) => String(l).slice(0, MAX_LOG_LINE)) : [];
+    if (t === "res") {
+      const bytes = body ?? new Uint8Array(0);
+      if (bytes.byteLength > MAX_RESPONSE_BYTES) {
+        this.settle(id, {
+          outcome: "error",
+          message: `Response is larger than ${MAX_RESPONSE_BYTES} bytes`,
+          logs,
+        });
+        return;
+      }
+      this.settle(id, {
+        outcome: "ok",
+        status: Number(header.status),
+        headers: validHeaders(header.headers),
+        body: bytes,
+        logs,
+      });
+    } else if (t === "fail") {
+      this.settle(id, {
+        outcome: header.outcome === "timeout" ? "timeout" : "error",
+        message: String(header.message),
+        logs,
+      });
+    }
+  }
+
+  /** The host stopped a worker (stuck past a time limit, or crashed): the calls it held fail with the reason. */
+  private onLost(msg: LostMessage): void {
+    const channel = this.channels.get(msg.generation);
+    if (!channel) return;
+    this.channels.delete(msg.generation);
+    if (this.channel === channel) this.channel = null;
+    channel.writer.close();
+    const result: HostResult = {
+      outcome: msg.outcome === "timeout" ? "timeout" : "error",
+      message: String(msg.message),
+      logs: [],
+    };
+    for (const [id, call] of [...this.calls]) if (call.channel === channel) this.settle(id, result);
+  }
+
+  /** Sends the waiting calls to the worker now ready (or fails them when the function cannot run). */
+  private sendWaiting(): void {
+    const ids = this.waiting;
+    this.waiting = [];
+    for (const id of ids) {
+      const call = this.calls.get(id);
+      if (call) this.send(id, call);
+    }
+  }
+
+  private send(id: number, call: Call): void {
+    const channel = this.channel;
+    if (!channel) {
+      this.waiting.push(id);
+      return;
+    }
+    if (channel.state !== "ready" && channel.state !== "loading") {
+      this.settle(id, { outcome: "error", message: channel.state.error, logs: [] });
+      return;
+    }
+    call.channel = channel;
+    const { body, ...rest } = call.req;
+    channel.writer.write({ t: "req", id, ...rest }, body);
   }
 
   /** True while the process runs. */
@@ -219,7 +345,8 @@ export class HostProcess {
     this.inFlight++;
     this.lastUsed = Date.now();
     const { promise, resolve } = Promise.withResolvers<HostResult>();
-    this.calls.set(id, { resolve, deadline: this.lastUsed + deadlineMs });
+    const call: Call = { resolve, deadline: this.lastUsed + deadlineMs, channel: null, req };
+    this.calls.set(id, call);
     // One watchdog per host instead of a timer per call: a host that misses a call's deadline is wedged.
     this.watchdog ??= setInterval(() => {
       const now = Date.now();
@@ -231,8 +358,7 @@ export class HostProcess {
         }
       }
     }, 100);
-    const { body, ...rest } = req;
-    this.writer!.write({ t: "req", id, ...rest }, body);
+    this.send(id, call);
     return promise;
   }
 
@@ -263,8 +389,17 @@ export class HostProcess {
       }
       : { outcome: "crash", message: "Function runtime exited unexpectedly", logs: [] };
     for (const id of [...this.calls.keys()]) this.settle(id, result);
-    this.writer?.close();
+    this.control?.close();
+    for (const channel of this.channels.values()) channel.writer.close();
+    this.closeListener();
     this.exitSink(this);
+  }
+
+  private closeListener(): void {
+    try {
+      this.listener.close();
+    } catch { /* closed */ }
+    Deno.remove(this.socket).catch(() => {});
   }
 
   /** Stops the process at once. */
@@ -278,4 +413,12 @@ export class HostProcess {
   async closed(): Promise<void> {
     await this.child.status;
   }
+}
+
+/** A function's response headers as they came over its connection: pairs of strings, nothing else. */
+function validHeaders(value: unknown): HeaderList {
+  if (!Array.isArray(value)) return [];
+  return value.filter((h): h is [string, string] =>
+    Array.isArray(h) && h.length === 2 && typeof h[0] === "string" && typeof h[1] === "string"
+  );
 }

@@ -29,6 +29,41 @@ export interface WorkerInitMessage extends InitMessage {
   gate: EgressAddress | null;
   /** The compiled module (`wasm`). */
   module?: WebAssembly.Module;
+  /** The platform's socket: the worker connects to it once, then gives up its permission on it. */
+  socket: string;
+  /** Which worker of its host this is (1, 2, …): the platform ties the calls it sends on a connection to it. */
+  generation: number;
+  /** Shared with the host: the worker's {@linkcode WATCH} slots. */
+  watch: SharedArrayBuffer;
+  /** Why the function cannot run (set by the host): the worker answers every call with it. */
+  failure?: string;
+}
+
+/**
+ * Slots of a worker's watch buffer (a BigInt64Array over WorkerInitMessage.watch): how the host sees, without
+ * asking, whether a worker is stuck past a call's time limit (a loop that never yields cannot answer a message).
+ */
+export const WATCH = {
+  /** The earliest deadline (ms since the epoch) of the calls the worker holds; MAX when it holds none. */
+  deadline: 0,
+  /** When the worker last checked its calls' deadlines (ms since the epoch); it checks while it holds calls. */
+  heartbeat: 1,
+  length: 2,
+} as const;
+
+/** The first frame on a worker's connection, once it loaded the function: ready, or why it cannot be. */
+export interface HelloMessage {
+  t: "ready" | "init_error";
+  generation: number;
+  message?: string;
+}
+
+/** From a host to the platform: its worker `generation` is gone, and with it every call it held. */
+export interface LostMessage {
+  t: "lost";
+  generation: number;
+  outcome: "error" | "timeout";
+  message: string;
 }
 
 /** One call of the function (its body travels beside the header in a frame, or as `body` to a worker). */

@@ -6,46 +6,33 @@
  * the user module or compiles the wasm module, then answers request messages from the host.
  */
 import { installEgress } from "./egress/worker_net.ts";
+import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import {
   type InitMessage,
   MAX_LOG_LINE,
   MAX_RESPONSE_BYTES,
   type RequestMessage,
+  WATCH,
   type WorkerInitMessage,
 } from "./protocol.ts";
 import { runWagi, WagiError } from "./wasm/wagi.ts";
 
 type Handler = (req: Request, info: unknown) => Response | Promise<Response>;
 
-// Captured before the user module loads: the function may replace the globals, not the host's channel.
+// Captured before the user module loads: the function may replace the globals, not the worker's channel.
+const connect = Deno.connect;
+const revoke = Deno.permissions.revokeSync.bind(Deno.permissions);
 const rawPost = self.postMessage.bind(self);
-const atTurnEnd = setImmediate;
-let outbox: unknown[] = [];
-let transfers: Transferable[] = [];
-let flushing = false;
+const now = Date.now;
+let writer: FrameWriter | null = null;
+/** Frames written before the connection is open (console lines of the bootstrap): sent once it is. */
+const early: Record<string, unknown>[] = [];
 
-/**
- * Queues a message to the host; the messages of one event-loop turn travel in one postMessage at its end
- * (setImmediate), so that the answers to a batch of calls wake the host once.
- */
-function post(msg: unknown, transfer?: Transferable): void {
-  outbox.push(msg);
-  if (transfer) transfers.push(transfer);
-  if (flushing) return;
-  flushing = true;
-  atTurnEnd(flush);
-}
-
-function flush(): void {
-  const msgs = outbox;
-  const list = transfers;
-  outbox = [];
-  transfers = [];
-  flushing = false;
-  rawPost({ t: "batch", msgs }, list);
+function send(header: Record<string, unknown>, body: Uint8Array | null = null): void {
+  if (writer) writer.write(header, body);
+  else early.push(header);
 }
 const inspect = Deno.inspect;
-const controllers = new Map<number, AbortController>();
 let handler: Handler | null = null;
 let wasm: { module: WebAssembly.Module; init: InitMessage } | null = null;
 
@@ -58,7 +45,7 @@ function installConsole(): void {
   const levels = { debug: "debug", log: "info", info: "info", warn: "warn", error: "error", trace: "debug" };
   const shim: Record<string, unknown> = { ...console };
   for (const [method, level] of Object.entries(levels)) {
-    shim[method] = (...args: unknown[]) => post({ t: "log", level, text: format(args) });
+    shim[method] = (...args: unknown[]) => send({ t: "log", level, text: format(args) });
   }
   Object.defineProperty(globalThis, "console", { value: shim, writable: true, configurable: true });
 }
@@ -143,16 +130,92 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(bin);
 }
 
+/**
+ * The Request a handler gets. Its `signal` aborts when the call passes its time limit; it is made on first use
+ * (a Request given a signal at construction costs a third more, on every call).
+ */
+class CallRequest extends Request {
+  #controller: AbortController | null = null;
+
+  override get signal(): AbortSignal {
+    return (this.#controller ??= new AbortController()).signal;
+  }
+
+  /** Tells the handler, if it listens, that its call ran past the time limit. */
+  timeOut(): void {
+    this.#controller?.abort(new DOMException("The call ran past its time limit", "TimeoutError"));
+  }
+}
+
+/** A call the worker holds: when it passes its time limit, and its request (wasm calls have none). */
+interface Held {
+  deadline: number;
+  req: CallRequest | null;
+}
+
+const held = new Map<number, Held>();
+let timeoutMs = 0;
+let limitText = "";
+let watch: BigInt64Array | null = null;
+let earliest = Infinity; // mirror of watch[WATCH.deadline], so that most calls skip the atomic write
+let watchdog: ReturnType<typeof setInterval> | null = null;
+// One watchdog for every call instead of a timer each (timers cost a lot per call under load).
+const WATCHDOG_MS = 50;
+
+function hold(id: number): Held {
+  const deadline = now() + timeoutMs;
+  const call: Held = { deadline, req: null };
+  held.set(id, call);
+  if (deadline < earliest) {
+    earliest = deadline;
+    Atomics.store(watch!, WATCH.deadline, BigInt(deadline));
+  }
+  if (watchdog === null) {
+    Atomics.store(watch!, WATCH.heartbeat, BigInt(now()));
+    watchdog = setInterval(checkDeadlines, WATCHDOG_MS);
+  }
+  return call;
+}
+
+/** Drops a call; false when it was already answered (or failed at its time limit). */
+function release(id: number): boolean {
+  if (!held.delete(id)) return false;
+  if (held.size === 0) {
+    clearInterval(watchdog!);
+    watchdog = null;
+    earliest = Infinity;
+    Atomics.store(watch!, WATCH.deadline, NO_DEADLINE);
+  }
+  return true;
+}
+
+const NO_DEADLINE = 0x7fffffffffffffffn;
+
+/** Fails the calls past their time limit (their handlers are told through req.signal) and publishes the rest. */
+function checkDeadlines(): void {
+  const t = now();
+  Atomics.store(watch!, WATCH.heartbeat, BigInt(t));
+  let next = Infinity;
+  for (const [id, call] of held) {
+    if (call.deadline <= t) {
+      call.req?.timeOut();
+      if (release(id)) send({ t: "fail", id, outcome: "timeout", message: limitText, logs: [] });
+    } else if (call.deadline < next) next = call.deadline;
+  }
+  if (held.size > 0) {
+    earliest = next;
+    Atomics.store(watch!, WATCH.deadline, BigInt(next));
+  }
+}
+
 async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<void> {
-  const controller = new AbortController();
-  controllers.set(msg.id, controller);
+  const call = hold(msg.id);
   try {
     const hasBody = body && msg.method !== "GET" && msg.method !== "HEAD";
-    const req = new Request(msg.url, {
+    const req = call.req = new CallRequest(msg.url, {
       method: msg.method,
       headers: msg.headers,
       body: hasBody ? body as Uint8Array<ArrayBuffer> : undefined,
-      signal: controller.signal,
     });
     const info = {
       remoteAddr: { transport: "tcp", hostname: "0.0.0.0", port: 0 },
@@ -166,56 +229,91 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
     if (out.byteLength > MAX_RESPONSE_BYTES) {
       throw new RangeError(`Response is larger than ${MAX_RESPONSE_BYTES} bytes`);
     }
-    post(
-      { t: "res", id: msg.id, status: res.status, headers: [...res.headers], logs: [], body: out },
-      out.buffer,
-    );
+    if (release(msg.id)) {
+      send({ t: "res", id: msg.id, status: res.status, headers: [...res.headers], logs: [] }, out);
+    }
   } catch (err) {
-    post({ t: "log", level: "error", text: format([err]) });
-    post({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs: [] });
-  } finally {
-    controllers.delete(msg.id);
+    if (!release(msg.id)) return; // already failed at its time limit
+    send({ t: "log", level: "error", text: format([err]) });
+    send({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs: [] });
   }
 }
 
 function serveWasm(msg: RequestMessage, body: Uint8Array | null): void {
   const { module, init } = wasm!;
+  hold(msg.id);
   try {
     const res = runWagi(module, { ...msg, body, env: init.env, name: init.name }, MAX_RESPONSE_BYTES);
-    const out = res.body.slice();
-    post(
-      { t: "res", id: msg.id, status: res.status, headers: res.headers, logs: res.logs, body: out },
-      out.buffer,
-    );
+    if (release(msg.id)) {
+      send({ t: "res", id: msg.id, status: res.status, headers: res.headers, logs: res.logs }, res.body);
+    }
   } catch (err) {
     const logs = err instanceof WagiError ? err.logs : [];
-    post({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs });
+    if (release(msg.id)) send({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs });
   }
 }
 
 self.addEventListener("unhandledrejection", (e) => {
   e.preventDefault();
-  post({ t: "log", level: "error", text: `Unhandled rejection: ${format([e.reason])}` });
+  send({ t: "log", level: "error", text: `Unhandled rejection: ${format([e.reason])}` });
 });
 
-self.onmessage = async (e: MessageEvent) => {
-  const msg = e.data;
-  if (msg.t === "batch") {
-    for (const req of msg.reqs as (RequestMessage & { body: Uint8Array | null })[]) {
-      if (wasm) serveWasm(req, req.body);
-      else serveDeno(req, req.body);
-    }
-  } else if (msg.t === "ping") {
-    rawPost({ t: "pong" });
-  } else if (msg.t === "cancel") {
-    controllers.get(msg.id)?.abort(new DOMException("The call ran past its time limit", "TimeoutError"));
-  } else if (msg.t === "init") {
+/**
+ * Opens the worker's connection to the platform, then gives up every permission on the socket, before any
+ * code of the function runs: the function cannot open another connection, only answer on this one.
+ */
+async function openChannel(init: WorkerInitMessage): Promise<Deno.Conn> {
+  const conn = await connect({ transport: "unix", path: init.socket });
+  revoke({ name: "net", host: `unix:${init.socket}` } as Deno.NetPermissionDescriptor);
+  revoke({ name: "read", path: init.socket });
+  revoke({ name: "write", path: init.socket });
+  writer = new FrameWriter(conn, () => rawPost({ t: "closed" }));
+  for (const header of early.splice(0)) writer.write(header);
+  return conn;
+}
+
+/** Answers the calls of its connection until the platform closes it. */
+async function serve(conn: Deno.Conn, initError: string | null): Promise<void> {
+  const reader = new FrameReader();
+  for await (const chunk of readChunks(conn)) {
+    let frames;
     try {
-      if (msg.kind === "wasm") wasm = { module: msg.module, init: msg };
-      else await initDeno(msg);
-      post({ t: "ready" });
-    } catch (err) {
-      post({ t: "init_error", message: describe(err) });
+      frames = reader.push(chunk);
+    } catch {
+      break;
+    }
+    for (const { header, body } of frames) {
+      if (header.t !== "req") continue;
+      const msg = header as unknown as RequestMessage;
+      if (initError !== null) send({ t: "fail", id: msg.id, outcome: "error", message: initError, logs: [] });
+      else if (wasm) serveWasm(msg, body);
+      else serveDeno(msg, body);
     }
   }
+  rawPost({ t: "closed" });
+}
+
+self.onmessage = async (e: MessageEvent) => {
+  const init = e.data as WorkerInitMessage;
+  if (init.t !== "init") return;
+  self.onmessage = null;
+  timeoutMs = init.timeoutMs;
+  limitText = `Function ran past its time limit of ${init.timeoutMs / 1000} s`;
+  watch = new BigInt64Array(init.watch);
+  const conn = await openChannel(init);
+  let initError: string | null = init.failure ?? null;
+  if (initError === null) {
+    try {
+      if (init.kind === "wasm") wasm = { module: init.module!, init };
+      else await initDeno(init);
+    } catch (err) {
+      initError = describe(err);
+    }
+  }
+  send(
+    initError === null
+      ? { t: "ready", generation: init.generation }
+      : { t: "init_error", generation: init.generation, message: initError },
+  );
+  await serve(conn, initError);
 };
