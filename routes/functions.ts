@@ -376,6 +376,7 @@ async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
   if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
     throw new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
   }
+  if (bytes.byteLength === 2 && bytes[0] === 0x7b && bytes[1] === 0x7d) return {}; // `{}`, the usual body
   let parsed: unknown;
   try {
     parsed = JSON.parse(utf8Lenient.decode(bytes));
@@ -450,7 +451,8 @@ const HOP_BY_HOP = new Set([
   "trailer",
 ]);
 
-functionsRoutes.post("/v1/functions/:name/invoke", resolveProject, authenticate, async (c) => {
+// authenticate resolves the project too: one middleware layer less on the platform's hottest route.
+functionsRoutes.post("/v1/functions/:name/invoke", authenticate, async (c) => {
   const name = c.req.param("name");
   const caller = c.get("caller");
   // Spec §4.3: `apikey` is required on invoke; a user token rides along with it (a console admin needs none).

@@ -13,12 +13,20 @@ export async function splitLongForm(
   pathname: string,
   isProject: (ref: string) => Promise<boolean>,
 ): Promise<{ ref: string; path: string } | null> {
+  const candidate = longFormCandidate(pathname);
+  return candidate && (await isProject(candidate.ref)) ? candidate : null;
+}
+
+/**
+ * The long-form split of a path if its first segment is a project, or null for a path that is short form
+ * whatever projects exist (answered without a lookup: the common case, an invoke, stays synchronous).
+ */
+export function longFormCandidate(pathname: string): { ref: string; path: string } | null {
   const match = pathname.match(/^\/v1\/functions\/([^/]+)\/(.+)$/);
   if (!match) return null;
   const [, first, rest] = match as unknown as [string, string, string];
   if (RESERVED.has(first)) return null;
   const next = rest.split("/")[0]!;
   if (FUNCTION_SUBROUTES.has(next) && !rest.includes("/")) return null;
-  if (!(await isProject(first))) return null;
   return { ref: first, path: `/v1/functions/${rest}` };
 }

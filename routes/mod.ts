@@ -16,7 +16,7 @@ import { functionsRoutes } from "./functions.ts";
 import { jobRoutes } from "./jobs.ts";
 import type { AppEnv, EdgeEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
-import { splitLongForm } from "./long_form.ts";
+import { longFormCandidate } from "./long_form.ts";
 import { edge } from "./middleware/edge.ts";
 import { setPathProject } from "./middleware/project.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -131,10 +131,9 @@ export function createHandler(platform: Platform): Handler {
   const app = createApp(platform);
   const isProject = async (ref: string) =>
     PROJECT_REF.test(ref) && (await platform.projects.find(ref)) !== null;
-  const longForm = async (req: Request, env: EdgeEnv) => {
+  const longForm = async (req: Request, env: EdgeEnv, long: { ref: string; path: string }) => {
+    if (!(await isProject(long.ref))) return await app.fetch(req, env);
     const url = new URL(req.url);
-    const long = await splitLongForm(url.pathname, isProject);
-    if (!long) return await app.fetch(req, env);
     url.pathname = long.path;
     const rewritten = new Request(url, req);
     setPathProject(rewritten, long.ref);
@@ -150,6 +149,9 @@ export function createHandler(platform: Platform): Handler {
       exposeHeaders: EXPOSE_HEADERS,
     },
     // Not async on the common path: an extra promise layer per request costs measurable throughput.
-    (req, env) => req.url.includes("/v1/functions/") ? longForm(req, env) : app.fetch(req, env),
+    (req, env) => {
+      const long = req.url.includes("/v1/functions/") ? longFormCandidate(new URL(req.url).pathname) : null;
+      return long ? longForm(req, env, long) : app.fetch(req, env);
+    },
   );
 }
