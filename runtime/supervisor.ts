@@ -88,7 +88,8 @@ export class Runtime {
 
   private constructor(
     private readonly options: RuntimeOptions,
-    private readonly socketDir: string,
+    /** The private directory of the hosts' sockets (0700). */
+    readonly socketDir: string,
     private readonly onLog: LogSink,
   ) {
     this.idleTimer = setInterval(() => this.evictIdle(), Math.max(250, Math.min(options.idleMs / 2, 10_000)));

@@ -253,7 +253,7 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
       async () => {
         await deploy("patient", await fixture("patient.ts"), { permissions: { timeout_secs: 1 } });
         assertEquals((await json(await invoke("patient"))).body.data.body, { calls: 1 });
-        // Slow calls sent apart time out apart; each time the worker answers the host's ping, so it is kept.
+        // Slow calls sent apart time out apart; the worker keeps checking its deadlines, so it is kept.
         const slow = [];
         for (let i = 0; i < 3; i++) {
           slow.push(invoke("patient", { path: "/?ms=4000" }).then(json));
