@@ -6,7 +6,6 @@ import type { DataIdentity, DataRequest, DataResult, RpcRequest } from "../servi
 import type { AppEnv, Caller } from "./env.ts";
 import { errorResponse, toAppError } from "./errors.ts";
 import { authenticate } from "./middleware/auth.ts";
-import { resolveProject } from "./middleware/project.ts";
 import { ErrorEnvelope, PROJECT_SECURITY } from "./schemas.ts";
 
 /** The two mounts of the one engine (decisions §3). */
@@ -196,7 +195,8 @@ const headerDoc =
 
 /** The data API: `/v1/db/{table}` in the envelope and `/rest/v1/{table}` in PostgREST's wire format. */
 export const dataRoutes = new OpenAPIHono<AppEnv>();
-for (const path of ["/v1/db/*", "/rest/v1/*"]) dataRoutes.use(path, resolveProject, authenticate);
+// authenticate resolves the project too (one middleware layer less on every data request).
+for (const path of ["/v1/db/*", "/rest/v1/*"]) dataRoutes.use(path, authenticate);
 dataRoutes.onError((err, c) => dataError(c, err));
 
 const common = { tags: ["Data"], security: PROJECT_SECURITY, request: { params: TableParam } };

@@ -126,6 +126,22 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
 /** A fetch handler: the app behind the long-form rewrite of `/v1/functions/{project_id}/…`. */
 export type Handler = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
+/** The path of an absolute URL as the router sees it (a URL with escapes is parsed in full). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("://") + 3);
+  if (start < 0) return "/";
+  let end = url.length;
+  for (let i = start; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x25) return new URL(url).pathname; // %
+    if (c === 0x3f || c === 0x23) { // ? #
+      end = i;
+      break;
+    }
+  }
+  return url.slice(start, end);
+}
+
 /** Builds the platform's fetch handler: the edge in front of the app, behind the long-form rewrite. */
 export function createHandler(platform: Platform): Handler {
   const app = createApp(platform);
@@ -150,7 +166,7 @@ export function createHandler(platform: Platform): Handler {
     },
     // Not async on the common path: an extra promise layer per request costs measurable throughput.
     (req, env) => {
-      const long = req.url.includes("/v1/functions/") ? longFormCandidate(new URL(req.url).pathname) : null;
+      const long = req.url.includes("/v1/functions/") ? longFormCandidate(pathOf(req.url)) : null;
       return long ? longForm(req, env, long) : app.fetch(req, env);
     },
   );

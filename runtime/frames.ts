@@ -32,7 +32,10 @@ export function encodeFrame(header: Record<string, unknown>, body: Uint8Array | 
 export class FrameReader {
   private buffer: Uint8Array = new Uint8Array(0);
 
-  /** Adds bytes and returns every frame now complete; throws on a malformed or oversized frame. */
+  /**
+   * Adds bytes and returns every frame now complete; throws on a malformed or oversized frame. The chunk becomes
+   * the reader's (bodies are views into it): the caller must not change it afterwards.
+   */
   push(chunk: Uint8Array): Frame[] {
     if (this.buffer.byteLength === 0) {
       this.buffer = chunk;
@@ -56,7 +59,10 @@ export class FrameReader {
       const bodyStart = headStart + headLength;
       const bodyEnd = offset + 4 + total;
       if (header.t === BATCH) this.unbatch(header, bodyStart, bodyEnd, frames);
-      else frames.push({ header, body: bodyEnd > bodyStart ? this.buffer.slice(bodyStart, bodyEnd) : null });
+      else {frames.push({
+          header,
+          body: bodyEnd > bodyStart ? this.buffer.subarray(bodyStart, bodyEnd) : null,
+        });}
       offset = bodyEnd;
     }
     this.buffer = offset === this.buffer.byteLength ? new Uint8Array(0) : this.buffer.slice(offset);
@@ -76,8 +82,8 @@ export class FrameReader {
       if (typeof h !== "object" || h === null || !Number.isInteger(size) || size < 0 || at + size > end) {
         throw new Error("Malformed batch frame");
       }
-      // Each body is its own copy: a host transfers bodies to its worker one buffer each.
-      out.push({ header: h, body: size > 0 ? this.buffer.slice(at, at + size) : null });
+      // A view, not a copy: the chunk read is the reader's own (readChunks copies it out of its buffer).
+      out.push({ header: h, body: size > 0 ? this.buffer.subarray(at, at + size) : null });
       at += size;
     }
     if (at !== end) throw new Error("Malformed batch frame");

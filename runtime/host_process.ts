@@ -329,8 +329,8 @@ export class HostProcess {
       return;
     }
     call.channel = channel;
-    const { body, ...rest } = call.req;
-    channel.writer.write({ t: "req", id, ...rest }, body);
+    const { method, url, headers, body } = call.req;
+    channel.writer.write({ t: "req", id, method, url, headers }, body);
   }
 
   /** True while the process runs. */
