@@ -208,6 +208,13 @@ function checkDeadlines(): void {
   }
 }
 
+/** The pairs of `headers` (forEach: the same pairs as iterating, a fifth of the cost). */
+function headerList(headers: Headers): [string, string][] {
+  const out: [string, string][] = [];
+  headers.forEach((value, name) => out.push([name, value]));
+  return out;
+}
+
 async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<void> {
   const call = hold(msg.id);
   try {
@@ -230,7 +237,7 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
       throw new RangeError(`Response is larger than ${MAX_RESPONSE_BYTES} bytes`);
     }
     if (release(msg.id)) {
-      send({ t: "res", id: msg.id, status: res.status, headers: [...res.headers], logs: [] }, out);
+      send({ t: "res", id: msg.id, status: res.status, headers: headerList(res.headers), logs: [] }, out);
     }
   } catch (err) {
     if (!release(msg.id)) return; // already failed at its time limit
