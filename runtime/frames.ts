@@ -32,6 +32,9 @@ export function encodeFrame(header: Record<string, unknown>, body: Uint8Array | 
 export class FrameReader {
   private buffer: Uint8Array = new Uint8Array(0);
 
+  /** `maxFrameBytes`: the largest frame this peer may send (a larger one is malformed). */
+  constructor(private readonly maxFrameBytes = MAX_FRAME_BYTES) {}
+
   /**
    * Adds bytes and returns every frame now complete; throws on a malformed or oversized frame. The chunk becomes
    * the reader's (bodies are views into it): the caller must not change it afterwards.
@@ -51,7 +54,7 @@ export class FrameReader {
       const view = new DataView(this.buffer.buffer, this.buffer.byteOffset + offset);
       const total = view.getUint32(0, true);
       const headLength = view.getUint32(4, true);
-      if (total > MAX_FRAME_BYTES || headLength > total - 4) throw new Error("Malformed frame");
+      if (total > this.maxFrameBytes || headLength > total - 4) throw new Error("Malformed frame");
       if (this.buffer.byteLength - offset < 4 + total) break;
       const headStart = offset + 8;
       const header = JSON.parse(decoder.decode(this.buffer.subarray(headStart, headStart + headLength)));

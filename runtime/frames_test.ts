@@ -78,7 +78,8 @@ Deno.test("frames: a batch keeps bodies apart and within its size; a malformed b
     0,
   ]]);
   assertEquals(frames[1]!.body![big - 1], 2);
-  assert(frames[1]!.body!.buffer !== frames[2]!.body!.buffer, "each body has its own buffer");
+  assertEquals(frames[0]!.body![big - 1], 1);
+  assertEquals([...frames[2]!.body!], [3, 3], "each body is exactly its own bytes");
   const bad = encodeFrame({ t: "batch", frames: [{ id: 1 }], sizes: [5] }, new Uint8Array(2));
   let error = "";
   try {

@@ -88,6 +88,10 @@ interface Call {
 }
 
 const LOG_LEVELS = new Set(["debug", "info", "warn", "error"]);
+// How long the calls of a closed worker connection wait for the cause (the host's word, the process's exit).
+const ORPHAN_GRACE_MS = 1_500;
+// The largest frame a worker may send: its largest answer and room for its header (a batch carries less).
+const MAX_WORKER_FRAME_BYTES = MAX_RESPONSE_BYTES + 2 * 1024 * 1024;
 
 /**
  * HostProcess is the platform's handle on one runtime host child process: it spawns it with the function's
@@ -233,7 +237,7 @@ export class HostProcess {
       state: "loading",
     };
     (async () => {
-      const reader = new FrameReader();
+      const reader = new FrameReader(MAX_WORKER_FRAME_BYTES);
       for await (const chunk of readChunks(conn)) {
         for (const { header, body } of reader.push(chunk)) this.fromWorker(channel, header, body);
       }
@@ -241,7 +245,22 @@ export class HostProcess {
       try {
         conn.close();
       } catch { /* closed */ }
+      this.closedChannel(channel);
     });
+  }
+
+  /**
+   * A worker's connection ended (or broke a rule). New calls wait for the next worker. Its calls are failed by
+   * the host's word on it (lost) or the process's exit, which may come a moment later and name the cause (out of
+   * memory); if neither does, they fail as a crash.
+   */
+  private closedChannel(channel: WorkerChannel): void {
+    if (this.channel === channel) this.channel = null;
+    setTimeout(() => {
+      if (this.channels.get(channel.generation) === channel) this.channels.delete(channel.generation);
+      const result: HostResult = { outcome: "crash", message: "Function runtime lost its worker", logs: [] };
+      for (const [id, call] of [...this.calls]) if (call.channel === channel) this.settle(id, result);
+    }, ORPHAN_GRACE_MS);
   }
 
   /** One frame from a worker: only ever about the calls sent to that worker. */
