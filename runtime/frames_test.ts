@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../tests/assert.ts";
 import { encodeFrame, FrameReader, FrameWriter } from "./frames.ts";
 
 Deno.test("frames: round trip through arbitrary chunking", () => {
