@@ -12,6 +12,8 @@ export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 /** The header type of a frame that carries several frames (one JSON header to encode and parse, not many). */
 const BATCH = "batch";
+/** Frames one batch frame carries at most (a peer that sends more is malformed). */
+const MAX_BATCH_FRAMES = 4096;
 /** Bodies one batch frame carries at most; a larger body travels in a frame of its own. */
 const BATCH_BYTES = 4 * 1024 * 1024;
 
@@ -30,7 +32,11 @@ export function encodeFrame(header: Record<string, unknown>, body: Uint8Array | 
 
 /** FrameReader reassembles frames from a byte stream delivered in arbitrary chunks. */
 export class FrameReader {
+  // Bytes not yet parsed are buffer[start, end). Appending copies only the new chunk (the buffer grows by
+  // doubling), so a large frame arriving in many reads costs linear time, not a copy of all so far per read.
   private buffer: Uint8Array = new Uint8Array(0);
+  private start = 0;
+  private end = 0;
 
   /** `maxFrameBytes`: the largest frame this peer may send (a larger one is malformed). */
   constructor(private readonly maxFrameBytes = MAX_FRAME_BYTES) {}
@@ -40,22 +46,15 @@ export class FrameReader {
    * the reader's (bodies are views into it): the caller must not change it afterwards.
    */
   push(chunk: Uint8Array): Frame[] {
-    if (this.buffer.byteLength === 0) {
-      this.buffer = chunk;
-    } else {
-      const joined = new Uint8Array(this.buffer.byteLength + chunk.byteLength);
-      joined.set(this.buffer);
-      joined.set(chunk, this.buffer.byteLength);
-      this.buffer = joined;
-    }
+    this.append(chunk);
     const frames: Frame[] = [];
-    let offset = 0;
-    while (this.buffer.byteLength - offset >= 8) {
+    while (this.end - this.start >= 8) {
+      const offset = this.start;
       const view = new DataView(this.buffer.buffer, this.buffer.byteOffset + offset);
       const total = view.getUint32(0, true);
       const headLength = view.getUint32(4, true);
       if (total > this.maxFrameBytes || headLength > total - 4) throw new Error("Malformed frame");
-      if (this.buffer.byteLength - offset < 4 + total) break;
+      if (this.end - offset < 4 + total) break;
       const headStart = offset + 8;
       const header = JSON.parse(decoder.decode(this.buffer.subarray(headStart, headStart + headLength)));
       if (typeof header !== "object" || header === null) throw new Error("Malformed frame header");
@@ -66,16 +65,42 @@ export class FrameReader {
           header,
           body: bodyEnd > bodyStart ? this.buffer.subarray(bodyStart, bodyEnd) : null,
         });}
-      offset = bodyEnd;
+      this.start = bodyEnd;
     }
-    this.buffer = offset === this.buffer.byteLength ? new Uint8Array(0) : this.buffer.slice(offset);
+    if (this.start === this.end) {
+      this.buffer = new Uint8Array(0);
+      this.start = this.end = 0;
+    }
     return frames;
+  }
+
+  // Parsed frames keep views into the bytes before `start`: new bytes are only ever written after `end`, or
+  // into a new buffer.
+  private append(chunk: Uint8Array): void {
+    if (this.end === 0) {
+      this.buffer = chunk;
+      this.end = chunk.byteLength;
+      return;
+    }
+    if (this.buffer.byteLength - this.end < chunk.byteLength) {
+      const pending = this.end - this.start;
+      const grown = new Uint8Array(Math.max(2 * (pending + chunk.byteLength), 64 * 1024));
+      grown.set(this.buffer.subarray(this.start, this.end));
+      this.buffer = grown;
+      this.start = 0;
+      this.end = pending;
+    }
+    this.buffer.set(chunk, this.end);
+    this.end += chunk.byteLength;
   }
 
   /** Splits a batch frame: its header lists the frames' headers and body sizes, its body their bodies. */
   private unbatch(header: Record<string, unknown>, start: number, end: number, out: Frame[]): void {
     const { frames, sizes } = header as { frames?: unknown; sizes?: unknown };
-    if (!Array.isArray(frames) || !Array.isArray(sizes) || frames.length !== sizes.length) {
+    if (
+      !Array.isArray(frames) || !Array.isArray(sizes) || frames.length !== sizes.length ||
+      frames.length > MAX_BATCH_FRAMES
+    ) {
       throw new Error("Malformed batch frame");
     }
     let at = start;
@@ -149,7 +174,10 @@ export class FrameWriter {
     while (from < headers.length) {
       let to = from;
       let size = 0;
-      while (to < headers.length && (to === from || size + (bodies[to]?.byteLength ?? 0) <= BATCH_BYTES)) {
+      while (
+        to < headers.length && to - from < MAX_BATCH_FRAMES &&
+        (to === from || size + (bodies[to]?.byteLength ?? 0) <= BATCH_BYTES)
+      ) {
         size += bodies[to]?.byteLength ?? 0;
         to++;
       }

@@ -89,3 +89,68 @@ Deno.test("frames: a batch keeps bodies apart and within its size; a malformed b
   }
   assertEquals(error, "Malformed batch frame");
 });
+
+Deno.test("frames: bodies read earlier stay intact while later chunks arrive in any split", () => {
+  const frames = Array.from(
+    { length: 40 },
+    (_, i) => ({ header: { id: i }, body: new Uint8Array(i * 997).fill(i) }),
+  );
+  const stream = new Uint8Array(frames.reduce((n, f) => n + encodeFrame(f.header, f.body).byteLength, 0));
+  let at = 0;
+  for (const f of frames) {
+    const bytes = encodeFrame(f.header, f.body);
+    stream.set(bytes, at);
+    at += bytes.byteLength;
+  }
+  for (const step of [1, 7, 4096, 65536]) {
+    const reader = new FrameReader();
+    const got: { header: Record<string, unknown>; body: Uint8Array | null }[] = [];
+    for (let i = 0; i < stream.byteLength; i += step) got.push(...reader.push(stream.slice(i, i + step)));
+    assertEquals(got.length, frames.length, `chunks of ${step}`);
+    for (const [i, f] of got.entries()) {
+      assertEquals(f.header.id, i);
+      assertEquals(f.body?.byteLength ?? 0, i * 997);
+      if (f.body) assertEquals(f.body.every((b) => b === i), true, `body ${i}, chunks of ${step}`);
+    }
+  }
+});
+
+Deno.test("frames: a peer's frame or batch above the reader's bounds is refused", () => {
+  const reader = new FrameReader(1024);
+  let error = "";
+  try {
+    reader.push(encodeFrame({ t: "res" }, new Uint8Array(2048)));
+  } catch (err) {
+    error = (err as Error).message;
+  }
+  assertEquals(error, "Malformed frame");
+  const many = encodeFrame({
+    t: "batch",
+    frames: Array(5000).fill({ t: "log" }),
+    sizes: Array(5000).fill(0),
+  });
+  error = "";
+  try {
+    new FrameReader().push(many);
+  } catch (err) {
+    error = (err as Error).message;
+  }
+  assertEquals(error, "Malformed batch frame");
+});
+
+Deno.test("frames: a writer splits a turn of many frames into batches a reader accepts", async () => {
+  const writes: Uint8Array[] = [];
+  const conn = {
+    write: (p: Uint8Array) => {
+      writes.push(p.slice());
+      return Promise.resolve(p.byteLength);
+    },
+    close() {},
+  } as unknown as Deno.Conn;
+  const writer = new FrameWriter(conn, () => {});
+  for (let i = 0; i < 10_000; i++) writer.write({ t: "log", i });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const reader = new FrameReader();
+  const got = writes.flatMap((w) => reader.push(w));
+  assertEquals(got.map((f) => f.header.i), Array.from({ length: 10_000 }, (_, i) => i));
+});

@@ -88,6 +88,8 @@ interface Call {
 }
 
 const LOG_LEVELS = new Set(["debug", "info", "warn", "error"]);
+// Log lines one call may carry in its answer (wasm stderr); more are dropped.
+const MAX_CALL_LOG_LINES = 1_000;
 // How long the calls of a closed worker connection wait for the cause (the host's word, the process's exit).
 const ORPHAN_GRACE_MS = 1_500;
 // The largest frame a worker may send: its largest answer and room for its header (a batch carries less).
@@ -111,6 +113,8 @@ export class HostProcess {
   private waiting: number[] = [];
   private channel: WorkerChannel | null = null;
   private readonly channels = new Map<number, WorkerChannel>();
+  /** The highest worker generation seen, in a hello or in the host's news of a lost worker. */
+  private lastGeneration = 0;
   private watchdog: ReturnType<typeof setInterval> | null = null;
   private control: FrameWriter | null = null;
   private stderrTail = "";
@@ -274,7 +278,10 @@ export class HostProcess {
     if (channel.state === "loading") {
       if (t !== "ready" && t !== "init_error") return;
       const hello = header as unknown as HelloMessage;
-      if (!Number.isInteger(hello.generation) || this.channels.has(hello.generation)) return;
+      // Workers are numbered in the order the host starts them: a generation at or below one already seen is a
+      // worker already replaced (its news may cross its own hello) or a forgery.
+      if (!Number.isInteger(hello.generation) || hello.generation <= this.lastGeneration) return;
+      this.lastGeneration = hello.generation;
       channel.generation = hello.generation;
       channel.state = t === "ready" ? "ready" : { error: String(hello.message) };
       this.channels.set(channel.generation, channel);
@@ -285,7 +292,9 @@ export class HostProcess {
     const id = header.id as number;
     const call = this.calls.get(id);
     if (!call || call.channel !== channel) return;
-    const logs = Array.isArray(header.logs) ? header.logs.map((l) => String(l).slice(0, MAX_LOG_LINE)) : [];
+    const logs = Array.isArray(header.logs)
+      ? header.logs.slice(0, MAX_CALL_LOG_LINES).map((l) => String(l).slice(0, MAX_LOG_LINE))
+      : [];
     if (t === "res") {
       const bytes = body ?? new Uint8Array(0);
       if (bytes.byteLength > MAX_RESPONSE_BYTES) {
@@ -296,9 +305,14 @@ export class HostProcess {
         });
         return;
       }
+      const status = header.status;
+      if (typeof status !== "number" || !Number.isInteger(status) || status < 200 || status > 599) {
+        this.settle(id, { outcome: "error", message: "Function answered with an invalid status", logs });
+        return;
+      }
       this.settle(id, {
         outcome: "ok",
-        status: Number(header.status),
+        status,
         headers: validHeaders(header.headers),
         body: bytes,
         logs,
@@ -314,6 +328,7 @@ export class HostProcess {
 
   /** The host stopped a worker (stuck past a time limit, or crashed): the calls it held fail with the reason. */
   private onLost(msg: LostMessage): void {
+    if (Number.isInteger(msg.generation)) this.lastGeneration = Math.max(this.lastGeneration, msg.generation);
     const channel = this.channels.get(msg.generation);
     if (!channel) return;
     this.channels.delete(msg.generation);

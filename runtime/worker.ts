@@ -24,6 +24,10 @@ const connect = Deno.connect;
 const revoke = Deno.permissions.revokeSync.bind(Deno.permissions);
 const rawPost = self.postMessage.bind(self);
 const now = Date.now;
+const atomicStore = Atomics.store;
+const toBigInt = BigInt;
+const every = setInterval;
+const stopEvery = clearInterval;
 let writer: FrameWriter | null = null;
 /** Frames written before the connection is open (console lines of the bootstrap): sent once it is. */
 const early: Record<string, unknown>[] = [];
@@ -168,33 +172,45 @@ function hold(id: number): Held {
   held.set(id, call);
   if (deadline < earliest) {
     earliest = deadline;
-    Atomics.store(watch!, WATCH.deadline, BigInt(deadline));
+    atomicStore(watch!, WATCH.deadline, toBigInt(deadline));
   }
   if (watchdog === null) {
-    Atomics.store(watch!, WATCH.heartbeat, BigInt(now()));
-    watchdog = setInterval(checkDeadlines, WATCHDOG_MS);
+    atomicStore(watch!, WATCH.heartbeat, toBigInt(now()));
+    watchdog = every(checkDeadlines, WATCHDOG_MS);
   }
   return call;
 }
 
 /** Drops a call; false when it was already answered (or failed at its time limit). */
 function release(id: number): boolean {
-  if (!held.delete(id)) return false;
+  const call = held.get(id);
+  if (!call) return false;
+  held.delete(id);
+  // The earliest deadline leaves with its call: publish the next one, or a long synchronous call after it
+  // would look like a worker stuck past a deadline that no longer exists.
+  if (held.size > 0 && call.deadline <= earliest) publishEarliest();
   if (held.size === 0) {
-    clearInterval(watchdog!);
+    stopEvery(watchdog!);
     watchdog = null;
     earliest = Infinity;
-    Atomics.store(watch!, WATCH.deadline, NO_DEADLINE);
+    atomicStore(watch!, WATCH.deadline, NO_DEADLINE);
   }
   return true;
 }
 
 const NO_DEADLINE = 0x7fffffffffffffffn;
 
+function publishEarliest(): void {
+  let next = Infinity;
+  for (const other of held.values()) if (other.deadline < next) next = other.deadline;
+  earliest = next;
+  atomicStore(watch!, WATCH.deadline, toBigInt(next));
+}
+
 /** Fails the calls past their time limit (their handlers are told through req.signal) and publishes the rest. */
 function checkDeadlines(): void {
   const t = now();
-  Atomics.store(watch!, WATCH.heartbeat, BigInt(t));
+  atomicStore(watch!, WATCH.heartbeat, toBigInt(t));
   let next = Infinity;
   for (const [id, call] of held) {
     if (call.deadline <= t) {
@@ -204,7 +220,7 @@ function checkDeadlines(): void {
   }
   if (held.size > 0) {
     earliest = next;
-    Atomics.store(watch!, WATCH.deadline, BigInt(next));
+    atomicStore(watch!, WATCH.deadline, toBigInt(next));
   }
 }
 
@@ -307,7 +323,13 @@ self.onmessage = async (e: MessageEvent) => {
   timeoutMs = init.timeoutMs;
   limitText = `Function ran past its time limit of ${init.timeoutMs / 1000} s`;
   watch = new BigInt64Array(init.watch);
-  const conn = await openChannel(init);
+  let conn: Deno.Conn;
+  try {
+    conn = await openChannel(init);
+  } catch {
+    rawPost({ t: "closed" }); // the host replaces a worker that cannot reach the platform
+    return;
+  }
   let initError: string | null = init.failure ?? null;
   if (initError === null) {
     try {
