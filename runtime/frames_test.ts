@@ -1,18 +1,37 @@
 import { assertEquals } from "../tests/assert.ts";
 import { encodeFrame, FrameReader, FrameWriter } from "./frames.ts";
 
+/** A connection that keeps a copy of every write. */
+function recordingConn(): { writes: Uint8Array[]; conn: Deno.Conn } {
+  const writes: Uint8Array[] = [];
+  const conn = {
+    write: (p: Uint8Array) => {
+      writes.push(p.slice());
+      return Promise.resolve(p.byteLength);
+    },
+    close() {},
+  } as unknown as Deno.Conn;
+  return { writes, conn };
+}
+
+/** The bytes of `parts`, one after the other. */
+function concat(parts: Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(parts.reduce((n, f) => n + f.byteLength, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.byteLength;
+  }
+  return all;
+}
+
 Deno.test("frames: round trip through arbitrary chunking", () => {
   const frames = [
     encodeFrame({ t: "req", id: 1 }, new Uint8Array([1, 2, 3])),
     encodeFrame({ t: "log", text: "é" }),
     encodeFrame({ t: "res", id: 2 }, new Uint8Array(70_000).fill(7)),
   ];
-  const all = new Uint8Array(frames.reduce((n, f) => n + f.byteLength, 0));
-  let at = 0;
-  for (const f of frames) {
-    all.set(f, at);
-    at += f.byteLength;
-  }
+  const all = concat(frames);
   for (const size of [1, 7, 4096, all.byteLength]) {
     const reader = new FrameReader();
     const out = [];
@@ -28,14 +47,7 @@ Deno.test("frames: round trip through arbitrary chunking", () => {
 });
 
 Deno.test("frames: the frames of one event-loop turn leave in one write, in order", async () => {
-  const writes: Uint8Array[] = [];
-  const conn = {
-    write: (p: Uint8Array) => {
-      writes.push(p.slice());
-      return Promise.resolve(p.byteLength);
-    },
-    close() {},
-  } as unknown as Deno.Conn;
+  const { writes, conn } = recordingConn();
   const writer = new FrameWriter(conn, () => {
     throw new Error("write failed");
   });
@@ -56,14 +68,7 @@ Deno.test("frames: the frames of one event-loop turn leave in one write, in orde
 });
 
 Deno.test("frames: a batch keeps bodies apart and within its size; a malformed batch is refused", async () => {
-  const writes: Uint8Array[] = [];
-  const conn = {
-    write: (p: Uint8Array) => {
-      writes.push(p.slice());
-      return Promise.resolve(p.byteLength);
-    },
-    close() {},
-  } as unknown as Deno.Conn;
+  const { writes, conn } = recordingConn();
   const writer = new FrameWriter(conn, () => {});
   const big = 3 * 1024 * 1024;
   writer.write({ id: 1 }, new Uint8Array(big).fill(1));
@@ -95,13 +100,8 @@ Deno.test("frames: bodies read earlier stay intact while later chunks arrive in 
     { length: 40 },
     (_, i) => ({ header: { id: i }, body: new Uint8Array(i * 997).fill(i) }),
   );
-  const stream = new Uint8Array(frames.reduce((n, f) => n + encodeFrame(f.header, f.body).byteLength, 0));
-  let at = 0;
-  for (const f of frames) {
-    const bytes = encodeFrame(f.header, f.body);
-    stream.set(bytes, at);
-    at += bytes.byteLength;
-  }
+  const stream = concat(frames.map((f) => encodeFrame(f.header, f.body)));
+
   for (const step of [1, 7, 4096, 65536]) {
     const reader = new FrameReader();
     const got: { header: Record<string, unknown>; body: Uint8Array | null }[] = [];
@@ -139,14 +139,7 @@ Deno.test("frames: a peer's frame or batch above the reader's bounds is refused"
 });
 
 Deno.test("frames: a writer splits a turn of many frames into batches a reader accepts", async () => {
-  const writes: Uint8Array[] = [];
-  const conn = {
-    write: (p: Uint8Array) => {
-      writes.push(p.slice());
-      return Promise.resolve(p.byteLength);
-    },
-    close() {},
-  } as unknown as Deno.Conn;
+  const { writes, conn } = recordingConn();
   const writer = new FrameWriter(conn, () => {});
   for (let i = 0; i < 10_000; i++) writer.write({ t: "log", i });
   await new Promise((resolve) => setTimeout(resolve, 5));

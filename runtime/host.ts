@@ -9,7 +9,13 @@
 import { type EgressAddress, workerNetPermission } from "./egress/wire.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { EGRESS_HOST } from "./net_policy.ts";
-import { type InitMessage, type LostMessage, WATCH, type WorkerInitMessage } from "./protocol.ts";
+import {
+  type InitMessage,
+  type LostMessage,
+  timeLimitText,
+  WATCH,
+  type WorkerInitMessage,
+} from "./protocol.ts";
 import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
 
 // How long a worker may stay past a call's deadline without checking its calls before it counts as stuck
@@ -58,7 +64,7 @@ function checkStuck(): void {
   const deadline = Number(Atomics.load(r.watch, WATCH.deadline));
   if (now - deadline < STUCK_MS) return;
   if (now - Number(Atomics.load(r.watch, WATCH.heartbeat)) < STUCK_MS) return;
-  lost(r, "timeout", `Function ran past its time limit of ${init!.timeoutMs / 1000} s`);
+  lost(r, "timeout", timeLimitText(init!.timeoutMs));
 }
 
 async function startWorker(): Promise<void> {

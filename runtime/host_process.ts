@@ -260,11 +260,23 @@ export class HostProcess {
    */
   private closedChannel(channel: WorkerChannel): void {
     if (this.channel === channel) this.channel = null;
-    setTimeout(() => {
-      if (this.channels.get(channel.generation) === channel) this.channels.delete(channel.generation);
-      const result: HostResult = { outcome: "crash", message: "Function runtime lost its worker", logs: [] };
-      for (const [id, call] of [...this.calls]) if (call.channel === channel) this.settle(id, result);
-    }, ORPHAN_GRACE_MS);
+    setTimeout(
+      () =>
+        this.dropChannel(channel, {
+          outcome: "crash",
+          message: "Function runtime lost its worker",
+          logs: [],
+        }),
+      ORPHAN_GRACE_MS,
+    );
+  }
+
+  /** Forgets a worker's connection and fails the calls sent on it with `result`. */
+  private dropChannel(channel: WorkerChannel, result: HostResult): void {
+    if (this.channels.get(channel.generation) === channel) this.channels.delete(channel.generation);
+    if (this.channel === channel) this.channel = null;
+    channel.writer.close();
+    for (const [id, call] of [...this.calls]) if (call.channel === channel) this.settle(id, result);
   }
 
   /** One frame from a worker: only ever about the calls sent to that worker. */
@@ -331,15 +343,8 @@ export class HostProcess {
     if (Number.isInteger(msg.generation)) this.lastGeneration = Math.max(this.lastGeneration, msg.generation);
     const channel = this.channels.get(msg.generation);
     if (!channel) return;
-    this.channels.delete(msg.generation);
-    if (this.channel === channel) this.channel = null;
-    channel.writer.close();
-    const result: HostResult = {
-      outcome: msg.outcome === "timeout" ? "timeout" : "error",
-      message: String(msg.message),
-      logs: [],
-    };
-    for (const [id, call] of [...this.calls]) if (call.channel === channel) this.settle(id, result);
+    const outcome = msg.outcome === "timeout" ? "timeout" : "error";
+    this.dropChannel(channel, { outcome, message: String(msg.message), logs: [] });
   }
 
   /** Sends the waiting calls to the worker now ready (or fails them when the function cannot run). */
@@ -358,7 +363,7 @@ export class HostProcess {
       this.waiting.push(id);
       return;
     }
-    if (channel.state !== "ready" && channel.state !== "loading") {
+    if (typeof channel.state === "object") { // the function cannot run: the worker said why
       this.settle(id, { outcome: "error", message: channel.state.error, logs: [] });
       return;
     }

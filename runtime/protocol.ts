@@ -101,6 +101,10 @@ export interface LogMessage {
   text: string;
 }
 
+/** Why a call failed at its time limit. */
+export const timeLimitText = (timeoutMs: number) =>
+  `Function ran past its time limit of ${timeoutMs / 1000} s`;
+
 /** Largest response body a function may return. */
 export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
 /** Longest log line kept. */

@@ -1,37 +1,6 @@
 import { assert, assertEquals } from "../tests/assert.ts";
-import type { HostResult } from "./host_process.ts";
-import { type FunctionSpec, Runtime, type RuntimeOptions, RuntimeUnavailable } from "./supervisor.ts";
-
-const OPTIONS: RuntimeOptions = {
-  maxHosts: 3,
-  maxMemoryMb: 1024,
-  maxHostsPerTenant: 3,
-  maxMemoryMbPerTenant: 1024,
-  idleMs: 60_000,
-  allowPrivateNet: [],
-  platformPorts: [],
-  marginMs: 1000,
-};
-
-function spec(id: string, code: string, extra: Partial<FunctionSpec> = {}): FunctionSpec {
-  return {
-    tenant: "t1",
-    functionId: id,
-    versionKey: `${id}-v1`,
-    name: id,
-    kind: "deno",
-    code,
-    env: {},
-    allowNet: [],
-    memoryMb: 64,
-    timeoutSecs: 5,
-    ...extra,
-  };
-}
-
-const GET = { method: "GET", url: "http://localhost/", headers: [] as [string, string][], body: null };
-const text = (r: HostResult) =>
-  r.outcome === "ok" ? new TextDecoder().decode(r.body) : `${r.outcome}: ${r.message}`;
+import { Runtime, RuntimeUnavailable } from "./supervisor.ts";
+import { GET, OPTIONS, spec, text } from "./testing.ts";
 
 Deno.test("runtime supervisor: reuse, caps, idle eviction, crash restart, private net", async (t) => {
   const logs: string[] = [];

@@ -12,6 +12,7 @@ import {
   MAX_LOG_LINE,
   MAX_RESPONSE_BYTES,
   type RequestMessage,
+  timeLimitText,
   WATCH,
   type WorkerInitMessage,
 } from "./protocol.ts";
@@ -157,24 +158,31 @@ interface Held {
   req: CallRequest | null;
 }
 
+// Every call of a function has the same time limit, so the first call held (Map order) has the earliest deadline.
 const held = new Map<number, Held>();
 let timeoutMs = 0;
 let limitText = "";
 let watch: BigInt64Array | null = null;
-let earliest = Infinity; // mirror of watch[WATCH.deadline], so that most calls skip the atomic write
+let published = Infinity; // the deadline in watch[WATCH.deadline], so that most calls skip the atomic write
 let watchdog: ReturnType<typeof setInterval> | null = null;
 // One watchdog for every call instead of a timer each (timers cost a lot per call under load).
 const WATCHDOG_MS = 50;
+const NO_DEADLINE = 0x7fffffffffffffffn;
+
+/** Shows the host the deadline of the oldest call held (none: MAX), so that it can tell a stuck worker. */
+function publishEarliest(): void {
+  const first = held.values().next().value;
+  const deadline = first?.deadline ?? Infinity;
+  if (deadline === published) return;
+  published = deadline;
+  atomicStore(watch!, WATCH.deadline, first ? toBigInt(deadline) : NO_DEADLINE);
+}
 
 function hold(id: number): Held {
-  const deadline = now() + timeoutMs;
-  const call: Held = { deadline, req: null };
+  const call: Held = { deadline: now() + timeoutMs, req: null };
   held.set(id, call);
-  if (deadline < earliest) {
-    earliest = deadline;
-    atomicStore(watch!, WATCH.deadline, toBigInt(deadline));
-  }
-  if (watchdog === null) {
+  if (held.size === 1) {
+    publishEarliest();
     atomicStore(watch!, WATCH.heartbeat, toBigInt(now()));
     watchdog = every(checkDeadlines, WATCHDOG_MS);
   }
@@ -183,44 +191,24 @@ function hold(id: number): Held {
 
 /** Drops a call; false when it was already answered (or failed at its time limit). */
 function release(id: number): boolean {
-  const call = held.get(id);
-  if (!call) return false;
-  held.delete(id);
-  // The earliest deadline leaves with its call: publish the next one, or a long synchronous call after it
-  // would look like a worker stuck past a deadline that no longer exists.
-  if (held.size > 0 && call.deadline <= earliest) publishEarliest();
+  if (!held.delete(id)) return false;
+  // The earliest deadline may leave with its call: a long synchronous call after it must not look stuck.
+  publishEarliest();
   if (held.size === 0) {
     stopEvery(watchdog!);
     watchdog = null;
-    earliest = Infinity;
-    atomicStore(watch!, WATCH.deadline, NO_DEADLINE);
   }
   return true;
 }
 
-const NO_DEADLINE = 0x7fffffffffffffffn;
-
-function publishEarliest(): void {
-  let next = Infinity;
-  for (const other of held.values()) if (other.deadline < next) next = other.deadline;
-  earliest = next;
-  atomicStore(watch!, WATCH.deadline, toBigInt(next));
-}
-
-/** Fails the calls past their time limit (their handlers are told through req.signal) and publishes the rest. */
+/** Fails the calls past their time limit (their handlers are told through req.signal). */
 function checkDeadlines(): void {
   const t = now();
   atomicStore(watch!, WATCH.heartbeat, toBigInt(t));
-  let next = Infinity;
   for (const [id, call] of held) {
-    if (call.deadline <= t) {
-      call.req?.timeOut();
-      if (release(id)) send({ t: "fail", id, outcome: "timeout", message: limitText, logs: [] });
-    } else if (call.deadline < next) next = call.deadline;
-  }
-  if (held.size > 0) {
-    earliest = next;
-    atomicStore(watch!, WATCH.deadline, toBigInt(next));
+    if (call.deadline > t) break; // the rest are later
+    call.req?.timeOut();
+    if (release(id)) send({ t: "fail", id, outcome: "timeout", message: limitText, logs: [] });
   }
 }
 
@@ -321,7 +309,7 @@ self.onmessage = async (e: MessageEvent) => {
   if (init.t !== "init") return;
   self.onmessage = null;
   timeoutMs = init.timeoutMs;
-  limitText = `Function ran past its time limit of ${init.timeoutMs / 1000} s`;
+  limitText = timeLimitText(init.timeoutMs);
   watch = new BigInt64Array(init.watch);
   let conn: Deno.Conn;
   try {

@@ -1,37 +1,9 @@
 import { assert, assertEquals } from "../tests/assert.ts";
-import type { HostResult } from "./host_process.ts";
-import { type FunctionSpec, Runtime, type RuntimeOptions } from "./supervisor.ts";
-
-const OPTIONS: RuntimeOptions = {
-  maxHosts: 4,
-  maxMemoryMb: 1024,
-  maxHostsPerTenant: 4,
-  maxMemoryMbPerTenant: 1024,
-  idleMs: 60_000,
-  allowPrivateNet: [],
-  platformPorts: [],
-  marginMs: 1000,
-};
-
-const spec = (id: string, code: string): FunctionSpec => ({
-  tenant: "t1",
-  functionId: id,
-  versionKey: `${id}-v1`,
-  name: id,
-  kind: "deno",
-  code,
-  env: {},
-  allowNet: [],
-  memoryMb: 64,
-  timeoutSecs: 5,
-});
-
-const GET = { method: "GET", url: "http://localhost/", headers: [] as [string, string][], body: null };
-const text = (r: HostResult) =>
-  r.outcome === "ok" ? new TextDecoder().decode(r.body) : `${r.outcome}: ${r.message}`;
+import { Runtime } from "./supervisor.ts";
+import { GET, OPTIONS, spec, text } from "./testing.ts";
 
 Deno.test("runtime: a function's worker and its own connection to the platform", async (t) => {
-  const rt = await Runtime.create(OPTIONS, () => {});
+  const rt = await Runtime.create({ ...OPTIONS, maxHosts: 4, maxHostsPerTenant: 4 }, () => {});
   try {
     await t.step("the function cannot open the runtime's sockets, its own included", async () => {
       const probe = spec(

@@ -343,13 +343,16 @@ Deno.test("data API statement timeout, on both databases; the database stays usa
 
     const setting = await get("/v1/db/timeout_setting", undefined, p.publicKey);
     assertEquals(setting.body.data, [{ value: "300ms" }]);
-    const committed = await p.fetch("/v1/db/kept", {
-      method: "POST",
-      headers: { apikey: p.secretKey },
-      json: { id: 2 },
-    });
-    assertEquals(committed.status, 201);
-    await committed.body?.cancel();
+    const insertKept = async (id: number) => {
+      const res = await p.fetch("/v1/db/kept", {
+        method: "POST",
+        headers: { apikey: p.secretKey },
+        json: { id },
+      });
+      assertEquals(res.status, 201);
+      await res.body?.cancel();
+    };
+    await insertKept(2);
 
     // A slow read, with a request of the same project and one of another project sent while it runs (on PGlite,
     // the same project's request waits for the engine: the late statement is not interrupted, only answered).
@@ -374,13 +377,7 @@ Deno.test("data API statement timeout, on both databases; the database stays usa
     assertEquals((await get("/v1/db/kept?select=id&order=id")).body.data, [{ id: 1 }, { id: 2 }]);
 
     // Later requests, writes and owner SQL go on as before.
-    const after = await p.fetch("/v1/db/kept", {
-      method: "POST",
-      headers: { apikey: p.secretKey },
-      json: { id: 4 },
-    });
-    assertEquals(after.status, 201);
-    await after.body?.cancel();
+    await insertKept(4);
     assertEquals(await ownerSql(p, "select count(*)::int as n from kept"), [{ n: 3 }]);
     assertEquals((await get("/v1/db/timeout_setting", undefined, p.publicKey)).body.data, [{
       value: "300ms",
