@@ -5,10 +5,11 @@ import wabtInit from "wabt";
 import { encodeBase64 } from "../services/encoding.ts";
 import { makeSandbox, spawnPlatform } from "../tests/harness.ts";
 import { type Bare, type BareMode, startBare } from "./bare.ts";
-import { best, requireWrk, runWrk } from "./wrk.ts";
+import { best, requireWrk, runWrk, type WrkResult } from "./wrk.ts";
 
 await requireWrk();
-const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 8);
+const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 6);
+const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const HANDLER =
   `export default () => new Response('{"ok":true}', { headers: { "content-type": "application/json" } });`;
 const HELLO_WAT = `(module
@@ -85,9 +86,22 @@ try {
 
   await runWrk(invokeUrl, { connections: 50, seconds: 2, headers, postJson: "{}" });
   await runWrk(bareUrl, { connections: 50, seconds: 2 });
-  const bare = await best(2, load(bareUrl, 50, {}, false));
-  const plat = await best(2, load(invokeUrl, 50, headers, true));
-  const raw = await best(2, load(invokeUrl, 50, rawHeaders, true));
+  // Rounds of bare, envelope and raw back to back: this shared machine drifts by ±15% within minutes, so each
+  // round's ratio compares runs seconds apart, and the median round is reported.
+  const rounds: { bare: WrkResult; plat: WrkResult; raw: WrkResult }[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    rounds.push({
+      bare: await load(bareUrl, 50, headers, true)(),
+      plat: await load(invokeUrl, 50, headers, true)(),
+      raw: await load(invokeUrl, 50, rawHeaders, true)(),
+    });
+  }
+  const middle = (of: (r: (typeof rounds)[number]) => number) =>
+    rounds.slice().sort((a, b) => of(a) - of(b))[Math.floor(rounds.length / 2)]!;
+  const medianRound = middle((r) => r.plat.rps / r.bare.rps);
+  const { bare, plat } = medianRound;
+  const rawRound = middle((r) => r.raw.rps / r.bare.rps);
+  const raw = rawRound.raw;
   const bare1 = await best(2, load(bareUrl, 1, {}, false));
   const plat1 = await best(2, load(invokeUrl, 1, headers, true));
 
@@ -114,15 +128,24 @@ try {
     "invoke envelope, 1 conn": row(plat1),
     "wasm hello, 50 conn": row(wasm),
   });
+  console.log("rounds (bare, envelope, raw req/s; envelope/bare):");
+  for (const r of rounds) {
+    console.log(
+      `  ${Math.round(r.bare.rps)}, ${Math.round(r.plat.rps)}, ${Math.round(r.raw.rps)}; ` +
+        `${(100 * r.plat.rps / r.bare.rps).toFixed(1)}%`,
+    );
+  }
   const ratio = plat.rps / bare.rps;
-  const rawRatio = raw.rps / bare.rps;
+  const rawShare = raw.rps / rawRound.bare.rps;
   const added = plat1.p50Ms - bare1.p50Ms;
   const cold = median(firstInvoke);
   const mark = (ok: boolean) => ok ? "MET" : "MISSED";
   console.log(
-    `warm throughput envelope/bare: ${(ratio * 100).toFixed(1)}% (target >= 30%) ${mark(ratio >= 0.3)}`,
+    `warm throughput envelope/bare, median of ${ROUNDS} rounds: ${
+      (ratio * 100).toFixed(1)
+    }% (target >= 30%) ${mark(ratio >= 0.3)}`,
   );
-  console.log(`warm throughput raw/bare: ${(rawRatio * 100).toFixed(1)}% (reference)`);
+  console.log(`warm throughput raw/bare, median round: ${(rawShare * 100).toFixed(1)}% (reference)`);
   console.log(`added p50 latency: ${added.toFixed(3)} ms (target <= 1 ms) ${mark(added <= 1)}`);
   console.log(
     `cold start, first invoke after deploy, p50: ${cold.toFixed(1)} ms (target <= 50 ms) ${mark(cold <= 50)}`,
@@ -131,7 +154,7 @@ try {
   console.log(
     `wasm hello world: ${Math.round(wasm.rps)} invokes/s (target >= 5000) ${mark(wasm.rps >= 5000)}`,
   );
-  const errors = plat.errors + raw.errors + plat1.errors + wasm.errors;
+  const errors = rounds.reduce((n, r) => n + r.plat.errors + r.raw.errors, 0) + plat1.errors + wasm.errors;
   if (errors > 0) console.log(`platform errors (non-2xx or socket): ${errors}`);
 } finally {
   for (const server of bares) await server.stop();
