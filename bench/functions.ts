@@ -85,7 +85,7 @@ try {
   }
 
   await runWrk(invokeUrl, { connections: 50, seconds: 2, headers, postJson: "{}" });
-  await runWrk(bareUrl, { connections: 50, seconds: 2 });
+  await runWrk(bareUrl, { connections: 50, seconds: 2, headers, postJson: "{}" });
   // Rounds of bare, envelope and raw back to back: this shared machine drifts by ±15% within minutes, so each
   // round's ratio compares runs seconds apart, and the median round is reported.
   const rounds: { bare: WrkResult; plat: WrkResult; raw: WrkResult }[] = [];
@@ -102,7 +102,7 @@ try {
   const { bare, plat } = medianRound;
   const rawRound = middle((r) => r.raw.rps / r.bare.rps);
   const raw = rawRound.raw;
-  const bare1 = await best(2, load(bareUrl, 1, {}, false));
+  const bare1 = await best(2, load(bareUrl, 1, headers, true));
   const plat1 = await best(2, load(invokeUrl, 1, headers, true));
 
   const wabt = await wabtInit();
