@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
+import { droppedLinesText, LOG_BURST, LOG_LINES_PER_SECOND, LogBudget } from "./log_budget.ts";
 import {
   type HeaderList,
   type HelloMessage,
@@ -46,6 +47,7 @@ const WORKER_FILES = [
   "worker.ts",
   "frames.ts",
   "protocol.ts",
+  "log_budget.ts",
   "wasm/wagi.ts",
   "wasm/wasi.ts",
   "egress/worker_net.ts",
@@ -122,6 +124,8 @@ export class HostProcess {
   private killedFor: "timeout" | null = null;
   private stderrDone: Promise<void> = Promise.resolve();
   private logSink: HostLogSink = () => {};
+  // The worker keeps to its budget itself; this one, twice as wide, holds a worker that does not.
+  private readonly logBudget = new LogBudget(2 * LOG_LINES_PER_SECOND, 2 * LOG_BURST);
   private exitSink: (host: HostProcess) => void;
 
   private constructor(
@@ -283,6 +287,9 @@ export class HostProcess {
   private fromWorker(channel: WorkerChannel, header: Record<string, unknown>, body: Uint8Array | null): void {
     const t = header.t;
     if (t === "log") {
+      if (!this.logBudget.take()) return;
+      const dropped = this.logBudget.report();
+      if (dropped > 0) this.logSink("warn", droppedLinesText(dropped));
       const level = LOG_LEVELS.has(header.level as string) ? header.level as "info" : "info";
       this.logSink(level, String(header.text).slice(0, MAX_LOG_LINE));
       return;

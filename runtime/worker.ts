@@ -7,6 +7,7 @@
  */
 import { installEgress } from "./egress/worker_net.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
+import { droppedLinesText, LogBudget } from "./log_budget.ts";
 import {
   type InitMessage,
   MAX_LOG_LINE,
@@ -46,11 +47,27 @@ function format(args: unknown[]): string {
   return text.length > MAX_LOG_LINE ? text.slice(0, MAX_LOG_LINE) + "…" : text;
 }
 
+// Every console line and error report of the function passes through this budget (the function cannot reach the
+// connection otherwise). A line over budget is not even formatted: formatting costs more than sending.
+const logBudget = new LogBudget();
+
+function sendLog(level: string, text: () => string): void {
+  if (!logBudget.take()) return;
+  reportDropped(false);
+  send({ t: "log", level, text: text() });
+}
+
+/** Tells the log how many lines were dropped, if any (at most once a second unless `force`). */
+function reportDropped(force: boolean): void {
+  const dropped = logBudget.report(force);
+  if (dropped > 0) send({ t: "log", level: "warn", text: droppedLinesText(dropped) });
+}
+
 function installConsole(): void {
   const levels = { debug: "debug", log: "info", info: "info", warn: "warn", error: "error", trace: "debug" };
   const shim: Record<string, unknown> = { ...console };
   for (const [method, level] of Object.entries(levels)) {
-    shim[method] = (...args: unknown[]) => send({ t: "log", level, text: format(args) });
+    shim[method] = (...args: unknown[]) => sendLog(level, () => format(args));
   }
   Object.defineProperty(globalThis, "console", { value: shim, writable: true, configurable: true });
 }
@@ -241,11 +258,13 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
       throw new RangeError(`Response is larger than ${MAX_RESPONSE_BYTES} bytes`);
     }
     if (release(msg.id)) {
+      reportDropped(true); // a flood within a call shows in the log with the call
       send({ t: "res", id: msg.id, status: res.status, headers: headerList(res.headers), logs: [] }, out);
     }
   } catch (err) {
     if (!release(msg.id)) return; // already failed at its time limit
-    send({ t: "log", level: "error", text: format([err]) });
+    sendLog("error", () => format([err]));
+    reportDropped(true);
     send({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs: [] });
   }
 }
@@ -266,7 +285,7 @@ function serveWasm(msg: RequestMessage, body: Uint8Array | null): void {
 
 self.addEventListener("unhandledrejection", (e) => {
   e.preventDefault();
-  send({ t: "log", level: "error", text: `Unhandled rejection: ${format([e.reason])}` });
+  sendLog("error", () => `Unhandled rejection: ${format([e.reason])}`);
 });
 
 /**
