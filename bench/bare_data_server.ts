@@ -52,8 +52,8 @@ export interface BareDataSpec {
 interface Store {
   /** Runs `fn` in one transaction: BEGIN, then `fn`'s statements awaited one by one, COMMIT. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Runs one statement outside a transaction (the introspection). */
-  query: Queryable["query"];
+  /** Statements outside a transaction (the introspection). */
+  db: Queryable;
   close(): Promise<void>;
 }
 
@@ -68,7 +68,7 @@ function openServer(url: string, poolSize: number): Store {
   });
   return {
     transaction: async (fn) => await sql.begin((tx) => fn(wrap(tx))) as never,
-    query: wrap(sql).query,
+    db: wrap(sql),
     close: () => sql.end({ timeout: 5 }),
   };
 }
@@ -85,7 +85,7 @@ async function openOwnPglite(dir: string, setupSql: string): Promise<Store> {
   });
   return {
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
-    query: wrap(pg).query,
+    db: wrap(pg),
     close: () => pg.close(),
   };
 }
@@ -96,11 +96,7 @@ if (import.meta.main) {
     ? openServer(spec.database, spec.poolSize)
     : await openOwnPglite(spec.database.pglite, spec.setupSql ?? "");
   // The same statements the platform's engine compiles.
-  const cache = await introspect({
-    query: store.query,
-    exec: () => Promise.resolve(),
-    execRows: () => Promise.resolve([]),
-  });
+  const cache = await introspect(store.db);
   const read = new Compiler(cache, parseQuery(new URLSearchParams(spec.readQuery))).read(spec.table, {
     count: false,
     maxRows: spec.maxRows,

@@ -24,7 +24,7 @@
 import { decodeJwt } from "jose";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../services/config.ts";
-import { makeSandbox, type Sandbox, serverUrl, spawnPlatform } from "../tests/harness.ts";
+import { type ChildPlatform, makeSandbox, type Sandbox, serverUrl, spawnPlatform } from "../tests/harness.ts";
 import type { LoadResult } from "./_load.ts";
 import type { BareDataSpec } from "./bare_data_server.ts";
 
@@ -165,7 +165,7 @@ async function run(label: string, postgresPass: boolean, wrk: boolean): Promise<
   const sandbox: Sandbox = await makeSandbox(postgresPass ? {} : { DATABASE_URL: "" });
   const env = { ...sandbox.env, PG_POOL_SIZE: "10" };
   const config = loadConfig(env);
-  let platform: Awaited<ReturnType<typeof spawnPlatform>> | undefined;
+  let platform: ChildPlatform | undefined;
   let bare: BareData | undefined;
   let bareDir: string | undefined;
   try {
