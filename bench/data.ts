@@ -33,6 +33,7 @@ const { values } = parseArgs({
   options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "50" } },
 });
 const SECONDS = Number(values.seconds);
+const WARMUP_SECONDS = 2;
 const CONNECTIONS = Number(values.connections);
 const READ_QUERY = "select=id,name,price&price=gt.50&order=id&limit=20";
 const INSERT_ROW = { name: "bench", price: 42 };
@@ -70,6 +71,7 @@ function ms(text: string): number {
 async function load(
   wrk: boolean,
   req: { url: string; method: string; headers: Record<string, string>; body?: string },
+  seconds = SECONDS,
 ): Promise<LoadResult> {
   if (wrk) {
     const script = await Deno.makeTempFile({ suffix: ".lua" });
@@ -84,7 +86,7 @@ async function load(
     );
     await Deno.writeTextFile(script, lines.join("\n"));
     const out = await new Deno.Command("wrk", {
-      args: ["-t2", `-c${CONNECTIONS}`, `-d${SECONDS}s`, "--latency", "-s", script, req.url],
+      args: ["-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, req.url],
       stdout: "piped",
     }).output();
     await Deno.remove(script);
@@ -105,7 +107,7 @@ async function load(
       JSON.stringify({
         ...req,
         connections: CONNECTIONS,
-        seconds: SECONDS,
+        seconds,
       }),
     ],
     stdout: "piped",
@@ -214,7 +216,10 @@ async function run(label: string, postgresPass: boolean, wrk: boolean): Promise<
       { name: "insert", method: "POST", path: "/v1/db/items", headers: postHeaders, body },
     ];
     for (const c of cases) {
+      // Each side gets a short untimed run first: JIT compilation and first-use caches are not what is measured.
+      await load(wrk, { url: `${bare.origin}${c.path}`, ...c }, WARMUP_SECONDS);
       const base = await load(wrk, { url: `${bare.origin}${c.path}`, ...c });
+      await load(wrk, { url: `${platform.url}${c.path}`, ...c }, WARMUP_SECONDS);
       const plat = await load(wrk, { url: `${platform.url}${c.path}`, ...c });
       const ratio = plat.rps / base.rps;
       const verdict = ratio >= 0.7 && plat.p99 <= 25 ? "meets target" : "below target";
