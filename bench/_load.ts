@@ -17,6 +17,7 @@ export interface LoadResult {
   requests: number;
   rps: number;
   p50: number;
+  p90: number;
   p99: number;
   errors: number;
 }
@@ -44,7 +45,14 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const elapsed = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors };
+  return {
+    requests: latencies.length,
+    rps: latencies.length / elapsed,
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    errors,
+  };
 }
 
 if (import.meta.main) {

@@ -3,9 +3,12 @@
  *   read:   GET /v1/db/items?select=id,name,price&price=gt.50&order=id&limit=20
  *   insert: POST /v1/db/items with one row
  * each against a bare Deno.serve handler that runs the same SQL with the same `set_config('role', …)` and
- * claims (postgres.js on the same PostgreSQL database; on PGlite, a PGlite of its own in this process with the
- * same migrations, table, rows and policies), in the same run. Prints req/s, p50/p99 latency and the ratio
- * platform / bare. Targets: ratio ≥ 70 %, p99 ≤ 25 ms at 50 connections.
+ * claims (bench/bare_data_server.ts: postgres.js on the platform's own project database on PostgreSQL; on
+ * PGlite, a PGlite of its own with the same migrations, table, rows and policies), in the same run. Prints req/s,
+ * p50/p90/p99 latency and the ratio platform / bare. Targets: ratio ≥ 70 %, p99 ≤ 25 ms at 50 connections.
+ *
+ * The platform (`main.ts`, spawned by the test harness) and the bare handler each run in a process of their own,
+ * as users run them: neither shares the other's garbage, GC pauses or event loop, nor this process's.
  *
  * The bare handler is written as plain code would be: `sql.begin` (PGlite: `transaction()`), then each statement
  * awaited in turn, prepared as postgres.js prepares tagged queries by default. The platform sends the same
@@ -18,27 +21,22 @@
  *   deno run -A --unstable-kv --unstable-worker-options bench/data.ts [--seconds 10] [--connections 50]
  *   DATABASE_URL=postgres://127.0.0.1:5432/postgres deno run -A … bench/data.ts   # PGlite, then PostgreSQL
  */
-import { PGlite, type Transaction, types } from "@electric-sql/pglite";
-import postgres from "postgres";
+import { decodeJwt } from "jose";
 import { parseArgs } from "node:util";
-import type { Queryable } from "../db/driver.ts";
-import { readMigrations } from "../db/migrate.ts";
-import { Compiler } from "../db/rest/compile.ts";
-import { parseQuery } from "../db/rest/parse.ts";
-import { createHandler } from "../routes/mod.ts";
 import { loadConfig } from "../services/config.ts";
-import { randomHex } from "../services/crypto.ts";
-import { transactionSetup } from "../services/data/data.ts";
-import { closePlatform, openPlatform, type Platform } from "../services/platform.ts";
+import { type ChildPlatform, makeSandbox, type Sandbox, serverUrl, spawnPlatform } from "../tests/harness.ts";
 import type { LoadResult } from "./_load.ts";
+import type { BareDataSpec } from "./bare_data_server.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
   options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "50" } },
 });
 const SECONDS = Number(values.seconds);
+const WARMUP_SECONDS = 2;
 const CONNECTIONS = Number(values.connections);
 const READ_QUERY = "select=id,name,price&price=gt.50&order=id&limit=20";
+const INSERT_ROW = { name: "bench", price: 42 };
 
 const SETUP_SQL = `
 create table items (
@@ -73,6 +71,7 @@ function ms(text: string): number {
 async function load(
   wrk: boolean,
   req: { url: string; method: string; headers: Record<string, string>; body?: string },
+  seconds = SECONDS,
 ): Promise<LoadResult> {
   if (wrk) {
     const script = await Deno.makeTempFile({ suffix: ".lua" });
@@ -87,17 +86,18 @@ async function load(
     );
     await Deno.writeTextFile(script, lines.join("\n"));
     const out = await new Deno.Command("wrk", {
-      args: ["-t2", `-c${CONNECTIONS}`, `-d${SECONDS}s`, "--latency", "-s", script, req.url],
+      args: ["-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, req.url],
       stdout: "piped",
     }).output();
     await Deno.remove(script);
     const text = new TextDecoder().decode(out.stdout);
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
     const p50 = ms(/^\s*50%\s+(\S+)/m.exec(text)?.[1] ?? "");
+    const p90 = ms(/^\s*90%\s+(\S+)/m.exec(text)?.[1] ?? "");
     const p99 = ms(/^\s*99%\s+(\S+)/m.exec(text)?.[1] ?? "");
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(text)?.[1] ?? 0);
     const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? 0);
-    return { requests, rps, p50, p99, errors: non2xx };
+    return { requests, rps, p50, p90, p99, errors: non2xx };
   }
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
@@ -107,7 +107,7 @@ async function load(
       JSON.stringify({
         ...req,
         connections: CONNECTIONS,
-        seconds: SECONDS,
+        seconds,
       }),
     ],
     stdout: "piped",
@@ -115,178 +115,130 @@ async function load(
   return JSON.parse(new TextDecoder().decode(out.stdout));
 }
 
-interface Setup {
-  platform: Platform;
-  cleanup: () => Promise<void>;
-  projectUrl?: string;
+/** A running bare_data_server.ts and how to stop it. */
+interface BareData {
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  stop(): Promise<void>;
 }
 
-async function open(databaseUrl: string | undefined): Promise<Setup> {
-  const dataDir = await Deno.makeTempDir({ prefix: "bench-data-" });
-  let url: string | undefined;
-  let dbName: string | undefined;
-  if (databaseUrl) {
-    dbName = `bench_${randomHex(4)}`;
-    const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${dbName}"`);
-    await admin.end();
-    const u = new URL(databaseUrl);
-    u.pathname = `/${dbName}`;
-    url = u.toString();
-  }
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: url,
-    PLATFORM_SECRET: `bench-secret-${randomHex(16)}`,
-    ADMIN_EMAIL: "admin@example.com",
-    ADMIN_PASSWORD: "admin-password-1",
-    LOG_LEVEL: "error",
-    QUIET: "true",
-    PG_POOL_SIZE: "10",
-  });
-  const platform = await openPlatform(config);
-  let projectUrl: string | undefined;
-  if (url) {
-    const u = new URL(url);
-    u.pathname = `/${dbName}_default`;
-    projectUrl = u.toString();
-  }
-  return {
-    platform,
-    projectUrl,
-    cleanup: async () => {
-      await closePlatform(platform);
-      if (databaseUrl && dbName) {
-        const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-        for (const name of [dbName, `${dbName}_default`]) {
-          await admin.unsafe(`drop database if exists "${name}" with (force)`);
-        }
-        // The project's owner role is cluster-wide: it outlives its database unless dropped too.
-        await admin.unsafe(`drop role if exists "${dbName}_default_owner"`);
-        await admin.end();
-      }
-      await Deno.remove(dataDir, { recursive: true });
-    },
+/** Starts bench/bare_data_server.ts with `spec` and waits until it listens. */
+async function startBareData(spec: BareDataSpec): Promise<BareData> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./bare_data_server.ts", import.meta.url).pathname, JSON.stringify(spec)],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* gone */ }
+    await child.status;
   };
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let port: string | undefined;
+  while (!port) {
+    const { value, done } = await reader.read();
+    if (done) {
+      await stop();
+      throw new Error(`The bare handler exited before listening: ${seen}`);
+    }
+    seen += value;
+    port = /listening (\d+)/.exec(seen)?.[1];
+  }
+  // Keep draining its stdout, so that nothing it prints can block it.
+  (async () => {
+    while (!(await reader.read()).done);
+  })().catch(() => {});
+  return { origin: `http://127.0.0.1:${port}`, stop };
 }
 
-async function run(label: string, databaseUrl: string | undefined, wrk: boolean): Promise<void> {
-  const { platform, cleanup, projectUrl } = await open(databaseUrl);
-  const servers: Deno.HttpServer[] = [];
-  let pool: postgres.Sql | undefined;
-  let barePglite: { pg: PGlite; dir: string } | undefined;
+/** The platform's database URL with the project database's name (Databases.databaseName: `<db>_<ref>`). */
+function projectDatabase(url: string, ref: string): string {
+  const u = new URL(url);
+  u.pathname = `/${encodeURIComponent(`${decodeURIComponent(u.pathname.slice(1)) || "postgres"}_${ref}`)}`;
+  return u.toString();
+}
+
+async function run(label: string, postgresPass: boolean, wrk: boolean): Promise<void> {
+  // With DATABASE_URL set, the harness gives every sandbox a fresh database: the PGlite pass sets it empty (unset
+  // for the platform, which also inherits this process's environment); destroy() drops the unused one.
+  const sandbox: Sandbox = await makeSandbox(postgresPass ? {} : { DATABASE_URL: "" });
+  const env = { ...sandbox.env, PG_POOL_SIZE: "10" };
+  const config = loadConfig(env);
+  let platform: ChildPlatform | undefined;
+  let bare: BareData | undefined;
+  let bareDir: string | undefined;
   try {
-    const handler = createHandler(platform);
-    const keys = await platform.projects.keys("default");
-    const call = (path: string, init: RequestInit) => handler(new Request(`http://127.0.0.1${path}`, init));
+    platform = await spawnPlatform(env);
+    const call = (path: string, init: RequestInit) => fetch(`${platform!.url}${path}`, init);
     const sqlRes = await call("/v1/sql", {
       method: "POST",
-      headers: { apikey: keys.secret_key, "content-type": "application/json" },
+      headers: { apikey: sandbox.secretKey, "content-type": "application/json" },
       body: JSON.stringify({ query: SETUP_SQL }),
     });
     if (sqlRes.status !== 200) throw new Error(`setup failed: ${await sqlRes.text()}`);
-    const signup = await (await call("/v1/auth/signup", {
+    await sqlRes.body?.cancel();
+    const signupRes = await call("/v1/auth/signup", {
       method: "POST",
-      headers: { apikey: keys.public_key, "content-type": "application/json" },
+      headers: { apikey: sandbox.publicKey, "content-type": "application/json" },
       body: JSON.stringify({ email: "bench@example.com", password: "bench-password-1" }),
-    })).json();
-    const token = signup.data.session.access_token as string;
-    const claims = await platform.tokens.verify(await platform.projects.get("default"), token);
+    });
+    if (signupRes.status >= 300) throw new Error(`signup failed: ${await signupRes.text()}`);
+    const token = (await signupRes.json()).data.session.access_token as string;
+    // The claims the platform sets for this caller are the token's payload, which it verified.
+    const claims = decodeJwt(token) as Record<string, unknown>;
 
-    // The same statements the engine compiles, run by the bare handler.
-    const db = await platform.dbs.project("default");
-    const cache = await platform.data.schemas.get("default", db);
-    const read = new Compiler(cache, parseQuery(new URLSearchParams(READ_QUERY))).read("items", {
-      count: false,
-      maxRows: platform.config.DATA_MAX_ROWS,
-    });
-    const insertBody = { name: "bench", price: 42 };
-    const insert = new Compiler(cache, parseQuery(new URLSearchParams())).insert("items", {
-      rows: [insertBody],
-      missingDefault: false,
-      representation: true,
-    });
-    // The platform's own first statement: the same role, claims and settings.
-    const setup = transactionSetup(
-      { role: "authenticated", claims },
-      platform.config.DATA_STATEMENT_TIMEOUT_MS,
-    );
-    let runTx: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
-    if (projectUrl) {
-      const sql = postgres(projectUrl, { max: platform.config.PG_POOL_SIZE, onnotice: () => {} });
-      pool = sql;
-      runTx = async (fn) =>
-        await sql.begin((tx) =>
-          fn({
-            // Prepared, as postgres.js prepares a plain handler's tagged queries by default.
-            query: async (text, params = []) =>
-              await tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }) as never,
-            exec: async (text) => void await tx.unsafe(text),
-            execRows: () => Promise.resolve([]),
-          })
-        ) as never;
-    } else {
-      // The platform's PGlite directory is held by its engine thread, so the plain handler opens its own PGlite
-      // as plain code would (in its process, on its event loop), with the same migrations, table, rows and
-      // policies, and uses PGlite's transaction().
-      const bareDir = await Deno.makeTempDir({ prefix: "bench-bare-" });
-      const pg = await PGlite.create(bareDir, { parsers: { [types.INT8]: (value: string) => value } });
-      barePglite = { pg, dir: bareDir };
-      await pg.exec("create schema if not exists platform");
-      for (const m of await readMigrations("project")) await pg.exec(m.sql);
-      await pg.exec(SETUP_SQL);
-      const wrap = (q: Transaction): Queryable => ({
-        query: async (text, params) => (await q.query(text, params)).rows as never,
-        exec: async (text) => void await q.exec(text),
-        execRows: () => Promise.resolve([]),
-      });
-      runTx = (fn) => pg.transaction((tx) => fn(wrap(tx)));
+    let database: BareDataSpec["database"];
+    if (config.DATABASE_URL) database = projectDatabase(config.DATABASE_URL, config.DEFAULT_PROJECT_REF);
+    else {
+      bareDir = await Deno.makeTempDir({ prefix: "bench-bare-" });
+      database = { pglite: bareDir };
     }
-    const bare = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
-      const st = req.method === "POST" ? insert : read;
-      if (req.method === "POST") await req.arrayBuffer();
-      const body = await runTx(async (tx) => {
-        await tx.query(setup.sql, setup.params);
-        const [row] = await tx.query<{ body: string }>(st.sql, st.params);
-        return row!.body;
-      });
-      return new Response(`{"data":${body},"meta":null}`, {
-        status: req.method === "POST" ? 201 : 200,
-        headers: { "content-type": "application/json" },
-      });
+    bare = await startBareData({
+      database,
+      setupSql: SETUP_SQL,
+      table: "items",
+      readQuery: READ_QUERY,
+      insertRow: INSERT_ROW,
+      claims,
+      statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
+      maxRows: config.DATA_MAX_ROWS,
+      poolSize: config.PG_POOL_SIZE,
     });
-    const app = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, handler);
-    servers.push(bare, app);
-    const headers = { apikey: keys.public_key, authorization: `Bearer ${token}` };
+
+    const headers = { apikey: sandbox.publicKey, authorization: `Bearer ${token}` };
     const postHeaders = { ...headers, "content-type": "application/json" };
-    const body = JSON.stringify(insertBody);
+    const body = JSON.stringify(INSERT_ROW);
     const cases = [
       { name: "read  ", method: "GET", path: `/v1/db/items?${READ_QUERY}`, headers, body: undefined },
       { name: "insert", method: "POST", path: "/v1/db/items", headers: postHeaders, body },
     ];
     for (const c of cases) {
-      const base = await load(wrk, { url: `http://127.0.0.1:${bare.addr.port}${c.path}`, ...c });
-      const plat = await load(wrk, { url: `http://127.0.0.1:${app.addr.port}${c.path}`, ...c });
+      // Each side gets a short untimed run first: JIT compilation and first-use caches are not what is measured.
+      await load(wrk, { url: `${bare.origin}${c.path}`, ...c }, WARMUP_SECONDS);
+      const base = await load(wrk, { url: `${bare.origin}${c.path}`, ...c });
+      await load(wrk, { url: `${platform.url}${c.path}`, ...c }, WARMUP_SECONDS);
+      const plat = await load(wrk, { url: `${platform.url}${c.path}`, ...c });
       const ratio = plat.rps / base.rps;
       const verdict = ratio >= 0.7 && plat.p99 <= 25 ? "meets target" : "below target";
+      const figures = (r: LoadResult) =>
+        `${r.rps.toFixed(0).padStart(6)} req/s p50 ${r.p50.toFixed(1)} ms p90 ${r.p90.toFixed(1)} ms ` +
+        `p99 ${r.p99.toFixed(1)} ms`;
       console.log(
-        `${label} ${c.name}  platform ${plat.rps.toFixed(0).padStart(6)} req/s p50 ${
-          plat.p50.toFixed(1)
-        } ms ` +
-          `p99 ${plat.p99.toFixed(1)} ms | bare ${base.rps.toFixed(0).padStart(6)} req/s p50 ${
-            base.p50.toFixed(1)
-          } ms p99 ${base.p99.toFixed(1)} ms | ratio ${(ratio * 100).toFixed(0)}% (${verdict})` +
+        `${label} ${c.name}  platform ${figures(plat)} | bare ${figures(base)} | ` +
+          `ratio ${(ratio * 100).toFixed(0)}% (${verdict})` +
           (plat.errors || base.errors ? ` errors platform ${plat.errors} bare ${base.errors}` : ""),
       );
     }
   } finally {
-    for (const s of servers) await s.shutdown();
-    await pool?.end();
-    if (barePglite) {
-      await barePglite.pg.close();
-      await Deno.remove(barePglite.dir, { recursive: true });
-    }
-    await cleanup();
+    await bare?.stop();
+    if (bareDir) await Deno.remove(bareDir, { recursive: true }).catch(() => {});
+    await platform?.stop("SIGTERM");
+    // The sandbox's databases (`<db>`, `<db>_default`) and the project's owner role (`<db>_default_owner`),
+    // cluster-wide, which would otherwise outlive its database; and the data dir.
+    await sandbox.destroy();
   }
 }
 
@@ -299,11 +251,11 @@ if (import.meta.main) {
     `data API benchmark: ${CONNECTIONS} connections, ${SECONDS} s per run, ${wrk ? "wrk" : "Deno loader"}`,
   );
   console.log(
-    "bare: BEGIN; set_config; statement; COMMIT awaited one by one (prepared on PostgreSQL; its own PGlite " +
-      "on PGlite); platform: the same statements pipelined in one batch, prepared (PGlite on its own thread)",
+    "platform (main.ts) and bare handler each in a process of their own; bare: BEGIN; set_config; statement; " +
+      "COMMIT awaited one by one (prepared on PostgreSQL; its own PGlite on PGlite); platform: the same " +
+      "statements pipelined in one batch, prepared (PGlite on its own thread)",
   );
-  await run("pglite  ", undefined, wrk);
-  const url = Deno.env.get("DATABASE_URL");
-  if (url) await run("postgres", url, wrk);
+  await run("pglite  ", false, wrk);
+  if (serverUrl) await run("postgres", true, wrk);
   else console.log("postgres: skipped (set DATABASE_URL to a server to measure PostgreSQL too)");
 }
