@@ -2,6 +2,7 @@ import { type PGlite, types } from "@electric-sql/pglite";
 import type { PipelineStatement } from "./driver.ts";
 import { type BackendMessage, type DatabaseError, readBackend } from "./pg_backend.ts";
 import { WireWriter } from "./pg_wire.ts";
+import { concatBytes } from "../services/encoding.ts";
 
 /**
  * The most statement texts one PGlite instance keeps prepared for pipelines: the bound caps the memory that many
@@ -173,7 +174,7 @@ export function pglitePipeline(pg: PGlite, options: PipelineEngineOptions = {}) 
       syncToFs: false,
       onRawData: (bytes) => chunks.push(bytes.slice()),
     });
-    const messages = readBackend(chunks.length === 1 ? chunks[0]! : concat(chunks));
+    const messages = readBackend(chunks.length === 1 ? chunks[0]! : concatBytes(chunks));
     for (const m of messages) {
       if (m.type === "notification") queueMicrotask(() => notify(m.channel, m.payload));
     }
@@ -232,16 +233,6 @@ export function pglitePipeline(pg: PGlite, options: PipelineEngineOptions = {}) 
         return await run(statements, options, false) ?? (await run(statements, options, true))!;
       })
     );
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }
 
 /** The rows of each executed statement of a batch, values parsed as PGlite's `query()` parses them. */

@@ -1,3 +1,5 @@
+import { concatBytes } from "../services/encoding.ts";
+
 /** A message between the platform and a runtime host: a JSON header and optional bytes. */
 export interface Frame {
   header: Record<string, unknown>;
@@ -150,15 +152,7 @@ export class FrameWriter {
     const parts = this.encode(this.headers, this.bodies);
     this.headers = [];
     this.bodies = [];
-    let chunk = parts[0]!;
-    if (parts.length > 1) {
-      chunk = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-      let at = 0;
-      for (const p of parts) {
-        chunk.set(p, at);
-        at += p.byteLength;
-      }
-    }
+    const chunk = parts.length === 1 ? parts[0]! : concatBytes(parts);
     this.busy = true;
     this.writeAll(chunk).then(() => {
       this.busy = false;

@@ -1,5 +1,6 @@
 import { assertEquals } from "../tests/assert.ts";
 import { encodeFrame, FrameReader, FrameWriter } from "./frames.ts";
+import { concatBytes } from "../services/encoding.ts";
 
 /** A connection that keeps a copy of every write. */
 function recordingConn(): { writes: Uint8Array[]; conn: Deno.Conn } {
@@ -14,24 +15,13 @@ function recordingConn(): { writes: Uint8Array[]; conn: Deno.Conn } {
   return { writes, conn };
 }
 
-/** The bytes of `parts`, one after the other. */
-function concat(parts: Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(parts.reduce((n, f) => n + f.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.byteLength;
-  }
-  return all;
-}
-
 Deno.test("frames: round trip through arbitrary chunking", () => {
   const frames = [
     encodeFrame({ t: "req", id: 1 }, new Uint8Array([1, 2, 3])),
     encodeFrame({ t: "log", text: "é" }),
     encodeFrame({ t: "res", id: 2 }, new Uint8Array(70_000).fill(7)),
   ];
-  const all = concat(frames);
+  const all = concatBytes(frames);
   for (const size of [1, 7, 4096, all.byteLength]) {
     const reader = new FrameReader();
     const out = [];
@@ -100,7 +90,7 @@ Deno.test("frames: bodies read earlier stay intact while later chunks arrive in 
     { length: 40 },
     (_, i) => ({ header: { id: i }, body: new Uint8Array(i * 997).fill(i) }),
   );
-  const stream = concat(frames.map((f) => encodeFrame(f.header, f.body)));
+  const stream = concatBytes(frames.map((f) => encodeFrame(f.header, f.body)));
 
   for (const step of [1, 7, 4096, 65536]) {
     const reader = new FrameReader();

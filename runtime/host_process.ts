@@ -42,7 +42,8 @@ export type HostLogSink = (level: "debug" | "info" | "warn" | "error", text: str
 
 const RUNTIME_DIR = new URL(".", import.meta.url).pathname.replace(/\/$/, "");
 const HOST_MAIN = join(RUNTIME_DIR, "host.ts");
-// The modules a host loads into its worker: the only files it may read (so a function can import nothing else).
+// The modules a host loads into its worker (one of them, the byte encodings, shared with the platform): the only
+// files it may read, so that a function can import nothing else.
 const WORKER_FILES = [
   "worker.ts",
   "frames.ts",
@@ -52,6 +53,7 @@ const WORKER_FILES = [
   "wasm/wasi.ts",
   "egress/worker_net.ts",
   "egress/wire.ts",
+  "../services/encoding.ts",
 ].map((f) => join(RUNTIME_DIR, f));
 const SPAWN_TIMEOUT_MS = 15_000;
 

@@ -6,6 +6,7 @@
  * the user module or compiles the wasm module, then answers request messages from the host.
  */
 import { installEgress } from "./egress/worker_net.ts";
+import { encodeBase64 } from "../services/encoding.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { droppedLinesText, LogBudget } from "./log_budget.ts";
 import {
@@ -132,7 +133,7 @@ async function initDeno(init: WorkerInitMessage): Promise<void> {
   installConsole();
   installDeno(init);
   if (init.gate) installEgress(init.gate);
-  const url = `data:application/typescript;base64,${toBase64(new TextEncoder().encode(init.code))}`;
+  const url = `data:application/typescript;base64,${encodeBase64(new TextEncoder().encode(init.code))}`;
   const mod = await import(url);
   const def = mod.default;
   if (def && typeof def === "object" && typeof def.fetch === "function") handler = def.fetch.bind(def);
@@ -144,12 +145,6 @@ async function initDeno(init: WorkerInitMessage): Promise<void> {
         "or Deno.serve(handler)",
     );
   }
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let bin = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(bin);
 }
 
 /**

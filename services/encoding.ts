@@ -1,3 +1,14 @@
+/** The bytes of `parts`, one after the other, in a new array. */
+export function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
 /** Encodes bytes as base64url without padding. */
 export function encodeBase64Url(bytes: Uint8Array): string {
   return encodeBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");

@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI, jwtVerify } from "jose";
 import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
+import { concatBytes } from "../services/encoding.ts";
 
 /** A local HTTP server started by a test, on 127.0.0.1 and port 0. */
 export interface FakeServer {
@@ -95,7 +96,7 @@ export async function smtpSink() {
         mails.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
           to: session.envelope.rcptTo.map((r) => r.address),
-          raw: new TextDecoder().decode(concat(chunks)),
+          raw: new TextDecoder().decode(concatBytes(chunks)),
         });
         callback();
       })().catch(callback);
@@ -110,16 +111,6 @@ export async function smtpSink() {
     mails,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
 
 /**

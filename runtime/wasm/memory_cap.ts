@@ -1,3 +1,5 @@
+import { concatBytes } from "../../services/encoding.ts";
+
 /** Bytes of one WebAssembly memory page. */
 export const PAGE_BYTES = 65536;
 
@@ -55,13 +57,7 @@ export function capMemory(module: Uint8Array, maxPages: number): Uint8Array {
     }
     offset = bodyEnd;
   }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 function rewriteMemories(body: Uint8Array, maxPages: number): number[] {

@@ -1,5 +1,6 @@
 import type { HeaderList } from "../protocol.ts";
 import { Wasi } from "./wasi.ts";
+import { concatBytes } from "../../services/encoding.ts";
 
 /** One HTTP request as a WAGI module sees it. */
 export interface WagiRequest {
@@ -76,16 +77,6 @@ export function parseCgi(out: Uint8Array): { status: number; headers: HeaderList
   return { status, headers, body: out.subarray(match.index + match[0].length) };
 }
 
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
-
 /** Thrown when a module fails: a trap, or an exit without output. Carries the stderr lines. */
 export class WagiError extends Error {
   constructor(message: string, readonly logs: string[]) {
@@ -118,7 +109,7 @@ export function runWagi(module: WebAssembly.Module, req: WagiRequest, maxOutput:
     },
   });
   const logs = () => {
-    const text = new TextDecoder().decode(concat(stderr));
+    const text = new TextDecoder().decode(concatBytes(stderr));
     const lines = text.split(/\r?\n/);
     if (lines.at(-1) === "") lines.pop();
     return lines;
@@ -132,7 +123,7 @@ export function runWagi(module: WebAssembly.Module, req: WagiRequest, maxOutput:
     const what = err instanceof WebAssembly.RuntimeError ? "trapped" : "failed";
     throw new WagiError(`WebAssembly module ${what}: ${(err as Error)?.message ?? String(err)}`, logs());
   }
-  const out = concat(stdout);
+  const out = concatBytes(stdout);
   if (exitCode !== 0 && out.byteLength === 0) {
     throw new WagiError(`WebAssembly module exited with code ${exitCode}`, logs());
   }
