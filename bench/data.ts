@@ -27,6 +27,7 @@ import { loadConfig } from "../services/config.ts";
 import { type ChildPlatform, makeSandbox, type Sandbox, serverUrl, spawnPlatform } from "../tests/harness.ts";
 import type { LoadResult } from "./_load.ts";
 import type { BareDataSpec } from "./bare_data_server.ts";
+import { hasWrk, runWrk } from "./wrk.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -52,52 +53,19 @@ create policy items_read on items for select using (public or owner = auth.uid()
 create policy items_insert on items for insert to authenticated with check (owner = auth.uid());
 analyze items;`;
 
-async function hasWrk(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("wrk", { args: ["--version"], stdout: "null", stderr: "null" })
-      .output()) !== null;
-  } catch {
-    return false;
-  }
-}
-
-function ms(text: string): number {
-  const m = /([\d.]+)(us|ms|s)/.exec(text);
-  if (!m) return NaN;
-  const v = Number(m[1]);
-  return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
-}
-
 async function load(
   wrk: boolean,
   req: { url: string; method: string; headers: Record<string, string>; body?: string },
   seconds = SECONDS,
 ): Promise<LoadResult> {
   if (wrk) {
-    const script = await Deno.makeTempFile({ suffix: ".lua" });
-    const lines = [`wrk.method = ${JSON.stringify(req.method)}`];
-    for (const [k, v] of Object.entries(req.headers)) {
-      lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
-    }
-    if (req.body) lines.push(`wrk.body = ${JSON.stringify(req.body)}`);
-    lines.push(
-      "local errors = 0",
-      "response = function(status) if status >= 400 then errors = errors + 1 end end",
-    );
-    await Deno.writeTextFile(script, lines.join("\n"));
-    const out = await new Deno.Command("wrk", {
-      args: ["-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, req.url],
-      stdout: "piped",
-    }).output();
-    await Deno.remove(script);
-    const text = new TextDecoder().decode(out.stdout);
-    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
-    const p50 = ms(/^\s*50%\s+(\S+)/m.exec(text)?.[1] ?? "");
-    const p90 = ms(/^\s*90%\s+(\S+)/m.exec(text)?.[1] ?? "");
-    const p99 = ms(/^\s*99%\s+(\S+)/m.exec(text)?.[1] ?? "");
-    const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(text)?.[1] ?? 0);
-    const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? 0);
-    return { requests, rps, p50, p90, p99, errors: non2xx };
+    const r = await runWrk(req.url, {
+      connections: CONNECTIONS,
+      seconds,
+      headers: req.headers,
+      postJson: req.body,
+    });
+    return { requests: r.requests, rps: r.rps, p50: r.p50Ms, p90: r.p90Ms, p99: r.p99Ms, errors: r.errors };
   }
   const out = await new Deno.Command(Deno.execPath(), {
     args: [

@@ -1,7 +1,9 @@
 /** What one wrk run measured. */
 export interface WrkResult {
+  requests: number;
   rps: number;
   p50Ms: number;
+  p90Ms: number;
   p99Ms: number;
   errors: number;
 }
@@ -12,7 +14,7 @@ export interface WrkOptions {
   threads?: number;
   seconds: number;
   headers?: Record<string, string>;
-  /** A POST body (JSON): sent through a small wrk Lua script. */
+  /** A POST body (JSON): sent through a small wrk Lua script (with a JSON content-type unless `headers` has one). */
   postJson?: string;
 }
 
@@ -53,7 +55,9 @@ export async function runWrk(url: string, options: WrkOptions): Promise<WrkResul
     await Deno.writeTextFile(
       script,
       `wrk.method = "POST"\nwrk.body = ${JSON.stringify(options.postJson)}\n` +
-        `wrk.headers["Content-Type"] = "application/json"\n`,
+        (Object.keys(options.headers ?? {}).some((k) => k.toLowerCase() === "content-type")
+          ? ""
+          : `wrk.headers["Content-Type"] = "application/json"\n`),
     );
     args.push("-s", script);
   }
@@ -72,7 +76,8 @@ export async function runWrk(url: string, options: WrkOptions): Promise<WrkResul
   if (!Number.isFinite(rps)) {
     throw new Error(`wrk printed no result:\n${text}\n${new TextDecoder().decode(out.stderr)}`);
   }
-  return { rps, p50Ms: p("50"), p99Ms: p("99"), errors };
+  const requests = Number(text.match(/(\d+) requests in/)?.[1] ?? 0);
+  return { requests, rps, p50Ms: p("50"), p90Ms: p("90"), p99Ms: p("99"), errors };
 }
 
 /** Runs `measure` `times` times and keeps the best requests/s and the best p50 (the least disturbed run). */
@@ -80,8 +85,10 @@ export async function best(times: number, measure: () => Promise<WrkResult>): Pr
   const runs: WrkResult[] = [];
   for (let i = 0; i < times; i++) runs.push(await measure());
   return {
+    requests: runs.reduce((n, r) => n + r.requests, 0),
     rps: Math.max(...runs.map((r) => r.rps)),
     p50Ms: Math.min(...runs.map((r) => r.p50Ms)),
+    p90Ms: Math.min(...runs.map((r) => r.p90Ms)),
     p99Ms: Math.min(...runs.map((r) => r.p99Ms)),
     errors: runs.reduce((a, r) => a + r.errors, 0),
   };

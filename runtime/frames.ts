@@ -63,10 +63,10 @@ export class FrameReader {
       const bodyStart = headStart + headLength;
       const bodyEnd = offset + 4 + total;
       if (header.t === BATCH) this.unbatch(header, bodyStart, bodyEnd, frames);
-      else {frames.push({
-          header,
-          body: bodyEnd > bodyStart ? this.buffer.subarray(bodyStart, bodyEnd) : null,
-        });}
+      else {
+        const body = bodyEnd > bodyStart ? this.buffer.subarray(bodyStart, bodyEnd) : null;
+        frames.push({ header, body });
+      }
       this.start = bodyEnd;
     }
     if (this.start === this.end) {

@@ -79,7 +79,7 @@ function withSocket(flags: string[], socket: string): string[] {
 interface WorkerChannel {
   generation: number;
   writer: FrameWriter;
-  /** Null until the worker loaded the function; then null for ready, or why the function cannot run. */
+  /** "loading" until the worker loaded the function; then "ready", or why the function cannot run. */
   state: "loading" | "ready" | { error: string };
 }
 
