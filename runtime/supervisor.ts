@@ -45,6 +45,8 @@ interface Spare {
   pending: Promise<HostProcess>;
   memoryMb: number;
   at: number;
+  /** Taken by a start while still starting: it is that start's host now. */
+  taken?: boolean;
 }
 
 const MAX_SPARES = 2;
@@ -250,6 +252,7 @@ export class Runtime {
     this.spawning.add(pending);
     pending.finally(() => this.spawning.delete(pending)).catch(() => {});
     pending.then((host) => {
+      if (entry.taken) return;
       if (this.spares.get(key) === entry && !this.closing) entry.host = host;
       else host.kill();
     }, () => {
@@ -268,12 +271,16 @@ export class Runtime {
     const key = `${spec.memoryMb}|${flags.join(" ")}`;
     const spare = this.spares.get(key);
     let host = spare?.host?.alive ? spare.host : null;
-    if (host) this.spares.delete(key);
+    // A spare still starting is further along than a new spawn would be: this start takes it.
+    const early = !host && spare?.host === null ? spare : null;
+    if (host || early) this.spares.delete(key);
+    if (early) early.taken = true;
     try {
       this.makeTenantRoom(spec.tenant, spec.memoryMb);
       this.makeRoom(spec.memoryMb);
     } catch (err) {
       host?.kill();
+      early?.pending.then((h) => h.kill(), () => {});
       throw err;
     }
     this.starting++;
@@ -284,7 +291,9 @@ export class Runtime {
       memory: tenantStarting.memory + spec.memoryMb,
     });
     try {
-      host ??= await this.spawn(spec.memoryMb, flags);
+      host ??= early
+        ? await early.pending.catch(() => this.spawn(spec.memoryMb, flags))
+        : await this.spawn(spec.memoryMb, flags);
       host.assign(
         {
           t: "init",

@@ -31,6 +31,22 @@ Deno.test("runtime supervisor: reuse, caps, idle eviction, crash restart, privat
       },
     );
 
+    await t.step("a start takes the spare of its shape even while that spare is still starting", async () => {
+      const rt2 = await Runtime.create({ ...OPTIONS, maxHosts: 6 }, () => {});
+      try {
+        const fn = (name: string) => spec(name, `export default () => new Response("${name}")`);
+        assertEquals(text(await rt2.invoke(fn("a0"), GET)), "a0"); // its start began a spare
+        // a1 takes that spare, ready or still starting, and begins the next, which a2 takes: if a start passed
+        // over a spare that is still starting, that spare would be left over here.
+        const calls = [rt2.invoke(fn("a1"), GET), rt2.invoke(fn("a2"), GET)];
+        assertEquals(rt2.stats().spares, 0);
+        assertEquals((await Promise.all(calls)).map(text), ["a1", "a2"]);
+        assertEquals(rt2.stats().hosts, 3);
+      } finally {
+        await rt2.close();
+      }
+    });
+
     await t.step(
       "an address the operator opened is reachable on the ports allow_net lists only",
       async () => {

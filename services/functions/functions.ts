@@ -247,8 +247,11 @@ export class FunctionService {
   private async written(ref: string, row: FunctionRow): Promise<FunctionObject> {
     this.forget(ref, row);
     const loaded = await this.load(ref, row);
-    if (row.is_active) this.hooks.deployed(loaded.spec);
-    else this.hooks.removed(row.id);
+    if (row.is_active) {
+      // The first invoke usually follows at once: it finds the function loaded.
+      this.cache.set(`${ref}\u0000${row.name}`, loaded);
+      this.hooks.deployed(loaded.spec);
+    } else this.hooks.removed(row.id);
     return loaded.fn;
   }
 
