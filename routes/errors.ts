@@ -26,23 +26,37 @@ function publicHttpMessage(message: string): string {
   return message || "Invalid request";
 }
 
-/** Writes the failure envelope for `err`. */
-export function errorResponse(c: Context, err: unknown): Response {
+/** The failure envelope of `err` (logged when it is the platform's fault or a dependency's) and its headers. */
+function failure(err: unknown, requestId: string, path: string) {
   const e = toAppError(err);
   // A platform fault is an error; a dependency that failed with a known cause is a warning; a user function's
   // own timeout or crash is the user's business (it is in the function's records), not the platform's log.
   if (e.code === "INTERNAL_ERROR" || (e.status >= 500 && e.cause !== undefined)) {
     (e.code === "INTERNAL_ERROR" ? log.error : log.warn)("request failed", {
-      request_id: c.env.requestId,
-      path: c.req.path,
+      request_id: requestId,
+      path,
       code: e.code,
       cause: describeError(e.cause ?? e),
     });
   }
-  for (const [name, value] of Object.entries(e.headers)) c.header(name, value);
-  return c.json({
-    error: { code: e.code, message: e.message, type: e.type, request_id: c.env.requestId },
-  }, e.status);
+  const body = { error: { code: e.code, message: e.message, type: e.type, request_id: requestId } };
+  return { status: e.status, headers: e.headers, body };
+}
+
+/** Writes the failure envelope for `err`. */
+export function errorResponse(c: Context, err: unknown): Response {
+  const { status, headers, body } = failure(err, c.env.requestId, c.req.path);
+  for (const [name, value] of Object.entries(headers)) c.header(name, value);
+  return c.json(body, status);
+}
+
+/** The failure envelope for `err`, outside the Hono app (the routes the edge serves itself). */
+export function failureResponse(err: unknown, requestId: string, path: string): Response {
+  const { status, headers, body } = failure(err, requestId, path);
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...headers, "content-type": "application/json" },
+  });
 }
 
 /** The one validation hook: every zod failure becomes 400 VALIDATION_ERROR naming each field. */

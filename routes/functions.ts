@@ -1,15 +1,11 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { encodeBase64 } from "../services/encoding.ts";
-import { AppError, errors } from "../services/errors.ts";
-import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts";
 import { STATS_WINDOWS } from "../services/functions/invocations.ts";
 import { PermissionsPatch } from "../services/functions/permissions.ts";
 import { FUNCTION_NAME } from "../services/functions/validate_code.ts";
 import type { AppEnv } from "./env.ts";
 import { allow, authenticate } from "./middleware/auth.ts";
 import { resolveProject } from "./middleware/project.ts";
-import { clientAddress } from "./middleware/rate_limit.ts";
+import { InvokeBody, InvokeEnvelope } from "./invoke.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 const Permissions = z.object({
@@ -65,25 +61,6 @@ const PutEnv = z.strictObject({
     value: z.string().max(32_768),
   })).max(200),
 }).openapi("PutFunctionEnv");
-
-const InvokeBody = z.strictObject({
-  method: z.string().max(16).optional().openapi({ description: "HTTP method seen by the function (POST)" }),
-  path: z.string().max(4096).optional().openapi({ description: "Path with query seen by the function (/)" }),
-  headers: z.record(z.string(), z.string().max(8192)).optional()
-    .openapi({ description: "Headers for the function; reserved ones are dropped" }),
-  body: z.unknown().optional().openapi({ description: "Body for the function: JSON value or text" }),
-  body_encoding: z.enum(["utf8", "base64"]).optional()
-    .openapi({ description: "base64: body is a string of base64-encoded bytes" }),
-}).openapi("InvokeFunction");
-
-const InvokeEnvelope = z.object({
-  status: z.number().int(),
-  headers: z.record(z.string(), z.string()),
-  body: z.unknown(),
-  body_encoding: z.literal("base64").optional().openapi({ description: "Present when body is base64 bytes" }),
-  logs: z.array(z.string()),
-  duration_ms: z.number(),
-}).openapi("InvokeResult");
 
 const LogEntry = z.object({
   timestamp: z.string(),
@@ -332,152 +309,4 @@ functionsRoutes.openAPIRegistry.registerPath({
     500: { content: { "application/json": { schema: z.object({}) } }, description: "The function failed" },
     504: { content: { "application/json": { schema: z.object({}) } }, description: "TIMEOUT" },
   },
-});
-
-/** Reads a body of unknown length, failing as soon as it passes `limit`. */
-async function readCapped(
-  body: ReadableStream<Uint8Array> | null,
-  limit: number,
-  tooLarge: () => Error,
-): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (body) {
-    for await (const chunk of body) {
-      size += chunk.byteLength;
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
-}
-
-const utf8Lenient = new TextDecoder();
-
-async function readInvokeBody(c: Context<AppEnv>): Promise<InvokeInput> {
-  const limit = c.env.platform.config.INVOKE_MAX_BODY_BYTES;
-  const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
-  const declared = c.req.header("content-length");
-  let bytes: Uint8Array;
-  if (declared !== undefined) {
-    if (Number(declared) > limit) throw tooLarge();
-    bytes = declared === "0" ? new Uint8Array(0) : new Uint8Array(await c.req.raw.arrayBuffer());
-    if (bytes.byteLength > limit) throw tooLarge();
-  } else {
-    bytes = await readCapped(c.req.raw.body, limit, tooLarge);
-  }
-  if (bytes.byteLength === 0) return {};
-  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
-    throw new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
-  }
-  if (bytes.byteLength === 2 && bytes[0] === 0x7b && bytes[1] === 0x7d) return {}; // `{}`, the usual body
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(utf8Lenient.decode(bytes));
-  } catch {
-    throw errors.validation("Malformed JSON in request body");
-  }
-  if (
-    parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) &&
-    Object.keys(parsed).length === 0
-  ) {
-    return {};
-  }
-  const result = InvokeBody.safeParse(parsed);
-  if (!result.success) {
-    const issues = result.error.issues.map((i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`);
-    throw errors.validation(`Invalid body: ${issues.join("; ")}`);
-  }
-  return result.data as InvokeInput;
-}
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-const TEXTUAL =
-  /^(text\/|application\/([a-z0-9.+-]*\+)?(json|xml)|application\/(javascript|x-www-form-urlencoded)|image\/svg)/i;
-
-/** The envelope form of a function's answer: JSON parsed, text as text, other bytes as base64. */
-export function envelopeOf(result: InvokeResult) {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of result.headers) {
-    headers[name] = headers[name] ? `${headers[name]}, ${value}` : value;
-  }
-  const type = headers["content-type"] ?? "";
-  let body: unknown = null;
-  let body_encoding: "base64" | undefined;
-  if (result.body.byteLength > 0) {
-    let text: string | null = null;
-    if (TEXTUAL.test(type) || type === "") {
-      try {
-        text = utf8.decode(result.body);
-      } catch {
-        text = null;
-      }
-    }
-    if (text === null) {
-      body = encodeBase64(result.body);
-      body_encoding = "base64";
-    } else if (/json/i.test(type)) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = text;
-      }
-    } else body = text;
-  }
-  return {
-    status: result.status,
-    headers,
-    body,
-    ...(body_encoding ? { body_encoding } : {}),
-    logs: result.logs,
-    duration_ms: result.duration_ms,
-  };
-}
-
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "upgrade",
-  "content-length",
-  "te",
-  "trailer",
-]);
-
-// authenticate resolves the project too: one middleware layer less on the platform's hottest route.
-functionsRoutes.post("/v1/functions/:name/invoke", authenticate, async (c) => {
-  const name = c.req.param("name");
-  const caller = c.get("caller");
-  // Spec §4.3: `apikey` is required on invoke; a user token rides along with it (a console admin needs none).
-  if (caller.role !== "admin" && c.req.header("apikey") === undefined) {
-    throw errors.unauthorized(
-      'No API key found in request: invoke needs the project key in the "apikey" header',
-    );
-  }
-  const input = await readInvokeBody(c);
-  const clientId = caller.user ? `user:${caller.user.sub}` : `${caller.role}:${clientAddress(c)}`;
-  const result = await c.env.platform.functions.invoker.invoke(name, input, {
-    ref: c.get("project").ref,
-    requestId: c.env.requestId,
-    clientId,
-    user: caller.user ? { ...caller.user } : undefined,
-  });
-  if ((c.req.header("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
-    const headers = new Headers();
-    for (const [k, v] of result.headers) if (!HOP_BY_HOP.has(k)) headers.append(k, v);
-    headers.set("x-service-invoke-origin", "function");
-    headers.set("x-request-id", c.env.requestId);
-    const body = result.status === 204 || result.status === 304
-      ? null
-      : result.body as Uint8Array<ArrayBuffer>;
-    return new Response(body, { status: result.status, headers });
-  }
-  return c.json({ data: envelopeOf(result), meta: null }, 200);
 });

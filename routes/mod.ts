@@ -13,6 +13,7 @@ import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
 import { cronRoutes } from "./cron.ts";
 import { functionsRoutes } from "./functions.ts";
+import { serveInvoke } from "./invoke.ts";
 import { jobRoutes } from "./jobs.ts";
 import type { AppEnv, EdgeEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
@@ -26,6 +27,8 @@ import { realtimeRoutes } from "./realtime.ts";
 import { systemRoutes } from "./system.ts";
 
 const INVOKE_PATH = /^\/v1\/functions\/[^/]+\/invoke$/;
+/** True for a call of a function (short-form `path`), which the edge serves itself (routes/invoke.ts). */
+const isInvoke = (req: Request, path: string) => req.method === "POST" && INVOKE_PATH.test(path);
 
 /** Request headers a browser may send (CORS). */
 const ALLOW_HEADERS = [
@@ -61,13 +64,9 @@ export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
     maxSize: platform.config.MAX_BODY_BYTES,
     onError: (c) => errorResponse(c, errors.tooLarge(platform.config.MAX_BODY_BYTES)),
   });
-  // Only requests that carry a body pay for the limit: GET and HEAD do not even pass through it.
-  // Invoke enforces its own limit (INVOKE_MAX_BODY_BYTES) and answers 503 above it (spec §7).
-  app.on(
-    ["POST", "PUT", "PATCH", "DELETE"],
-    "*",
-    (c, next) => INVOKE_PATH.test(c.req.path) ? next() : limitBody(c, next),
-  );
+  // Only requests that carry a body pay for the limit: GET and HEAD do not even pass through it. Invoke is not
+  // served by the app (routes/invoke.ts): it enforces its own limit and answers 503 above it (spec §7).
+  app.on(["POST", "PUT", "PATCH", "DELETE"], "*", limitBody);
 
   app.route("/", systemRoutes);
   app.route("/", adminRoutes);
@@ -149,6 +148,7 @@ export function createHandler(platform: Platform): Handler {
     PROJECT_REF.test(ref) && (await platform.projects.find(ref)) !== null;
   const longForm = async (req: Request, env: EdgeEnv, long: { ref: string; path: string }) => {
     if (!(await isProject(long.ref))) return await app.fetch(req, env);
+    if (isInvoke(req, long.path)) return await serveInvoke(req, env, long.path, long.ref);
     const url = new URL(req.url);
     url.pathname = long.path;
     const rewritten = new Request(url, req);
@@ -166,8 +166,11 @@ export function createHandler(platform: Platform): Handler {
     },
     // Not async on the common path: an extra promise layer per request costs measurable throughput.
     (req, env) => {
-      const long = req.url.includes("/v1/functions/") ? longFormCandidate(pathOf(req.url)) : null;
-      return long ? longForm(req, env, long) : app.fetch(req, env);
+      if (!req.url.includes("/v1/functions/")) return app.fetch(req, env);
+      const path = pathOf(req.url);
+      const long = longFormCandidate(path);
+      if (long) return longForm(req, env, long);
+      return isInvoke(req, path) ? serveInvoke(req, env, path) : app.fetch(req, env);
     },
   );
 }

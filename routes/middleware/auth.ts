@@ -138,8 +138,7 @@ export async function resolveCaller(
   project: Project,
   headers: Credentials,
 ): Promise<Caller> {
-  const lookups = new Lookups(platform);
-  return await resolveMissing(lookups, project, headers, callerOf(lookups, project, headers));
+  return await callerFor(platform, project, headers);
 }
 
 async function resolveMissing(
@@ -169,21 +168,30 @@ export const authenticate = createMiddleware<AppEnv>((c, next) => {
 
 function admit(c: Context<AppEnv>, project: Project, next: Next): Promise<void> {
   c.set("project", project);
-  const headers = {
+  const caller = callerFor(c.env.platform, project, {
     apikey: c.req.header("apikey"),
     authorization: c.req.header("authorization"),
     cookie: getCookie(c, CONSOLE_COOKIE),
-  };
-  const lookups = new Lookups(c.env.platform);
-  const caller = callerOf(lookups, project, headers);
-  if (!isMiss(caller)) {
+  });
+  if (!(caller instanceof Promise)) {
     c.set("caller", caller);
     return next();
   }
-  return resolveMissing(lookups, project, headers, caller).then((resolved) => {
+  return caller.then((resolved) => {
     c.set("caller", resolved);
     return next();
   });
+}
+
+/** The caller of a project route (see {@linkcode callerOf}): synchronous when every answer is cached. */
+export function callerFor(
+  platform: Platform,
+  project: Project,
+  headers: Credentials,
+): Caller | Promise<Caller> {
+  const lookups = new Lookups(platform);
+  const caller = callerOf(lookups, project, headers);
+  return isMiss(caller) ? resolveMissing(lookups, project, headers, caller) : caller;
 }
 
 /** Admits only the given roles (admin is always admitted); 403 FORBIDDEN names the role required. */

@@ -2,6 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { errors } from "../../services/errors.ts";
 import type { Context } from "hono";
 import { type Project, PROJECT_REF } from "../../services/projects/projects.ts";
+import type { Platform } from "../../services/platform.ts";
 import type { AppEnv } from "../env.ts";
 
 /** Requests whose project came from the long form of a path (`/v1/functions/{project_id}/…`). */
@@ -36,10 +37,14 @@ export function projectFromHost(host: string, baseDomain: string, defaultRef: st
  * synchronously when the project is cached.
  */
 export function projectOf(c: Context<AppEnv>): Project | Promise<Project> {
-  const { config, projects } = c.env.platform;
   const host = c.req.header("host") ?? new URL(c.req.url).host;
-  const ref = pathProjects.get(c.req.raw) ??
-    projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
+  return projectFor(c.env.platform, host, pathProjects.get(c.req.raw));
+}
+
+/** The project named by a long-form path (`pathRef`) or else by `host`: see {@linkcode projectOf}. */
+export function projectFor(platform: Platform, host: string, pathRef?: string): Project | Promise<Project> {
+  const { config, projects } = platform;
+  const ref = pathRef ?? projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
   if (!ref) throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
   const cached = projects.cached(ref);
   if (cached === null) throw errors.projectNotFound(ref);

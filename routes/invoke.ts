@@ -1,0 +1,222 @@
+import { z } from "@hono/zod-openapi";
+import { parse as parseCookies } from "hono/utils/cookie";
+import { encodeBase64 } from "../services/encoding.ts";
+import { AppError, errors } from "../services/errors.ts";
+import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts";
+import type { EdgeEnv } from "./env.ts";
+import { failureResponse } from "./errors.ts";
+import { callerFor, CONSOLE_COOKIE } from "./middleware/auth.ts";
+import { projectFor } from "./middleware/project.ts";
+
+/** The body of POST /v1/functions/{name}/invoke (spec §4.3). */
+export const InvokeBody = z.strictObject({
+  method: z.string().max(16).optional().openapi({ description: "HTTP method seen by the function (POST)" }),
+  path: z.string().max(4096).optional().openapi({ description: "Path with query seen by the function (/)" }),
+  headers: z.record(z.string(), z.string().max(8192)).optional()
+    .openapi({ description: "Headers for the function; reserved ones are dropped" }),
+  body: z.unknown().optional().openapi({ description: "Body for the function: JSON value or text" }),
+  body_encoding: z.enum(["utf8", "base64"]).optional()
+    .openapi({ description: "base64: body is a string of base64-encoded bytes" }),
+}).openapi("InvokeFunction");
+
+/** The default (envelope) answer of an invoke. */
+export const InvokeEnvelope = z.object({
+  status: z.number().int(),
+  headers: z.record(z.string(), z.string()),
+  body: z.unknown(),
+  body_encoding: z.literal("base64").optional().openapi({ description: "Present when body is base64 bytes" }),
+  logs: z.array(z.string()),
+  duration_ms: z.number(),
+}).openapi("InvokeResult");
+
+/** Reads a body of unknown length, failing as soon as it passes `limit`. */
+async function readCapped(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+  tooLarge: () => Error,
+): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (body) {
+    for await (const chunk of body) {
+      size += chunk.byteLength;
+      if (size > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+const utf8Lenient = new TextDecoder();
+
+/** The invoke body of `req`: 503 above `limit` bytes (spec §7), 415 when not JSON, 400 when malformed. */
+async function readInvokeBody(req: Request, headers: Headers, limit: number): Promise<InvokeInput> {
+  const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
+  const declared = headers.get("content-length");
+  let bytes: Uint8Array;
+  if (declared !== null) {
+    if (Number(declared) > limit) throw tooLarge();
+    bytes = declared === "0" ? new Uint8Array(0) : new Uint8Array(await req.arrayBuffer());
+    if (bytes.byteLength > limit) throw tooLarge();
+  } else {
+    bytes = await readCapped(req.body, limit, tooLarge);
+  }
+  if (bytes.byteLength === 0) return {};
+  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(headers.get("content-type") ?? "")) {
+    throw new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+  }
+  if (bytes.byteLength === 2 && bytes[0] === 0x7b && bytes[1] === 0x7d) return {}; // `{}`, the usual body
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(utf8Lenient.decode(bytes));
+  } catch {
+    throw errors.validation("Malformed JSON in request body");
+  }
+  if (
+    parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) &&
+    Object.keys(parsed).length === 0
+  ) {
+    return {};
+  }
+  const result = InvokeBody.safeParse(parsed);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`);
+    throw errors.validation(`Invalid body: ${issues.join("; ")}`);
+  }
+  return result.data as InvokeInput;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+const TEXTUAL =
+  /^(text\/|application\/([a-z0-9.+-]*\+)?(json|xml)|application\/(javascript|x-www-form-urlencoded)|image\/svg)/i;
+
+/** The envelope form of a function's answer: JSON parsed, text as text, other bytes as base64. */
+export function envelopeOf(result: InvokeResult) {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of result.headers) {
+    headers[name] = headers[name] ? `${headers[name]}, ${value}` : value;
+  }
+  const type = headers["content-type"] ?? "";
+  let body: unknown = null;
+  let body_encoding: "base64" | undefined;
+  if (result.body.byteLength > 0) {
+    let text: string | null = null;
+    if (TEXTUAL.test(type) || type === "") {
+      try {
+        text = utf8.decode(result.body);
+      } catch {
+        text = null;
+      }
+    }
+    if (text === null) {
+      body = encodeBase64(result.body);
+      body_encoding = "base64";
+    } else if (/json/i.test(type)) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    } else body = text;
+  }
+  return {
+    status: result.status,
+    headers,
+    body,
+    ...(body_encoding ? { body_encoding } : {}),
+    logs: result.logs,
+    duration_ms: result.duration_ms,
+  };
+}
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "te",
+  "trailer",
+]);
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+/** The function's own answer (raw mode): its status, headers and bytes, marked as the function's. */
+function rawResponse(result: InvokeResult, requestId: string): Response {
+  const headers = new Headers();
+  for (const [k, v] of result.headers) if (!HOP_BY_HOP.has(k)) headers.append(k, v);
+  headers.set("x-service-invoke-origin", "function");
+  headers.set("x-request-id", requestId);
+  const body = result.status === 204 || result.status === 304 ? null : result.body as Uint8Array<ArrayBuffer>;
+  return new Response(body, { status: result.status, headers });
+}
+
+/** The name of the function in an invoke path (`…/{name}/invoke`), decoded as the router decodes parameters. */
+function nameOf(path: string): string {
+  const end = path.length - "/invoke".length;
+  const name = path.slice(path.lastIndexOf("/", end - 1) + 1, end);
+  if (!name.includes("%")) return name;
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/**
+ * POST /v1/functions/{name}/invoke (spec §4.3), served in front of the Hono app: it is the platform's hottest
+ * route, and the app's layers (context, middleware chain, header wrappers) cost a measurable share of a warm
+ * call. It resolves the project and the caller as the app's `authenticate` does (the same functions), reads
+ * its own body under the invoke limit, and answers in the same envelopes. `pathRef`: the project named by a
+ * long-form path.
+ */
+export async function serveInvoke(
+  req: Request,
+  env: EdgeEnv,
+  path: string,
+  pathRef?: string,
+): Promise<Response> {
+  const { platform, requestId } = env;
+  const headers = req.headers;
+  try {
+    const host = headers.get("host") ?? new URL(req.url).host;
+    const projectOrPromise = projectFor(platform, host, pathRef);
+    const project = projectOrPromise instanceof Promise ? await projectOrPromise : projectOrPromise;
+    const cookie = headers.get("cookie");
+    const apikey = headers.get("apikey") ?? undefined;
+    const credentials = {
+      apikey,
+      authorization: headers.get("authorization") ?? undefined,
+      cookie: cookie ? parseCookies(cookie, CONSOLE_COOKIE)[CONSOLE_COOKIE] : undefined,
+    };
+    const callerOrPromise = callerFor(platform, project, credentials);
+    const caller = callerOrPromise instanceof Promise ? await callerOrPromise : callerOrPromise;
+    // Spec §4.3: `apikey` is required on invoke; a user token rides along with it (a console admin needs none).
+    if (caller.role !== "admin" && apikey === undefined) {
+      throw errors.unauthorized(
+        'No API key found in request: invoke needs the project key in the "apikey" header',
+      );
+    }
+    const input = await readInvokeBody(req, headers, platform.config.INVOKE_MAX_BODY_BYTES);
+    const address = (env.info?.remoteAddr as Deno.NetAddr | undefined)?.hostname ?? "unknown";
+    const result = await platform.functions.invoker.invoke(nameOf(path), input, {
+      ref: project.ref,
+      requestId,
+      clientId: caller.user ? `user:${caller.user.sub}` : `${caller.role}:${address}`,
+      user: caller.user ? { ...caller.user } : undefined,
+    });
+    if ((headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
+      return rawResponse(result, requestId);
+    }
+    return new Response(JSON.stringify({ data: envelopeOf(result), meta: null }), { headers: JSON_HEADERS });
+  } catch (err) {
+    return failureResponse(err, requestId, path);
+  }
+}
