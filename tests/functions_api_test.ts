@@ -279,6 +279,36 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
       assertEquals(r.body.data.length, 1);
     });
 
+    await t.step("invoke: a console session needs no apikey; anyone else needs the project key", async () => {
+      const token = await p.adminToken();
+      const invoke = (headers: Record<string, string>) =>
+        p.fetch("/v1/functions/hello/invoke", { method: "POST", headers, json: {} }).then(json);
+      assertEquals((await invoke({ authorization: `Bearer ${token}` })).status, 200);
+      assertEquals((await invoke({ cookie: `console_session=${token}` })).status, 200);
+      const keyless = await invoke({});
+      assertEquals(keyless.status, 401);
+      assertMatch(keyless.body.error.message, /apikey/);
+      const wrong = await invoke({ apikey: "pk_nope" });
+      assertEquals(wrong.status, 401);
+      assertEquals(wrong.body.error.code, "UNAUTHORIZED");
+      const otherHost = await invoke({ apikey: p.publicKey, host: "nosuchproject.example.org" });
+      assertEquals(otherHost.status, 404);
+      assertEquals(otherHost.body.error.code, "PROJECT_NOT_FOUND");
+    });
+
+    await t.step("invoke answers carry the request id and, to a browser, CORS headers", async () => {
+      const res = await p.fetch("/v1/functions/hello/invoke", {
+        method: "POST",
+        headers: { apikey: p.publicKey, origin: "http://app.example", "x-request-id": "trace-1" },
+        json: {},
+      });
+      await res.body?.cancel();
+      assertEquals(res.status, 200);
+      assertEquals(res.headers.get("x-request-id"), "trace-1");
+      assertEquals(res.headers.get("access-control-allow-origin"), "*");
+      assertEquals(res.headers.get("content-type"), "application/json");
+    });
+
     await t.step("long form /v1/functions/{project_id}/… reaches the same routes", async () => {
       const got = await call("/v1/functions/default/hello");
       assertEquals(got.status, 200);
