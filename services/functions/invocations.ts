@@ -62,7 +62,7 @@ export class InvocationRecorder {
   private readonly prunedAt = new Map<string, number>();
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly maxRollups: number;
-  private held = 0;
+  private held = 0; // rollups pending or being written, against maxRollups
   private dropped = 0;
   private droppedWarnedAt = 0;
 
