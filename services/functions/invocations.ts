@@ -1,6 +1,8 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Outcome } from "../../runtime/protocol.ts";
 import { describeError, log } from "../log.ts";
+import { percentile } from "./duration_histogram.ts";
+import { Rollup } from "./rollup.ts";
 
 /** One finished invocation. */
 export interface InvocationRecord {
@@ -28,116 +30,247 @@ export interface InvocationStats {
 /** Windows accepted by the stats route. */
 export const STATS_WINDOWS = { "1h": "1 hour", "24h": "24 hours", "7d": "7 days", "30d": "30 days" } as const;
 
+/** Options of {@linkcode InvocationRecorder}. */
+export interface RecorderOptions {
+  /** Rollups held in memory (pending or being written) across projects; a call needing one more is dropped. */
+  maxRollups?: number;
+}
+
 const FLUSH_MS = 1_000;
-// Records held per project between two writes; beyond it they are counted as dropped (and warned about).
-const MAX_BUFFER = 5_000;
+const MINUTE_MS = 60_000;
+// About 1 KB each: 50,000 rollups are ~50 MB, e.g. 35 days of one busy function or 3.5 days of ten, when a
+// project database stays unreachable.
+const MAX_ROLLUPS = 50_000;
 const DROP_WARNING_MS = 60_000;
 const RETENTION = "30 days";
+const RETENTION_EVERY_MS = 10 * MINUTE_MS;
+
+/** The rollups of one function waiting to be written, by minute. */
+interface FunctionPending {
+  minutes: Map<number, Rollup>;
+  last: Rollup | null;
+}
 
 /**
- * InvocationRecorder writes invocation records to each project's `platform.function_invocations` in batches
- * (one insert per project per second), so that recording costs the invoke path nothing measurable.
+ * InvocationRecorder counts invocations in memory, per project, function and UTC minute (count, failures, sum,
+ * minimum and maximum of the durations, duration histogram), and once a second upserts each project's minutes
+ * into its `platform.function_invocation_rollups` with one statement: recording a call costs a few additions.
  */
 export class InvocationRecorder {
-  private readonly buffers = new Map<string, InvocationRecord[]>();
+  private readonly pending = new Map<string, Map<string, FunctionPending>>();
+  private readonly writing = new Map<string, Promise<void>>();
+  private readonly prunedAt = new Map<string, number>();
   private readonly timer: ReturnType<typeof setInterval>;
-  private flushes = 0;
+  private readonly maxRollups: number;
+  private held = 0; // rollups pending or being written, against maxRollups
   private dropped = 0;
   private droppedWarnedAt = 0;
 
-  constructor(private readonly dbs: Databases) {
+  constructor(private readonly dbs: Pick<Databases, "project">, options: RecorderOptions = {}) {
+    this.maxRollups = options.maxRollups ?? MAX_ROLLUPS;
     this.timer = setInterval(() => this.flushAll(), FLUSH_MS);
   }
 
-  /** Queues a record of project `ref`. */
+  /** Counts a call of project `ref`. */
   record(ref: string, rec: InvocationRecord): void {
-    let buf = this.buffers.get(ref);
-    if (!buf) this.buffers.set(ref, buf = []);
-    if (buf.length < MAX_BUFFER) buf.push(rec);
-    else this.dropped++;
+    let fns = this.pending.get(ref);
+    if (!fns) this.pending.set(ref, fns = new Map());
+    let fn = fns.get(rec.functionId);
+    if (!fn) fns.set(rec.functionId, fn = { minutes: new Map(), last: null });
+    const minute = Math.floor(rec.at / MINUTE_MS);
+    let rollup = fn.last;
+    if (rollup === null || rollup.minute !== minute) {
+      rollup = fn.minutes.get(minute) ?? null;
+      if (rollup === null) {
+        if (this.held >= this.maxRollups) {
+          this.dropped++;
+          return;
+        }
+        rollup = new Rollup(rec.functionId, rec.functionName, minute);
+        fn.minutes.set(minute, rollup);
+        this.held++;
+      }
+      fn.last = rollup;
+    }
+    rollup.add(rec.outcome, rec.durationMs);
   }
 
   private warnDropped(): void {
     if (this.dropped === 0 || Date.now() - this.droppedWarnedAt < DROP_WARNING_MS) return;
-    log.warn("invocation records dropped: more calls per second than the recorder keeps", {
+    log.warn("invocations not counted: too many minutes of invocation rollups wait to be written", {
       dropped: this.dropped,
-      perProjectPerFlush: MAX_BUFFER,
+      maxRollups: this.maxRollups,
     });
     this.dropped = 0;
     this.droppedWarnedAt = Date.now();
   }
 
-  /** Writes the queued records of one project. */
-  async flush(ref: string): Promise<void> {
-    const buf = this.buffers.get(ref);
-    if (!buf || buf.length === 0) return;
-    this.buffers.delete(ref);
-    try {
-      const db = await this.dbs.project(ref);
-      await db.query(
-        `insert into platform.function_invocations (function_id, function_name, status, outcome, duration_ms, created_at)
-         select * from unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::float8[], $6::timestamptz[])`,
-        [
-          buf.map((r) => r.functionId),
-          buf.map((r) => r.functionName),
-          buf.map((r) => r.status),
-          buf.map((r) => r.outcome),
-          buf.map((r) => r.durationMs),
-          buf.map((r) => new Date(r.at).toISOString()),
-        ],
-      );
-      if (++this.flushes % 600 === 0) {
-        await db.query(
-          `delete from platform.function_invocations where created_at < now() - interval '${RETENTION}'`,
-        );
+  /** Takes the pending rollups of a project; functions with nothing pending since the last take are forgotten. */
+  private take(ref: string): Rollup[] {
+    const fns = this.pending.get(ref);
+    if (!fns) return [];
+    const taken: Rollup[] = [];
+    for (const [id, fn] of fns) {
+      if (fn.minutes.size === 0) {
+        fns.delete(id);
+        continue;
       }
-    } catch (err) {
-      log.warn("cannot write invocation records", {
-        project: ref,
-        count: buf.length,
-        cause: describeError(err),
-      });
+      for (const rollup of fn.minutes.values()) taken.push(rollup);
+      fn.minutes.clear();
+      fn.last = null;
+    }
+    if (fns.size === 0) this.pending.delete(ref);
+    return taken;
+  }
+
+  /** Puts back rollups whose write failed, merged with what was counted meanwhile. */
+  private putBack(ref: string, rollups: Rollup[]): void {
+    let fns = this.pending.get(ref);
+    if (!fns) this.pending.set(ref, fns = new Map());
+    for (const rollup of rollups) {
+      let fn = fns.get(rollup.functionId);
+      if (!fn) fns.set(rollup.functionId, fn = { minutes: new Map(), last: null });
+      const current = fn.minutes.get(rollup.minute);
+      if (current) {
+        current.merge(rollup);
+        this.held--;
+      } else {
+        fn.minutes.set(rollup.minute, rollup);
+      }
     }
   }
 
-  /** Writes every queued record. */
-  async flushAll(): Promise<void> {
-    this.warnDropped();
-    await Promise.all([...this.buffers.keys()].map((ref) => this.flush(ref)));
+  /** Writes the pending rollups of one project; after a failure they wait for the next flush. */
+  flush(ref: string): Promise<void> {
+    // One write per project at a time, so that a failed write is put back before the next one takes.
+    const previous = this.writing.get(ref) ?? Promise.resolve();
+    const next = previous.then(() => this.write(ref));
+    this.writing.set(ref, next);
+    next.finally(() => {
+      if (this.writing.get(ref) === next) this.writing.delete(ref);
+    });
+    return next;
   }
 
-  /** Count, failures and duration percentiles of a function over a window. */
+  private async write(ref: string): Promise<void> {
+    const rollups = this.take(ref);
+    if (rollups.length === 0) return;
+    try {
+      const db = await this.dbs.project(ref);
+      await db.query(UPSERT, [
+        rollups.map((r) => r.functionId),
+        rollups.map((r) => r.functionName),
+        rollups.map((r) => new Date(r.minute * MINUTE_MS).toISOString()),
+        rollups.map((r) => r.count),
+        rollups.map((r) => r.errors),
+        rollups.map((r) => r.timeouts),
+        rollups.map((r) => r.oom),
+        rollups.map((r) => r.sumMs),
+        rollups.map((r) => r.minMs),
+        rollups.map((r) => r.maxMs),
+        rollups.map((r) => r.histLiteral()),
+      ]);
+      this.held -= rollups.length;
+    } catch (err) {
+      this.putBack(ref, rollups);
+      log.warn("cannot write invocation rollups; kept for the next flush", {
+        project: ref,
+        rollups: rollups.length,
+        cause: describeError(err),
+      });
+      return;
+    }
+    await this.prune(ref);
+  }
+
+  /** Deletes the project's rollups past the retention, at most every ten minutes. */
+  private async prune(ref: string): Promise<void> {
+    const now = Date.now();
+    if (now - (this.prunedAt.get(ref) ?? 0) < RETENTION_EVERY_MS) return;
+    this.prunedAt.set(ref, now);
+    try {
+      const db = await this.dbs.project(ref);
+      await db.query(
+        `delete from platform.function_invocation_rollups where bucket < now() - interval '${RETENTION}'`,
+      );
+    } catch (err) {
+      log.warn("cannot delete old invocation rollups", { project: ref, cause: describeError(err) });
+    }
+  }
+
+  /** Writes every project's pending rollups, and waits for the writes under way. */
+  async flushAll(): Promise<void> {
+    this.warnDropped();
+    const refs = new Set([...this.pending.keys(), ...this.writing.keys()]);
+    await Promise.all([...refs].map((ref) => this.flush(ref)));
+  }
+
+  /**
+   * Count, failures and duration percentiles of a function over the minutes that start within the window
+   * (minute granularity); what is counted in memory is written first.
+   */
   async stats(ref: string, functionId: string, window: keyof typeof STATS_WINDOWS): Promise<InvocationStats> {
     await this.flush(ref);
     const db = await this.dbs.project(ref);
-    const [row] = await db.query<Record<string, string | number | null>>(
-      `select count(*)::int as count,
-              (count(*) filter (where outcome <> 'ok'))::int as errors,
-              (count(*) filter (where outcome = 'timeout'))::int as timeouts,
-              (count(*) filter (where outcome = 'oom'))::int as oom,
-              percentile_cont(0.5) within group (order by duration_ms) as p50,
-              percentile_cont(0.95) within group (order by duration_ms) as p95,
-              avg(duration_ms) as avg
-       from platform.function_invocations
-       where function_id = $1 and created_at > now() - $2::interval`,
-      [functionId, STATS_WINDOWS[window]],
-    );
-    const num = (v: unknown) => v === null || v === undefined ? null : Math.round(Number(v) * 100) / 100;
+    const [row] = await db.query<StatsRow>(STATS, [functionId, STATS_WINDOWS[window]]);
+    const count = Number(row?.count ?? 0);
+    const hist = (row?.hist ?? []).map(Number);
+    const min = Number(row?.min_ms);
+    const max = Number(row?.max_ms);
+    const round = (v: number | null) => v === null ? null : Math.round(v * 100) / 100;
     return {
       window,
-      count: Number(row?.count ?? 0),
+      count,
       errors: Number(row?.errors ?? 0),
       timeouts: Number(row?.timeouts ?? 0),
       oom: Number(row?.oom ?? 0),
-      p50_ms: num(row?.p50),
-      p95_ms: num(row?.p95),
-      avg_ms: num(row?.avg),
+      p50_ms: round(percentile(hist, count, 0.5, min, max)),
+      p95_ms: round(percentile(hist, count, 0.95, min, max)),
+      avg_ms: round(count > 0 ? Number(row?.sum_ms) / count : null),
     };
   }
 
-  /** Stops the timer and writes what is queued. */
+  /** Stops the timer and writes what is pending. */
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flushAll();
   }
 }
+
+type StatsRow = Record<string, string | number | null> & { hist: (string | number)[] | null };
+
+// Adds each minute to the stored one: counts and sums add up, histograms add slot by slot (the shorter one is
+// padded with zeros: stored histograms end at their last non-empty slot).
+const UPSERT = `
+  insert into platform.function_invocation_rollups as r
+    (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist)
+  select f, n, b, c, e, t, o, s, lo, hi, h::int[]
+  from unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],
+              $8::float8[], $9::float8[], $10::float8[], $11::text[]) as u(f, n, b, c, e, t, o, s, lo, hi, h)
+  on conflict (function_id, bucket) do update set
+    function_name = excluded.function_name,
+    count = r.count + excluded.count,
+    errors = r.errors + excluded.errors,
+    timeouts = r.timeouts + excluded.timeouts,
+    oom = r.oom + excluded.oom,
+    sum_ms = r.sum_ms + excluded.sum_ms,
+    min_ms = least(r.min_ms, excluded.min_ms),
+    max_ms = greatest(r.max_ms, excluded.max_ms),
+    hist = array(select coalesce(x, 0) + coalesce(y, 0)
+                 from unnest(r.hist, excluded.hist) with ordinality as m(x, y, i) order by i)`;
+
+// Sums of the window's minutes, and their histograms added slot by slot.
+const STATS = `
+  with minutes as (
+    select * from platform.function_invocation_rollups where function_id = $1 and bucket > now() - $2::interval
+  )
+  select (select sum(count) from minutes)::float8 as count,
+         (select sum(errors) from minutes)::float8 as errors,
+         (select sum(timeouts) from minutes)::float8 as timeouts,
+         (select sum(oom) from minutes)::float8 as oom,
+         (select sum(sum_ms) from minutes) as sum_ms,
+         (select min(min_ms) from minutes) as min_ms,
+         (select max(max_ms) from minutes) as max_ms,
+         (select array_agg(n order by i)
+          from (select i, sum(v)::float8 as n from minutes, unnest(hist) with ordinality as h(v, i) group by i) s
+         ) as hist`;
