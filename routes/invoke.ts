@@ -150,10 +150,13 @@ const JSON_HEADERS = { "content-type": "application/json" };
 
 /** The function's own answer (raw mode): its status, headers and bytes, marked as the function's. */
 function rawResponse(result: InvokeResult, requestId: string): Response {
-  const headers = new Headers();
-  for (const [k, v] of result.headers) if (!HOP_BY_HOP.has(k)) headers.append(k, v);
-  headers.set("x-service-invoke-origin", "function");
-  headers.set("x-request-id", requestId);
+  // Pairs, not a Headers object: Response takes them without the object's per-call setters.
+  const headers: [string, string][] = [];
+  for (const pair of result.headers) {
+    const name = pair[0];
+    if (!HOP_BY_HOP.has(name) && name !== "x-service-invoke-origin" && name !== "x-request-id") headers.push(pair);
+  }
+  headers.push(["x-service-invoke-origin", "function"], ["x-request-id", requestId]);
   const body = result.status === 204 || result.status === 304 ? null : result.body as Uint8Array<ArrayBuffer>;
   return new Response(body, { status: result.status, headers });
 }
