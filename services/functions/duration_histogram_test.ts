@@ -22,7 +22,7 @@ Deno.test("duration histogram: percentiles are within the documented error of pe
   const narrow = Array.from({ length: 7 }, (_, i) => 40 + i * 3.3);
   for (const values of [wide, narrow]) {
     const rollup = new Rollup("f", "f", 0);
-    for (const v of values) rollup.add("ok", v);
+    for (const v of values) rollup.add("ok", v, 200);
     const sorted = [...values].sort((a, b) => a - b);
     for (const q of [0, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 1]) {
       const exact = exactPercentile(sorted, q);
@@ -33,16 +33,17 @@ Deno.test("duration histogram: percentiles are within the documented error of pe
   assertEquals(percentile(new Int32Array(SLOTS), 0, 0.5, Infinity, -Infinity), null);
 });
 
-Deno.test("rollup: counts outcomes, sums durations, merges slot by slot", () => {
+Deno.test("rollup: counts outcomes and status classes, sums durations, merges slot by slot", () => {
   const a = new Rollup("f", "f", 1);
-  a.add("ok", 2);
-  a.add("error", 3);
-  a.add("timeout", 1000);
-  a.add("oom", 5);
-  a.add("crash", 0);
+  a.add("ok", 2, 101);
+  a.add("error", 3, 500);
+  a.add("timeout", 1000, 504);
+  a.add("oom", 5, null);
+  a.add("crash", 0, 500);
   const b = new Rollup("f", "f", 1);
-  b.add("ok", 2);
+  b.add("ok", 2, 404);
   a.merge(b);
+  assertEquals([a.status1xx, a.status2xx, a.status3xx, a.status4xx, a.status5xx], [1, 0, 0, 1, 3]);
   assertEquals([a.count, a.errors, a.timeouts, a.oom, a.sumMs, a.minMs, a.maxMs], [
     6,
     4,

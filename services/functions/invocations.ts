@@ -52,9 +52,10 @@ interface FunctionPending {
 }
 
 /**
- * InvocationRecorder counts invocations in memory, per project, function and UTC minute (count, failures, sum,
- * minimum and maximum of the durations, duration histogram), and once a second upserts each project's minutes
- * into its `platform.function_invocation_rollups` with one statement: recording a call costs a few additions.
+ * InvocationRecorder counts invocations in memory, per project, function and UTC minute (count, failures, calls
+ * per HTTP status class, sum, minimum and maximum of the durations, duration histogram), and once a second
+ * upserts each project's minutes into its `platform.function_invocation_rollups` with one statement: recording
+ * a call costs a few additions.
  */
 export class InvocationRecorder {
   private readonly pending = new Map<string, Map<string, FunctionPending>>();
@@ -92,7 +93,7 @@ export class InvocationRecorder {
       }
       fn.last = rollup;
     }
-    rollup.add(rec.outcome, rec.durationMs);
+    rollup.add(rec.outcome, rec.durationMs, rec.status);
   }
 
   private warnDropped(): void {
@@ -169,6 +170,11 @@ export class InvocationRecorder {
         rollups.map((r) => r.minMs),
         rollups.map((r) => r.maxMs),
         rollups.map((r) => r.histLiteral()),
+        rollups.map((r) => r.status1xx),
+        rollups.map((r) => r.status2xx),
+        rollups.map((r) => r.status3xx),
+        rollups.map((r) => r.status4xx),
+        rollups.map((r) => r.status5xx),
       ]);
       this.held -= rollups.length;
     } catch (err) {
@@ -243,16 +249,24 @@ type StatsRow = Record<string, string | number | null> & { hist: (string | numbe
 // padded with zeros: stored histograms end at their last non-empty slot).
 const UPSERT = `
   insert into platform.function_invocation_rollups as r
-    (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist)
-  select f, n, b, c, e, t, o, s, lo, hi, h::int[]
+    (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist,
+     status_1xx, status_2xx, status_3xx, status_4xx, status_5xx)
+  select f, n, b, c, e, t, o, s, lo, hi, h::int[], s1, s2, s3, s4, s5
   from unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],
-              $8::float8[], $9::float8[], $10::float8[], $11::text[]) as u(f, n, b, c, e, t, o, s, lo, hi, h)
+              $8::float8[], $9::float8[], $10::float8[], $11::text[],
+              $12::int8[], $13::int8[], $14::int8[], $15::int8[], $16::int8[])
+    as u(f, n, b, c, e, t, o, s, lo, hi, h, s1, s2, s3, s4, s5)
   on conflict (function_id, bucket) do update set
     function_name = excluded.function_name,
     count = r.count + excluded.count,
     errors = r.errors + excluded.errors,
     timeouts = r.timeouts + excluded.timeouts,
     oom = r.oom + excluded.oom,
+    status_1xx = r.status_1xx + excluded.status_1xx,
+    status_2xx = r.status_2xx + excluded.status_2xx,
+    status_3xx = r.status_3xx + excluded.status_3xx,
+    status_4xx = r.status_4xx + excluded.status_4xx,
+    status_5xx = r.status_5xx + excluded.status_5xx,
     sum_ms = r.sum_ms + excluded.sum_ms,
     min_ms = least(r.min_ms, excluded.min_ms),
     max_ms = greatest(r.max_ms, excluded.max_ms),

@@ -24,14 +24,21 @@ async function openDatabases(sandbox: Sandbox): Promise<Databases> {
   return dbs;
 }
 
-const call = (functionId: string, outcome: Outcome, durationMs: number, at = Date.now()) => ({
-  functionId,
-  functionName: `fn-${functionId.slice(0, 4)}`,
-  status: outcome === "ok" ? 200 : null,
-  outcome,
-  durationMs,
-  at,
-});
+// The status defaults to what the invoker passes: the answer's for ok, 504 for a timeout, else 500.
+const call = (
+  functionId: string,
+  outcome: Outcome,
+  durationMs: number,
+  at = Date.now(),
+  status: number | null = outcome === "ok" ? 200 : outcome === "timeout" ? 504 : 500,
+) => ({ functionId, functionName: `fn-${functionId.slice(0, 4)}`, status, outcome, durationMs, at });
+
+const STATUS_COLUMNS = "status_1xx, status_2xx, status_3xx, status_4xx, status_5xx";
+
+/** Calls per status class (1xx..5xx) of a rollup row, and of a Rollup. */
+const classes = (r: Record<string, unknown>) =>
+  [r.status_1xx, r.status_2xx, r.status_3xx, r.status_4xx, r.status_5xx].map(Number);
+const rollupClasses = (r: Rollup) => [r.status1xx, r.status2xx, r.status3xx, r.status4xx, r.status5xx];
 
 Deno.test("invocation recorder: rollups per function and minute", async (t) => {
   const sandbox = await makeSandbox();
@@ -43,16 +50,29 @@ Deno.test("invocation recorder: rollups per function and minute", async (t) => {
       const id = crypto.randomUUID();
       const durations: number[] = [];
       const outcomes: Outcome[] = ["ok", "ok", "ok", "ok", "ok", "ok", "error", "timeout", "oom", "crash"];
+      const okStatuses = [200, 101, 302, 404, 503, 299];
       for (let i = 0; i < 20_000; i++) {
         const d = Math.round((0.05 + ((i * 7919) % 20_000) ** 2 / 1e6) * 100) / 100; // 0.05..400 ms, skewed
         durations.push(d);
-        recorder.record(REF, call(id, outcomes[i % 10]!, d));
+        const outcome = outcomes[i % 10]!;
+        recorder.record(
+          REF,
+          call(id, outcome, d, Date.now(), outcome === "ok" ? okStatuses[i % 10] : undefined),
+        );
       }
       const stats = await recorder.stats(REF, id, "1h");
       assertEquals(
         [stats.window, stats.count, stats.errors, stats.timeouts, stats.oom],
         ["1h", 20_000, 8_000, 2_000, 2_000],
       );
+      const [sums] = await db.query<Record<string, unknown>>(
+        `select sum(status_1xx) as status_1xx, sum(status_2xx) as status_2xx, sum(status_3xx) as status_3xx,
+                sum(status_4xx) as status_4xx, sum(status_5xx) as status_5xx
+         from platform.function_invocation_rollups where function_id = $1`,
+        [id],
+      );
+      // 503 answers and the 8,000 failures (500 or 504) are 5xx.
+      assertEquals(classes(sums!), [2_000, 4_000, 2_000, 2_000, 10_000]);
       const sum = durations.reduce((a, b) => a + b, 0);
       assert(Math.abs(stats.avg_ms! - sum / 20_000) <= 0.005, `avg ${stats.avg_ms}`);
       const sorted = durations.sort((a, b) => a - b);
@@ -68,7 +88,7 @@ Deno.test("invocation recorder: rollups per function and minute", async (t) => {
       const expected = new Rollup(id, "x", 0);
       for (const [i, d] of [3, 3, 250, 0.004, 1_000].entries()) {
         recorder.record(REF, call(id, "ok", d, at + i));
-        expected.add("ok", d);
+        expected.add("ok", d, 200);
         await recorder.flush(REF);
       }
       const rows = await db.query<
@@ -83,16 +103,44 @@ Deno.test("invocation recorder: rollups per function and minute", async (t) => {
       assertEquals(`{${rows[0]!.hist.join(",")}}`, expected.histLiteral());
     });
 
+    await t.step("calls per status class are exact and add up across writes of one minute", async () => {
+      const id = crypto.randomUUID();
+      const at = Date.UTC(2026, 0, 1, 11, 0, 0);
+      const writes: [Outcome, number | null][][] = [
+        [["ok", 100], ["ok", 199], ["ok", 200], ["ok", 204], ["ok", 301], ["ok", 404], ["ok", 599], [
+          "ok",
+          null,
+        ]],
+        [["ok", 200], ["ok", 399], ["ok", 400], ["ok", 499], ["error", 500], ["timeout", 504], [
+          "crash",
+          null,
+        ]],
+      ];
+      for (const [w, calls] of writes.entries()) {
+        for (const [outcome, status] of calls) recorder.record(REF, call(id, outcome, 1, at + w, status));
+        await recorder.flush(REF);
+      }
+      const rows = await db.query<Record<string, unknown>>(
+        `select count, ${STATUS_COLUMNS} from platform.function_invocation_rollups where function_id = $1`,
+        [id],
+      );
+      assertEquals(rows.length, 1);
+      // The two null statuses are in no class.
+      assertEquals([Number(rows[0]!.count), ...classes(rows[0]!)], [15, 2, 3, 2, 3, 3]);
+    });
+
     await t.step("the window counts the minutes that start within it", async () => {
       const id = crypto.randomUUID();
       const ten = new Rollup(id, "old", 0);
-      ten.add("ok", 10);
-      ten.add("timeout", 10);
+      ten.add("ok", 10, 200);
+      ten.add("timeout", 10, 504);
       for (const age of ["30 minutes", "2 hours", "3 days", "20 days"]) {
         await db.query(
           `insert into platform.function_invocation_rollups
-             (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist)
-           values ($1, 'old', date_trunc('minute', now() - $2::interval, 'UTC'), 2, 1, 1, 0, 20, 10, 10, $3::int[])`,
+             (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist,
+              ${STATUS_COLUMNS})
+           values ($1, 'old', date_trunc('minute', now() - $2::interval, 'UTC'), 2, 1, 1, 0, 20, 10, 10, $3::int[],
+                   0, 1, 0, 0, 1)`,
           [id, age, ten.histLiteral()],
         );
       }
@@ -140,8 +188,10 @@ Deno.test("invocation recorder: rollups per function and minute", async (t) => {
       const id = crypto.randomUUID();
       await db.query(
         `insert into platform.function_invocation_rollups
-           (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist)
-         values ($1, 'old', date_trunc('minute', now() - interval '31 days', 'UTC'), 1, 0, 0, 0, 1, 1, 1, '{1}')`,
+           (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist,
+            ${STATUS_COLUMNS})
+         values ($1, 'old', date_trunc('minute', now() - interval '31 days', 'UTC'), 1, 0, 0, 0, 1, 1, 1, '{1}',
+                 0, 1, 0, 0, 0)`,
         [id],
       );
       // A new recorder: its first write in a project prunes.
@@ -190,25 +240,33 @@ Deno.test("migration 0100 turns invocation rows into rollups with the recorder's
     const [f, g] = [crypto.randomUUID(), crypto.randomUUID()];
     // Every slot edge and the double just below it, so that SQL and TypeScript must slot them alike.
     const edges = [0, 0.005, 1e7, ...[...BOUNDS].flatMap((b) => [b, below(b)])];
+    // Each class's edges, null, and values in no class, so that SQL and TypeScript must class them alike.
+    const statuses = [null, 100, 199, 200, 299, 300, 399, 400, 499, 500, 599, 0, 600];
     const expected = new Rollup(f, "f", 0);
-    const rows: [string, string, string, number, string][] = [];
+    const rows: [string, string, string, number, string, number | null][] = [];
     edges.forEach((d, i) => {
       const outcome = (["ok", "error", "timeout", "oom"] as const)[i % 4]!;
-      rows.push([f, i === edges.length - 1 ? "f-renamed" : "f", outcome, d, "2026-01-01T10:00:30Z"]);
-      expected.add(outcome, d);
+      const status = statuses[i % statuses.length]!;
+      rows.push([f, i === edges.length - 1 ? "f-renamed" : "f", outcome, d, "2026-01-01T10:00:30Z", status]);
+      expected.add(outcome, d, status);
     });
-    rows.push([f, "f", "ok", 2, "2026-01-01T10:01:00Z"], [g, "g", "crash", 4, "2026-01-01T10:00:59.999Z"]);
+    rows.push(
+      [f, "f", "ok", 2, "2026-01-01T10:01:00Z", 204],
+      [g, "g", "crash", 4, "2026-01-01T10:00:59.999Z", 500],
+    );
     await db.query(
-      `insert into platform.function_invocations (function_id, function_name, outcome, duration_ms, created_at)
-       select * from unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::timestamptz[])`,
-      [0, 1, 2, 3, 4].map((c) => rows.map((r) => r[c])),
+      `insert into platform.function_invocations
+         (function_id, function_name, outcome, duration_ms, created_at, status)
+       select * from unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::timestamptz[], $6::int[])`,
+      [0, 1, 2, 3, 4, 5].map((c) => rows.map((r) => r[c])),
     );
     assertEquals(await migrate(db, await readMigrations("project")), [
       "0100_function_invocation_rollups.sql",
     ]);
 
     const got = await db.query<Record<string, unknown> & { hist: number[] }>(
-      `select function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist
+      `select function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist,
+              ${STATUS_COLUMNS}
        from platform.function_invocation_rollups order by function_id = $1 desc, bucket`,
       [f],
     );
@@ -221,6 +279,7 @@ Deno.test("migration 0100 turns invocation rows into rollups with the recorder's
       Number(r.oom),
       r.min_ms,
       r.max_ms,
+      classes(r),
     ]);
     assertEquals(summary, [
       [
@@ -232,10 +291,13 @@ Deno.test("migration 0100 turns invocation rows into rollups with the recorder's
         expected.oom,
         0,
         1e7,
+        rollupClasses(expected),
       ],
-      ["f", "2026-01-01T10:01:00.000Z", 1, 0, 0, 0, 2, 2],
-      ["g", "2026-01-01T10:00:00.000Z", 1, 1, 0, 0, 4, 4],
+      ["f", "2026-01-01T10:01:00.000Z", 1, 0, 0, 0, 2, 2, [0, 1, 0, 0, 0]],
+      ["g", "2026-01-01T10:00:00.000Z", 1, 1, 0, 0, 4, 4, [0, 0, 0, 0, 1]],
     ]);
+    // Not only edges: every class is there.
+    assert(rollupClasses(expected).every((n) => n > 0));
     assertEquals(`{${got[0]!.hist.join(",")}}`, expected.histLiteral());
     assert(Math.abs(Number(got[0]!.sum_ms) - expected.sumMs) <= 1e-6 * expected.sumMs);
     const [old] = await db.query<{ t: string | null }>(

@@ -10,6 +10,13 @@ create table platform.function_invocation_rollups (
   errors bigint not null, -- outcome other than ok
   timeouts bigint not null,
   oom bigint not null,
+  -- calls by class of HTTP status (the function's answer, or 500/504 set by the platform); a null status,
+  -- or one outside 100..599, is in none
+  status_1xx bigint not null,
+  status_2xx bigint not null,
+  status_3xx bigint not null,
+  status_4xx bigint not null,
+  status_5xx bigint not null,
   sum_ms double precision not null,
   min_ms double precision not null,
   max_ms double precision not null,
@@ -19,7 +26,8 @@ create table platform.function_invocation_rollups (
 create index function_invocation_rollups_bucket on platform.function_invocation_rollups (bucket);
 
 insert into platform.function_invocation_rollups
-  (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist)
+  (function_id, function_name, bucket, count, errors, timeouts, oom, status_1xx, status_2xx, status_3xx,
+   status_4xx, status_5xx, sum_ms, min_ms, max_ms, hist)
 with recursive bounds (k, v) as (
   select 0, 0.01::float8
   union all
@@ -37,6 +45,11 @@ minutes as (
          count(*) filter (where outcome <> 'ok') as errors,
          count(*) filter (where outcome = 'timeout') as timeouts,
          count(*) filter (where outcome = 'oom') as oom,
+         count(*) filter (where status >= 100 and status < 200) as status_1xx,
+         count(*) filter (where status >= 200 and status < 300) as status_2xx,
+         count(*) filter (where status >= 300 and status < 400) as status_3xx,
+         count(*) filter (where status >= 400 and status < 500) as status_4xx,
+         count(*) filter (where status >= 500 and status < 600) as status_5xx,
          sum(duration_ms) as sum_ms,
          min(duration_ms) as min_ms,
          max(duration_ms) as max_ms,
@@ -53,8 +66,8 @@ hists as (
   left join filled f on f.function_id = m.function_id and f.bucket = m.bucket and f.slot = g.slot
   group by m.function_id, m.bucket
 )
-select m.function_id, m.function_name, m.bucket, m.count, m.errors, m.timeouts, m.oom, m.sum_ms, m.min_ms,
-       m.max_ms, h.hist
+select m.function_id, m.function_name, m.bucket, m.count, m.errors, m.timeouts, m.oom, m.status_1xx,
+       m.status_2xx, m.status_3xx, m.status_4xx, m.status_5xx, m.sum_ms, m.min_ms, m.max_ms, h.hist
 from minutes m join hists h on h.function_id = m.function_id and h.bucket = m.bucket;
 
 drop table platform.function_invocations;
