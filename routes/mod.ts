@@ -168,9 +168,9 @@ export function createHandler(platform: Platform): Handler {
     (req, env) => {
       if (!req.url.includes("/v1/functions/")) return app.fetch(req, env);
       const path = pathOf(req.url);
+      if (isInvoke(req, path)) return serveInvoke(req, env, path); // `/v1/functions/{name}/invoke`: never long form
       const long = longFormCandidate(path);
-      if (long) return longForm(req, env, long);
-      return isInvoke(req, path) ? serveInvoke(req, env, path) : app.fetch(req, env);
+      return long ? longForm(req, env, long) : app.fetch(req, env);
     },
   );
 }

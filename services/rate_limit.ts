@@ -1,6 +1,9 @@
 /** The answer of {@linkcode TokenBucket.take}. */
 export type Take = { ok: true } | { ok: false; retryAfterSeconds: number };
 
+const TAKEN: Take = Object.freeze({ ok: true });
+const REORDER_MS = 1_000;
+
 /** Options of a {@linkcode TokenBucket}. */
 export interface TokenBucketOptions {
   /** Tokens refilled per minute; also the burst size. */
@@ -14,7 +17,7 @@ export interface TokenBucketOptions {
  * to `perMinute` tokens, refilled continuously.
  */
 export class TokenBucket {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly buckets = new Map<string, { tokens: number; at: number; movedAt: number }>();
   private readonly perMs: number;
 
   constructor(private readonly options: TokenBucketOptions) {
@@ -24,18 +27,26 @@ export class TokenBucket {
   /** Takes one token for `key`, or says in how many seconds one will be there. */
   take(key: string, now = Date.now()): Take {
     const capacity = this.options.perMinute;
-    const bucket = this.buckets.get(key) ?? { tokens: capacity, at: now };
-    this.buckets.delete(key);
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      if (this.buckets.size >= (this.options.maxKeys ?? 100_000)) {
+        const oldest = this.buckets.keys().next();
+        if (!oldest.done) this.buckets.delete(oldest.value);
+      }
+      bucket = { tokens: capacity, at: now, movedAt: now };
+      this.buckets.set(key, bucket);
+    } else if (now - bucket.movedAt >= REORDER_MS) {
+      // Moved to the young end (least recently used first out), at most once a second: moving a key on every
+      // take costs a map deletion and insertion on the hottest paths.
+      this.buckets.delete(key);
+      this.buckets.set(key, bucket);
+      bucket.movedAt = now;
+    }
     bucket.tokens = Math.min(capacity, bucket.tokens + (now - bucket.at) * this.perMs);
     bucket.at = now;
-    if (this.buckets.size >= (this.options.maxKeys ?? 100_000)) {
-      const oldest = this.buckets.keys().next();
-      if (!oldest.done) this.buckets.delete(oldest.value);
-    }
-    this.buckets.set(key, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
-      return { ok: true };
+      return TAKEN;
     }
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000)) };
   }

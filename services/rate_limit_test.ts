@@ -18,3 +18,13 @@ Deno.test("TokenBucket: the number of keys is bounded", () => {
   bucket.take("c", 0); // forgets "a"
   assertEquals(bucket.take("a", 0).ok, true);
 });
+
+Deno.test("TokenBucket: the least recently used key is the one forgotten", () => {
+  const bucket = new TokenBucket({ perMinute: 1, maxKeys: 2 });
+  bucket.take("a", 0);
+  bucket.take("b", 0);
+  assertEquals(bucket.take("a", 1_000).ok, false); // used again a second later: now the younger key
+  bucket.take("c", 1_000); // forgets "b"
+  assertEquals(bucket.take("a", 1_000).ok, false, "a is remembered, still empty");
+  assertEquals(bucket.take("b", 1_000).ok, true, "b was forgotten: a full bucket again");
+});
