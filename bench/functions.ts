@@ -8,8 +8,8 @@ import { type Bare, type BareMode, startBare } from "./bare.ts";
 import { best, requireWrk, runWrk, type WrkResult } from "./wrk.ts";
 
 await requireWrk();
-const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 6);
-const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
+const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 4);
+const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const HANDLER =
   `export default () => new Response('{"ok":true}', { headers: { "content-type": "application/json" } });`;
 const HELLO_WAT = `(module
@@ -86,8 +86,9 @@ try {
 
   await runWrk(invokeUrl, { connections: 50, seconds: 2, headers, postJson: "{}" });
   await runWrk(bareUrl, { connections: 50, seconds: 2, headers, postJson: "{}" });
-  // Rounds of bare, envelope and raw back to back: this shared machine drifts by ±15% within minutes, so each
-  // round's ratio compares runs seconds apart, and the median round is reported.
+  // Rounds of bare, envelope and raw back to back: this shared machine drifts by ±15% within minutes (and a
+  // platform's rate by as much between two runs in the same process), so each round's ratio compares runs
+  // seconds apart, and the median of five short rounds is reported.
   const rounds: { bare: WrkResult; plat: WrkResult; raw: WrkResult }[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     rounds.push({
