@@ -154,7 +154,9 @@ function rawResponse(result: InvokeResult, requestId: string): Response {
   const headers: [string, string][] = [];
   for (const pair of result.headers) {
     const name = pair[0];
-    if (!HOP_BY_HOP.has(name) && name !== "x-service-invoke-origin" && name !== "x-request-id") headers.push(pair);
+    if (!HOP_BY_HOP.has(name) && name !== "x-service-invoke-origin" && name !== "x-request-id") {
+      headers.push(pair);
+    }
   }
   headers.push(["x-service-invoke-origin", "function"], ["x-request-id", requestId]);
   const body = result.status === 204 || result.status === 304 ? null : result.body as Uint8Array<ArrayBuffer>;
