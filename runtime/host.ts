@@ -91,6 +91,12 @@ function createWorker(gate: EgressAddress | null): Worker {
 // Started with the host, before it knows its function: a cold start then waits only for the function's own
 // module, not for a worker to boot (most of a cold start otherwise). Used when the function has no network.
 let spare: Worker | null = createWorker(null);
+// A spare that fails before it is used is dropped: the function then gets a worker of its own.
+spare.onerror = (e: ErrorEvent) => {
+  e.preventDefault();
+  spare?.terminate();
+  spare = null;
+};
 
 async function startWorker(): Promise<void> {
   if (running || !init) return;
