@@ -1,12 +1,11 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getCookie } from "hono/cookie";
 import { buildMessages, type ChatRequest as ChatBody, promptTokenBound } from "../services/ai/chat.ts";
 import { errors } from "../services/errors.ts";
 import { noCache, sseResponse } from "./ai.ts";
 import { ChatRequest, ChatResult, SSE_RESPONSE } from "./ai_schemas.ts";
 import type { AppEnv } from "./env.ts";
-import { bearerToken, CONSOLE_COOKIE, resolveCaller } from "./middleware/auth.ts";
+import { bearerToken, credentialsOf, resolveCaller } from "./middleware/auth.ts";
 import type { ReservationRequest } from "../services/ai/sessions.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
@@ -87,11 +86,7 @@ aiSessionRoutes.openapi(
   async (c) => {
     const platform = c.env.platform;
     const project = await platform.projects.get(c.req.valid("param").project_id);
-    const caller = await resolveCaller(platform, project, {
-      apikey: c.req.header("apikey"),
-      authorization: c.req.header("authorization"),
-      cookie: getCookie(c, CONSOLE_COOKIE),
-    });
+    const caller = await resolveCaller(platform, project, credentialsOf(c.req.raw.headers));
     const body = c.req.header("content-type")?.includes("json") ? c.req.valid("json") : {};
     if (
       (body.budget !== undefined || body.ttl_secs !== undefined) &&

@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { parse as parseCookies } from "hono/utils/cookie";
 import { encodeBase64 } from "../services/encoding.ts";
 import { AppError, errors } from "../services/errors.ts";
 import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts";
 import type { EdgeEnv } from "./env.ts";
 import { failureResponse } from "./errors.ts";
-import { callerFor, CONSOLE_COOKIE } from "./middleware/auth.ts";
+import { callerFor, credentialsOf } from "./middleware/auth.ts";
 import { projectFor } from "./middleware/project.ts";
+import { remoteHost } from "./middleware/rate_limit.ts";
 
 /** The body of POST /v1/functions/{name}/invoke (spec §4.3). */
 export const InvokeBody = z.strictObject({
@@ -194,27 +194,20 @@ export async function serveInvoke(
     const host = headers.get("host") ?? new URL(req.url).host;
     const projectOrPromise = projectFor(platform, host, pathRef);
     const project = projectOrPromise instanceof Promise ? await projectOrPromise : projectOrPromise;
-    const cookie = headers.get("cookie");
-    const apikey = headers.get("apikey") ?? undefined;
-    const credentials = {
-      apikey,
-      authorization: headers.get("authorization") ?? undefined,
-      cookie: cookie ? parseCookies(cookie, CONSOLE_COOKIE)[CONSOLE_COOKIE] : undefined,
-    };
+    const credentials = credentialsOf(headers);
     const callerOrPromise = callerFor(platform, project, credentials);
     const caller = callerOrPromise instanceof Promise ? await callerOrPromise : callerOrPromise;
     // Spec §4.3: `apikey` is required on invoke; a user token rides along with it (a console admin needs none).
-    if (caller.role !== "admin" && apikey === undefined) {
+    if (caller.role !== "admin" && credentials.apikey === undefined) {
       throw errors.unauthorized(
         'No API key found in request: invoke needs the project key in the "apikey" header',
       );
     }
     const input = await readInvokeBody(req, headers, platform.config.INVOKE_MAX_BODY_BYTES);
-    const address = (env.info?.remoteAddr as Deno.NetAddr | undefined)?.hostname ?? "unknown";
     const result = await platform.functions.invoker.invoke(nameOf(path), input, {
       ref: project.ref,
       requestId,
-      clientId: caller.user ? `user:${caller.user.sub}` : `${caller.role}:${address}`,
+      clientId: caller.user ? `user:${caller.user.sub}` : `${caller.role}:${remoteHost(env.info)}`,
       user: caller.user ? { ...caller.user } : undefined,
     });
     if ((headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {

@@ -1,4 +1,5 @@
 import { getCookie } from "hono/cookie";
+import { parse as parseCookies } from "hono/utils/cookie";
 import { createMiddleware } from "hono/factory";
 import type { Context, Next } from "hono";
 import type { AdminIdentity } from "../../services/admin/admins.ts";
@@ -90,6 +91,16 @@ export interface Credentials {
   cookie?: string;
 }
 
+/** The credentials a request sends: its `apikey` and `authorization` headers and its console cookie. */
+export function credentialsOf(headers: Headers): Credentials {
+  const cookie = headers.get("cookie");
+  return {
+    apikey: headers.get("apikey") ?? undefined,
+    authorization: headers.get("authorization") ?? undefined,
+    cookie: cookie ? parseCookies(cookie, CONSOLE_COOKIE)[CONSOLE_COOKIE] : undefined,
+  };
+}
+
 /**
  * The caller of a project route (spec §5): a console session is admin; the `apikey` header gates the request
  * and gives anon or service_role; a bearer service key gives service_role; a bearer user JWT gives
@@ -168,11 +179,7 @@ export const authenticate = createMiddleware<AppEnv>((c, next) => {
 
 function admit(c: Context<AppEnv>, project: Project, next: Next): Promise<void> {
   c.set("project", project);
-  const caller = callerFor(c.env.platform, project, {
-    apikey: c.req.header("apikey"),
-    authorization: c.req.header("authorization"),
-    cookie: getCookie(c, CONSOLE_COOKIE),
-  });
+  const caller = callerFor(c.env.platform, project, credentialsOf(c.req.raw.headers));
   if (!(caller instanceof Promise)) {
     c.set("caller", caller);
     return next();

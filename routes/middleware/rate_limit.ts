@@ -6,8 +6,12 @@ import type { AppEnv } from "../env.ts";
 
 /** The client's address: the socket's peer when served by Deno.serve, else "unknown" (in-process calls). */
 export function clientAddress(c: Context<AppEnv>): string {
-  const addr = c.env.info?.remoteAddr as Deno.NetAddr | undefined;
-  return addr?.hostname ?? "unknown";
+  return remoteHost(c.env.info);
+}
+
+/** The peer address of a connection's `info`, or "unknown" without one. */
+export function remoteHost(info: Deno.ServeHandlerInfo | undefined): string {
+  return (info?.remoteAddr as Deno.NetAddr | undefined)?.hostname ?? "unknown";
 }
 
 /** Answers 429 `rate_limit_exceeded` with `Retry-After` once a client has used its tokens in its bucket. */
