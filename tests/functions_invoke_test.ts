@@ -440,3 +440,38 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
     await p.close();
   }
 });
+
+Deno.test("functions: a runtime with no room answers 503 SERVICE_UNAVAILABLE and changes nothing", async () => {
+  const p = await startPlatform({ FUNCTIONS_MAX_HOSTS: "1" });
+  const deploy = async (name: string, code: string) => {
+    const r = await p.fetch("/v1/functions", {
+      method: "POST",
+      headers: { apikey: p.secretKey },
+      json: { name, runtime: "deno", code },
+    });
+    const text = await r.text();
+    assert(r.status === 201, `deploy ${name}: ${text}`);
+  };
+  const invoke = (name: string) =>
+    p.fetch(`/v1/functions/${name}/invoke`, { method: "POST", headers: { apikey: p.publicKey }, json: {} })
+      .then(json);
+  try {
+    await deploy(
+      "busy",
+      "export default async () => { await new Promise((r) => setTimeout(r, 1500)); return new Response('done'); };",
+    );
+    await deploy("other", "export default () => new Response('other');");
+    const busy = invoke("busy"); // holds the only host for 1.5 s
+    await new Promise((r) => setTimeout(r, 500));
+    const refused = await invoke("other");
+    assertEquals(refused.status, 503);
+    assertEquals(refused.body.error.code, "SERVICE_UNAVAILABLE");
+    assertMatch(refused.body.error.message, /whole share of the runtime \(1 hosts/);
+    assertEquals((await busy).body.data.body, "done");
+    const later = await invoke("other"); // the idle host makes room now
+    assertEquals(later.status, 200);
+    assertEquals(later.body.data.body, "other");
+  } finally {
+    await p.close();
+  }
+});
