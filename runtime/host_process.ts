@@ -163,7 +163,9 @@ export class HostProcess {
       "--no-remote",
       "--no-npm",
       "--unstable-worker-options",
-      `--v8-flags=--max-old-space-size=${options.memoryMb}`,
+      // The function's own thread collects its garbage: no helper threads of its host compete for the cores
+      // with the platform and the other hosts (measured: less CPU per call in all).
+      `--v8-flags=--max-old-space-size=${options.memoryMb},--single-threaded-gc`,
       `--allow-read=${WORKER_FILES.join(",")},${socket}`,
       `--allow-write=${socket}`,
       ...withSocket(options.netFlags, socket),

@@ -210,11 +210,17 @@ export class FunctionService {
     await this.update(ref, nameOrId, { env_vars: Object.fromEntries(vars.map((v) => [v.key, v.value])) });
   }
 
-  /** The active function `name` of a project with its runtime spec, or null (cached briefly). */
-  async loadActive(ref: string, name: string): Promise<LoadedFunction | null> {
+  /**
+   * The active function `name` of a project with its runtime spec, or null (cached briefly). Synchronous on a
+   * cache hit: an invoke awaits nothing it need not.
+   */
+  loadActive(ref: string, name: string): LoadedFunction | null | Promise<LoadedFunction | null> {
     const key = `${ref}\u0000${name}`;
     const cached = this.cache.get(key);
-    if (cached !== undefined) return cached;
+    return cached !== undefined ? cached : this.loadUncached(ref, name, key);
+  }
+
+  private async loadUncached(ref: string, name: string, key: string): Promise<LoadedFunction | null> {
     const db = await this.dbs.project(ref);
     const row = await functionQueries.find(db, name);
     const loaded = row && row.is_active ? await this.load(ref, row) : null;

@@ -110,7 +110,7 @@ export class Invoker {
       }
     }
     const headers = new Map<string, string>();
-    for (const [rawName, value] of Object.entries(input.headers ?? {})) {
+    for (const [rawName, value] of input.headers ? Object.entries(input.headers) : []) {
       const name = rawName.toLowerCase();
       if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) {
         throw errors.validation(`Invalid body: headers: "${rawName.slice(0, 64)}" is not a valid header`);
@@ -136,19 +136,20 @@ export class Invoker {
       }
     }
     if (body && (method === "GET" || method === "HEAD")) body = null;
-    headers.set("x-platform-request-id", ctx.requestId);
-    headers.set("x-platform-project", ctx.ref);
-    if (ctx.user) headers.set("x-platform-user", JSON.stringify(ctx.user));
+    // The caller's headers cannot name these (x-platform- is reserved): they go last, unchecked.
+    const list: HeaderList = headers.size === 0 ? [] : [...headers];
+    list.push(["x-platform-request-id", ctx.requestId], ["x-platform-project", ctx.ref]);
+    if (ctx.user) list.push(["x-platform-user", JSON.stringify(ctx.user)]);
     if (ctx.job) {
-      headers.set("x-platform-job-id", ctx.job.id);
-      headers.set("x-platform-job-attempt", String(ctx.job.attempt));
+      list.push(["x-platform-job-id", ctx.job.id], ["x-platform-job-attempt", String(ctx.job.attempt)]);
     }
-    return { method, url, headers: [...headers] as HeaderList, body };
+    return { method, url, headers: list, body };
   }
 
   /** Runs one call; throws the platform's error for every failure that is not the function's own answer. */
   async invoke(name: string, input: InvokeInput, ctx: InvokeContext): Promise<InvokeResult> {
-    const loaded = await this.deps.functions.loadActive(ctx.ref, name);
+    const found = this.deps.functions.loadActive(ctx.ref, name);
+    const loaded = found instanceof Promise ? await found : found;
     if (!loaded) throw errors.notFound(`Function "${name}" does not exist or is not active`);
     const { fn, spec } = loaded;
     const taken = ctx.job
