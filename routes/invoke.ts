@@ -97,18 +97,46 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 const TEXTUAL =
   /^(text\/|application\/([a-z0-9.+-]*\+)?(json|xml)|application\/(javascript|x-www-form-urlencoded)|image\/svg)/i;
 
-/** The envelope form of a function's answer: JSON parsed, text as text, other bytes as base64. */
-export function envelopeOf(result: InvokeResult) {
+type BodyKind = "json" | "text" | "bytes";
+/** What each content type seen makes of a body; bounded, as a function chooses its types. */
+const kinds = new Map<string, BodyKind>();
+
+function kindOf(type: string): BodyKind {
+  let kind = kinds.get(type);
+  if (kind === undefined) {
+    kind = TEXTUAL.test(type) || type === "" ? (/json/i.test(type) ? "json" : "text") : "bytes";
+    if (kinds.size < 256) kinds.set(type, kind);
+  }
+  return kind;
+}
+
+/** True when `text` is one JSON value. */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The envelope answer's JSON text (spec §4.3): `{"data":{status, headers, body, [body_encoding], logs,
+ * duration_ms},"meta":null}`. A JSON body goes in as the function wrote it once it parses (the same value,
+ * its numbers to the last digit, without a parse and a stringify per call), text as a string, other bytes as
+ * base64.
+ */
+export function envelopeText(result: InvokeResult): string {
   const headers: Record<string, string> = {};
   for (const [name, value] of result.headers) {
     headers[name] = headers[name] ? `${headers[name]}, ${value}` : value;
   }
-  const type = headers["content-type"] ?? "";
-  let body: unknown = null;
-  let body_encoding: "base64" | undefined;
+  let body = "null";
+  let encoding = "";
   if (result.body.byteLength > 0) {
+    const kind = kindOf(headers["content-type"] ?? "");
     let text: string | null = null;
-    if (TEXTUAL.test(type) || type === "") {
+    if (kind !== "bytes") {
       try {
         text = utf8.decode(result.body);
       } catch {
@@ -116,24 +144,14 @@ export function envelopeOf(result: InvokeResult) {
       }
     }
     if (text === null) {
-      body = encodeBase64(result.body);
-      body_encoding = "base64";
-    } else if (/json/i.test(type)) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = text;
-      }
-    } else body = text;
+      body = JSON.stringify(encodeBase64(result.body));
+      encoding = ',"body_encoding":"base64"';
+    } else body = kind === "json" && isJson(text) ? text : JSON.stringify(text);
   }
-  return {
-    status: result.status,
-    headers,
-    body,
-    ...(body_encoding ? { body_encoding } : {}),
-    logs: result.logs,
-    duration_ms: result.duration_ms,
-  };
+  return `{"data":{"status":${result.status},"headers":${
+    JSON.stringify(headers)
+  },"body":${body}${encoding},` +
+    `"logs":${JSON.stringify(result.logs)},"duration_ms":${result.duration_ms}},"meta":null}`;
 }
 
 const HOP_BY_HOP = new Set([
@@ -213,7 +231,7 @@ export async function serveInvoke(
     if ((headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
       return rawResponse(result, requestId);
     }
-    return new Response(JSON.stringify({ data: envelopeOf(result), meta: null }), { headers: JSON_HEADERS });
+    return new Response(envelopeText(result), { headers: JSON_HEADERS });
   } catch (err) {
     return failureResponse(err, requestId, path);
   }

@@ -315,7 +315,7 @@ export class HostProcess {
     const id = header.id as number;
     const call = this.calls.get(id);
     if (!call || call.channel !== channel) return;
-    const logs = Array.isArray(header.logs)
+    const logs = Array.isArray(header.logs) && header.logs.length > 0
       ? header.logs.slice(0, MAX_CALL_LOG_LINES).map((l) => String(l).slice(0, MAX_LOG_LINE))
       : [];
     if (t === "res") {

@@ -1,0 +1,53 @@
+import { assertEquals } from "../tests/assert.ts";
+import { encodeBase64 } from "../services/encoding.ts";
+import type { InvokeResult } from "../services/functions/invoke.ts";
+import { envelopeText } from "./invoke.ts";
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const result = (type: string | null, body: Uint8Array, extra: [string, string][] = []): InvokeResult => ({
+  status: 200,
+  headers: [...(type === null ? [] : [["content-type", type] as [string, string]]), ...extra],
+  body,
+  logs: ["a line"],
+  duration_ms: 1.25,
+});
+const envelope = (r: InvokeResult) => JSON.parse(envelopeText(r));
+
+Deno.test("invoke envelope: each kind of body, as valid JSON with the envelope's fields", () => {
+  assertEquals(envelope(result("application/json", bytes('{"ok":true,"n":[1,2]}'))), {
+    data: {
+      status: 200,
+      headers: { "content-type": "application/json" },
+      body: { ok: true, n: [1, 2] },
+      logs: ["a line"],
+      duration_ms: 1.25,
+    },
+    meta: null,
+  });
+  // A JSON type with a body that is not JSON: the text, as a string.
+  assertEquals(envelope(result("application/json", bytes('{"ok":'))).data.body, '{"ok":');
+  // Text, and a body without a content type, stay text; quotes and control characters escaped.
+  assertEquals(envelope(result("text/plain", bytes('say "hi"\n'))).data.body, 'say "hi"\n');
+  assertEquals(envelope(result(null, bytes("plain"))).data.body, "plain");
+  // Bytes, and text that is not UTF-8, travel as base64 with the flag.
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 255]);
+  const binary = envelope(result("image/png", png)).data;
+  assertEquals([binary.body, binary.body_encoding], [encodeBase64(png), "base64"]);
+  const latin1 = envelope(result("text/plain", new Uint8Array([0x63, 0x61, 0x66, 0xe9]))).data;
+  assertEquals(latin1.body_encoding, "base64");
+  // No body: null, and no body_encoding.
+  const empty = envelope(result("application/json", new Uint8Array(0))).data;
+  assertEquals([empty.body, "body_encoding" in empty], [null, false]);
+  // Repeated headers are joined as one, as fetch's Headers does.
+  assertEquals(
+    envelope(result("text/plain", bytes("x"), [["x-a", "1"], ["x-a", "2"]])).data.headers,
+    { "content-type": "text/plain", "x-a": "1, 2" },
+  );
+});
+
+Deno.test("invoke envelope: a JSON body keeps the function's exact text (numbers to the last digit)", () => {
+  const text = envelopeText(result("application/json; charset=utf-8", bytes('{"id":12345678901234567890}')));
+  assertEquals(text.includes('"body":{"id":12345678901234567890}'), true);
+  // JSON with surrounding whitespace is still one value inside the envelope.
+  assertEquals(envelope(result("application/vnd.api+json", bytes(' [1, "two"]\n'))).data.body, [1, "two"]);
+});
