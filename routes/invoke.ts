@@ -98,14 +98,14 @@ const TEXTUAL =
   /^(text\/|application\/([a-z0-9.+-]*\+)?(json|xml)|application\/(javascript|x-www-form-urlencoded)|image\/svg)/i;
 
 type BodyKind = "json" | "text" | "bytes";
-/** What each content type seen makes of a body; bounded, as a function chooses its types. */
+/** What each content type seen makes of a body; bounded in entries and key length (a function picks them). */
 const kinds = new Map<string, BodyKind>();
 
 function kindOf(type: string): BodyKind {
   let kind = kinds.get(type);
   if (kind === undefined) {
     kind = TEXTUAL.test(type) || type === "" ? (/json/i.test(type) ? "json" : "text") : "bytes";
-    if (kinds.size < 256) kinds.set(type, kind);
+    if (kinds.size < 256 && type.length <= 128) kinds.set(type, kind);
   }
   return kind;
 }

@@ -78,6 +78,8 @@ export class RuntimeUnavailable extends Error {
  */
 export class Runtime {
   private readonly hosts = new Map<string, Promise<HostProcess>>();
+  /** The host each promise in `hosts` gave, once it did. */
+  private readonly started = new WeakMap<Promise<HostProcess>, HostProcess>();
   private readonly current = new Map<string, string>(); // functionId → versionKey
   private readonly retiring = new Set<HostProcess>();
   private readonly spares = new Map<string, Spare>();
@@ -107,10 +109,12 @@ export class Runtime {
   /** Runs one call of `spec`. Failures of the function come back as results; RuntimeUnavailable otherwise. */
   invoke(spec: FunctionSpec, req: HostRequest): Promise<HostResult> {
     const deadlineMs = spec.timeoutSecs * 1000 + this.options.marginMs;
-    // A warm call goes straight to its host: no promise of a host to await.
-    const warm = this.current.get(spec.functionId) === spec.versionKey
-      ? this.settled.get(spec.versionKey)
-      : null;
+    // A warm call goes straight to the host that host() would give it (the one `hosts` holds, once started):
+    // no promise of a host to await. A retired, stopped or exited host has left `hosts` already.
+    const pending = this.current.get(spec.functionId) === spec.versionKey
+      ? this.hosts.get(spec.versionKey)
+      : undefined;
+    const warm = pending && this.started.get(pending);
     if (warm && !this.closing) return warm.call(req, deadlineMs);
     return this.host(spec).then((host) => host.call(req, deadlineMs));
   }
@@ -154,8 +158,10 @@ export class Runtime {
     }
     let host = this.hosts.get(spec.versionKey);
     if (!host) {
-      host = this.start(spec);
+      const starting = this.start(spec);
+      host = starting;
       this.hosts.set(spec.versionKey, host);
+      starting.then((h) => this.started.set(starting, h), () => {});
       host.catch(() => {
         if (this.hosts.get(spec.versionKey) === host) this.hosts.delete(spec.versionKey);
       });

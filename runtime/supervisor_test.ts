@@ -166,3 +166,30 @@ Deno.test("runtime supervisor: reuse, caps, idle eviction, crash restart, privat
     }
   });
 });
+
+Deno.test("runtime supervisor: a call after a retire never goes to the retired host", async () => {
+  const rt = await Runtime.create({ ...OPTIONS, maxHosts: 2 }, () => {});
+  try {
+    const fn = spec(
+      "again",
+      `const born = Date.now();
+      export default async (req) => {
+        if (new URL(req.url).pathname === "/slow") await new Promise((r) => setTimeout(r, 400));
+        return new Response(String(born));
+      };`,
+    );
+    const first = text(await rt.invoke(fn, GET));
+    // Another function takes the spare host: the next start of "again" must spawn, which takes a while.
+    assertEquals(text(await rt.invoke(spec("other", "export default () => new Response('b')"), GET)), "b");
+    const slow = rt.invoke(fn, { ...GET, url: "http://localhost/slow" }); // keeps the old host busy
+    rt.retire(fn.functionId);
+    // The same version at once, twice (a rollback, a reactivation): both go to its new host, not to the
+    // retired one, which is stopped as soon as its last call ends.
+    const again = await Promise.all([rt.invoke(fn, GET), rt.invoke(fn, GET)]);
+    assertEquals(again.map((r) => r.outcome), ["ok", "ok"]);
+    for (const r of again) assert(text(r) !== first, "the retired host answered");
+    assertEquals(text(await slow), first);
+  } finally {
+    await rt.close();
+  }
+});

@@ -231,12 +231,6 @@ function headerList(headers: Headers): [string, string][] {
   return out;
 }
 
-/** What Deno.serve gives a handler beside the request: the same frozen object for every call. */
-const INFO = Object.freeze({
-  remoteAddr: Object.freeze({ transport: "tcp", hostname: "0.0.0.0", port: 0 }),
-  completed: Promise.resolve(),
-});
-
 async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<void> {
   const call = hold(msg.id);
   try {
@@ -246,7 +240,11 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
       headers: msg.headers,
       body: hasBody ? body as Uint8Array<ArrayBuffer> : undefined,
     });
-    const res = await handler!(req, INFO);
+    const info = {
+      remoteAddr: { transport: "tcp", hostname: "0.0.0.0", port: 0 },
+      completed: Promise.resolve(),
+    };
+    const res = await handler!(req, info);
     if (!(res instanceof Response)) {
       throw new TypeError(`Handler returned ${res === null ? "null" : typeof res}, not a Response`);
     }
