@@ -148,10 +148,9 @@ export function envelopeText(result: InvokeResult): string {
       encoding = ',"body_encoding":"base64"';
     } else body = kind === "json" && isJson(text) ? text : JSON.stringify(text);
   }
-  return `{"data":{"status":${result.status},"headers":${
-    JSON.stringify(headers)
-  },"body":${body}${encoding},` +
-    `"logs":${JSON.stringify(result.logs)},"duration_ms":${result.duration_ms}},"meta":null}`;
+  const data = `"status":${result.status},"headers":${JSON.stringify(headers)},"body":${body}${encoding},` +
+    `"logs":${JSON.stringify(result.logs)},"duration_ms":${result.duration_ms}`;
+  return `{"data":{${data}},"meta":null}`;
 }
 
 const HOP_BY_HOP = new Set([

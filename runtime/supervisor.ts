@@ -156,17 +156,14 @@ export class Runtime {
       this.current.set(spec.functionId, spec.versionKey);
       if (previous) this.retireKey(previous); // redeployed: new calls get the new version
     }
-    let host = this.hosts.get(spec.versionKey);
-    if (!host) {
-      const starting = this.start(spec);
-      host = starting;
-      this.hosts.set(spec.versionKey, host);
-      starting.then((h) => this.started.set(starting, h), () => {});
-      host.catch(() => {
-        if (this.hosts.get(spec.versionKey) === host) this.hosts.delete(spec.versionKey);
-      });
-    }
-    return host;
+    const known = this.hosts.get(spec.versionKey);
+    if (known) return known;
+    const starting = this.start(spec);
+    this.hosts.set(spec.versionKey, starting);
+    starting.then((h) => this.started.set(starting, h), () => {
+      if (this.hosts.get(spec.versionKey) === starting) this.hosts.delete(spec.versionKey);
+    });
+    return starting;
   }
 
   private live(): HostProcess[] {
