@@ -39,6 +39,7 @@ export const functionQueries = {
 
   /** The function named `ref`, or else the one whose id is `ref` (spec §4.2). `lock` takes a row lock. */
   async find(db: Queryable, ref: string, lock = false): Promise<FunctionRow | null> {
+    if (ref.includes("\u0000")) return null; // PostgreSQL text cannot hold a NUL: no function has one
     const forUpdate = lock ? " for update" : "";
     const [byName] = await db.query<FunctionRow>(
       `select ${COLUMNS} from platform.functions where name = $1${forUpdate}`,

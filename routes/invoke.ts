@@ -127,7 +127,8 @@ function isJson(text: string): boolean {
  * base64.
  */
 export function envelopeText(result: InvokeResult): string {
-  const headers: Record<string, string> = {};
+  // No prototype: a function's header may be named "constructor" or "__proto__".
+  const headers: Record<string, string> = Object.create(null);
   for (const [name, value] of result.headers) {
     headers[name] = headers[name] ? `${headers[name]}, ${value}` : value;
   }
@@ -163,6 +164,9 @@ const HOP_BY_HOP = new Set([
   "trailer",
 ]);
 
+/** Statuses whose response has no body (a Response with one, even empty, throws). */
+const NULL_BODY_STATUS = new Set([204, 205, 304]);
+
 const JSON_HEADERS = { "content-type": "application/json" };
 
 /** The function's own answer (raw mode): its status, headers and bytes, marked as the function's. */
@@ -176,7 +180,7 @@ function rawResponse(result: InvokeResult, requestId: string): Response {
     }
   }
   headers.push(["x-service-invoke-origin", "function"], ["x-request-id", requestId]);
-  const body = result.status === 204 || result.status === 304 ? null : result.body as Uint8Array<ArrayBuffer>;
+  const body = NULL_BODY_STATUS.has(result.status) ? null : result.body as Uint8Array<ArrayBuffer>;
   return new Response(body, { status: result.status, headers });
 }
 

@@ -2,6 +2,8 @@ import { join } from "node:path";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { droppedLinesText, LOG_BURST, LOG_LINES_PER_SECOND, LogBudget } from "./log_budget.ts";
 import {
+  HEADER_NAME,
+  HEADER_VALUE,
   type HeaderList,
   type HelloMessage,
   type InitMessage,
@@ -216,10 +218,18 @@ export class HostProcess {
         buffered += chunk;
         const lines = buffered.split("\n");
         buffered = lines.pop()!.slice(-8192);
-        for (const line of lines) if (line.trim()) this.logSink(level, line.slice(0, 8192));
+        for (const line of lines) if (line.trim()) this.budgetedLog(level, line.slice(0, 8192));
       }
-      if (buffered.trim()) this.logSink(level, buffered);
+      if (buffered.trim()) this.budgetedLog(level, buffered);
     })().catch(() => {});
+  }
+
+  /** A line of the function's (console or process output) to its log, within the host's log budget. */
+  private budgetedLog(level: "debug" | "info" | "warn" | "error", text: string): void {
+    if (!this.logBudget.take()) return;
+    const dropped = this.logBudget.report();
+    if (dropped > 0) this.logSink("warn", droppedLinesText(dropped));
+    this.logSink(level, text);
   }
 
   /** The host's own connection: the function to run goes out on it, news of lost workers comes back. */
@@ -291,11 +301,8 @@ export class HostProcess {
   private fromWorker(channel: WorkerChannel, header: Record<string, unknown>, body: Uint8Array | null): void {
     const t = header.t;
     if (t === "log") {
-      if (!this.logBudget.take()) return;
-      const dropped = this.logBudget.report();
-      if (dropped > 0) this.logSink("warn", droppedLinesText(dropped));
       const level = LOG_LEVELS.has(header.level as string) ? header.level as "info" : "info";
-      this.logSink(level, String(header.text).slice(0, MAX_LOG_LINE));
+      this.budgetedLog(level, String(header.text).slice(0, MAX_LOG_LINE));
       return;
     }
     if (channel.state === "loading") {
@@ -465,10 +472,21 @@ export class HostProcess {
   }
 }
 
-/** A function's response headers as they came over its connection: pairs of strings, nothing else. */
+/**
+ * A function's response headers as they came over its connection, kept only when HTTP can carry them: a token
+ * name (lowercased) and a value of visible characters, spaces and tabs. A worker's own code chooses these (a
+ * Response subclass can bypass Headers), and the HTTP server of the platform refuses others — by a panic of its
+ * process, for a control character in a value.
+ */
 function validHeaders(value: unknown): HeaderList {
   if (!Array.isArray(value)) return [];
-  return value.filter((h): h is [string, string] =>
-    Array.isArray(h) && h.length === 2 && typeof h[0] === "string" && typeof h[1] === "string"
-  );
+  const out: HeaderList = [];
+  for (const h of value) {
+    if (!Array.isArray(h) || h.length !== 2) continue;
+    const [name, text] = h;
+    if (typeof name !== "string" || typeof text !== "string") continue;
+    if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(text)) continue;
+    out.push([name.toLowerCase(), text]);
+  }
+  return out;
 }

@@ -109,3 +109,8 @@ export const timeLimitText = (timeoutMs: number) =>
 export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
 /** Longest log line kept. */
 export const MAX_LOG_LINE = 8 * 1024;
+
+/** A header name HTTP can carry (RFC 9110 token), either case. */
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value HTTP can carry: visible characters, obs-text, spaces and tabs (no control character). */
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;

@@ -106,6 +106,30 @@ function serveShim(...args: unknown[]) {
   };
 }
 
+/**
+ * Deno.stdout and Deno.stderr of a function: their lines go to its log, within the same budget as console's
+ * (the host's own output is the platform's to read, and a flood of it would cost the platform).
+ */
+function outputShim(level: "info" | "error") {
+  const decoder = new TextDecoder();
+  // Each write's lines, a last one without a newline included (a later write does not complete it: nothing is
+  // held back, so nothing written is lost when the call ends).
+  const write = (bytes: Uint8Array): number => {
+    for (const line of decoder.decode(bytes, { stream: true }).split("\n")) {
+      if (line.trim()) sendLog(level, () => line.slice(0, MAX_LOG_LINE));
+    }
+    return bytes.byteLength;
+  };
+  return {
+    rid: -1,
+    write: (bytes: Uint8Array) => Promise.resolve(write(bytes)),
+    writeSync: write,
+    writable: new WritableStream<Uint8Array>({ write: (chunk) => void write(chunk) }),
+    isTerminal: () => false,
+    close() {},
+  };
+}
+
 function refuse(what: string) {
   return () => {
     throw new Deno.errors.NotCapable(`${what} is not allowed in a function`);
@@ -118,6 +142,8 @@ function installDeno(init: InitMessage): void {
   define("env", envShim(init.env));
   define("exit", refuse("Deno.exit"));
   define("serve", serveShim);
+  define("stdout", outputShim("info"));
+  define("stderr", outputShim("error"));
   // A function answers through its handler only: it may not open servers of its own on the host.
   for (const name of ["listen", "listenTls", "listenDatagram"]) define(name, refuse(`Deno.${name}`));
   // Nor stop its own worker, which would leave the host's calls waiting.

@@ -168,8 +168,10 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
       const missing = await json(await invoke("nope"));
       assertEquals(missing.status, 404);
       assertEquals(missing.body.error.code, "NOT_FOUND");
-      const badPath = await json(await invoke("echo", { path: "no-slash" }));
-      assertEquals(badPath.status, 400);
+      for (const path of ["no-slash", "//evil.example/", "/\\evil.example/x"]) {
+        const badPath = await json(await invoke("echo", { path }));
+        assertEquals(badPath.status, 400, path);
+      }
       const badMethod = await json(await invoke("echo", { method: "BREW" }));
       assertEquals(badMethod.status, 400);
       const unknownField = await json(await invoke("echo", { bogus: 1 }));

@@ -1,4 +1,4 @@
-import type { HeaderList } from "../../runtime/protocol.ts";
+import { HEADER_NAME, HEADER_VALUE, type HeaderList } from "../../runtime/protocol.ts";
 import { type Runtime, RuntimeUnavailable } from "../../runtime/supervisor.ts";
 import { decodeBase64 } from "../encoding.ts";
 import { publicErrorText } from "./error_text.ts";
@@ -69,7 +69,6 @@ export function isReservedHeader(name: string): boolean {
 
 const encoder = new TextEncoder();
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 /** Dependencies of the {@linkcode Invoker}. */
@@ -103,16 +102,15 @@ export class Invoker {
     }
     let url = "http://localhost/";
     if (path !== "/") {
-      try {
-        url = new URL(path, "http://localhost").href;
-      } catch {
-        throw errors.validation("Invalid body: path: not a valid path");
-      }
+      const parsed = URL.parse(path, "http://localhost");
+      // A path can name another host (`/\evil.example/`, read as `//evil.example/`): the function sees localhost.
+      if (parsed?.host !== "localhost") throw errors.validation("Invalid body: path: not a valid path");
+      url = parsed.href;
     }
     const headers = new Map<string, string>();
     for (const [rawName, value] of input.headers ? Object.entries(input.headers) : []) {
       const name = rawName.toLowerCase();
-      if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) {
+      if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) {
         throw errors.validation(`Invalid body: headers: "${rawName.slice(0, 64)}" is not a valid header`);
       }
       if (!isReservedHeader(name)) headers.set(name, value.trim());
