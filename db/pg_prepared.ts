@@ -5,8 +5,17 @@
  * so the bound is kept here: a text past it evicts the least recently used one, whose server-side statement is
  * then deallocated by name. postgres.js still remembers the evicted text's name, so each admission sends the
  * text with a suffix of its own that makes it new to postgres.js (whose own map grows with such churn until the
- * connection is recycled by `max_lifetime`; the server's statements stay within the bound).
+ * connection is recycled by `max_lifetime`; the server's statements stay within the bound). That map is held
+ * in bounds too: a connection admits at most {@linkcode ADMISSIONS_PER_TEXT_ROOM} times its bound, and texts of at
+ * most {@linkcode MAX_PREPARED_TEXT_CHARS}; past either, a text runs unnamed (postgres.js keeps nothing of it).
+ * Clients choose the texts (every data API query shape is one), so without these bounds a client cycling through
+ * shapes grew the platform's memory by the size of each text, without end.
  */
+/** Longest text kept prepared: a longer one, rare and large, runs unnamed. */
+export const MAX_PREPARED_TEXT_CHARS = 8192;
+/** Admissions a connection makes, per text it may keep, before it prepares nothing new (until it is recycled). */
+export const ADMISSIONS_PER_TEXT_ROOM = 8;
+
 export class ConnectionStatements {
   /** text → what is sent for it on this connection, and the name postgres.js prepared it under. */
   private readonly entries = new Map<string, { sent: string; name?: string }>();
@@ -32,6 +41,9 @@ export class ConnectionStatements {
       this.entries.delete(text);
       this.entries.set(text, hit);
       return { sent: hit.sent, prepare: true };
+    }
+    if (text.length > MAX_PREPARED_TEXT_CHARS || this.admitted >= ADMISSIONS_PER_TEXT_ROOM * this.max) {
+      return { sent: text, prepare: false };
     }
     let evicted: string | undefined;
     if (this.entries.size >= this.max) {
