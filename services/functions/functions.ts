@@ -66,6 +66,8 @@ const CACHE_MS = 5_000;
  * view that invoke needs.
  */
 export class FunctionService {
+  /** Counts the writes that forgot cached functions: a load that overlapped one does not cache its row. */
+  private writes = 0;
   private readonly cache = new TtlCache<string, LoadedFunction | null>({
     ttlMs: CACHE_MS,
     maxEntries: 10_000,
@@ -221,10 +223,12 @@ export class FunctionService {
   }
 
   private async loadUncached(ref: string, name: string, key: string): Promise<LoadedFunction | null> {
+    const writes = this.writes;
     const db = await this.dbs.project(ref);
     const row = await functionQueries.find(db, name);
     const loaded = row && row.is_active ? await this.load(ref, row) : null;
-    this.cache.set(key, loaded);
+    // A write while this load ran made its row stale: caching it would undo the write's own entry.
+    if (writes === this.writes) this.cache.set(key, loaded);
     return loaded;
   }
 
@@ -262,6 +266,7 @@ export class FunctionService {
   }
 
   private forget(ref: string, row: FunctionRow): void {
+    this.writes++;
     this.cache.deleteWhere((value, key) => key === `${ref}\u0000${row.name}` || value?.fn.id === row.id);
     this.cache.delete(`${ref}\u0000${row.id}`);
   }
