@@ -23,6 +23,15 @@ export interface WagiResponse {
   exitCode: number;
 }
 
+/** PATH_INFO is the decoded path (RFC 3875); a path whose escapes are not UTF-8 is passed as sent. */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /** The CGI environment of a request (RFC 3875, WAGI style). */
 export function cgiEnv(req: WagiRequest): Record<string, string> {
   const url = new URL(req.url);
@@ -32,7 +41,7 @@ export function cgiEnv(req: WagiRequest): Record<string, string> {
   env.SERVER_SOFTWARE = "platform-wagi";
   env.REQUEST_METHOD = req.method;
   env.SCRIPT_NAME = `/${req.name}`;
-  env.PATH_INFO = decodeURIComponent(url.pathname);
+  env.PATH_INFO = decodedPath(url.pathname);
   env.QUERY_STRING = url.search.slice(1);
   env.X_FULL_URL = url.href;
   env.CONTENT_LENGTH = String(req.body?.byteLength ?? 0);

@@ -84,4 +84,15 @@ Deno.test("wagi: CGI output and environment", async (t) => {
     assertEquals(env.MINE, "1");
     assertEquals(env.HTTP_CONTENT_LENGTH, undefined);
   });
+  await t.step("a path whose escapes are not UTF-8 is PATH_INFO as sent (not a function error)", () => {
+    const env = cgiEnv({
+      method: "GET",
+      url: "http://localhost/%E0/x",
+      headers: [],
+      body: null,
+      env: {},
+      name: "fn",
+    });
+    assertEquals(env.PATH_INFO, "/%E0/x");
+  });
 });
