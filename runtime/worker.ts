@@ -260,7 +260,7 @@ function headerList(headers: Headers): [string, string][] {
   return out;
 }
 
-/** One frozen init per method: Request takes a bodiless init it has seen before at a third less per call. */
+/** One frozen init per method: Request converts an init it has seen before for less (measured: 0.3–0.9 µs of ~3). */
 const inits = new Map<string, RequestInit>();
 function initOf(method: string): RequestInit {
   let init = inits.get(method);
@@ -279,7 +279,7 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
       msg.url,
       hasBody ? { method: msg.method, body: body as Uint8Array<ArrayBuffer> } : initOf(msg.method),
     );
-    // Set one by one rather than given in the init: a third cheaper per call (the names are unique).
+    // Set one by one rather than given in the init, which converts a header list for more (the names are unique).
     for (const [name, value] of msg.headers) req.headers.set(name, value);
     const info = {
       remoteAddr: { transport: "tcp", hostname: "0.0.0.0", port: 0 },
