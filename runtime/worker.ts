@@ -231,7 +231,12 @@ function hold(id: number): Held {
 
 /** Drops a call; false when it was already answered (or failed at its time limit). */
 function release(id: number): boolean {
-  if (!held.delete(id)) return false;
+  const call = held.get(id);
+  if (call === undefined) return false;
+  // Emptied as it leaves: a Map keeps removed values in its replaced tables until they are collected, and one
+  // promoted to the old generation would promote the request it still held (see HostProcess.settle).
+  call.req = null;
+  held.delete(id);
   // The earliest deadline may leave with its call: a long synchronous call after it must not look stuck.
   publishEarliest();
   return true;
