@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { CallRing } from "./call_ring.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { droppedLinesText, LOG_BURST, LOG_LINES_PER_SECOND, LogBudget } from "./log_budget.ts";
 import {
@@ -86,6 +87,7 @@ interface WorkerChannel {
 }
 
 interface Call {
+  id: number;
   resolve: (r: HostResult) => void;
   deadline: number;
   /** The worker the call was sent to; null while it waits for a worker. */
@@ -117,7 +119,7 @@ export class HostProcess {
   init: InitMessage | null = null;
   lastUsed = Date.now();
   private nextId = 1;
-  private readonly calls = new Map<number, Call>();
+  private readonly calls = new CallRing<Call>();
   /** Calls waiting for a worker to be ready. */
   private waiting: number[] = [];
   private channel: WorkerChannel | null = null;
@@ -297,7 +299,7 @@ export class HostProcess {
     if (this.channels.get(channel.generation) === channel) this.channels.delete(channel.generation);
     if (this.channel === channel) this.channel = null;
     channel.writer.close();
-    for (const [id, call] of [...this.calls]) if (call.channel === channel) this.settle(id, result);
+    for (const call of this.calls.list()) if (call.channel === channel) this.settle(call.id, result);
   }
 
   /** One frame from a worker: only ever about the calls sent to that worker. */
@@ -406,12 +408,12 @@ export class HostProcess {
     this.inFlight++;
     this.lastUsed = Date.now();
     const { promise, resolve } = Promise.withResolvers<HostResult>();
-    const call: Call = { resolve, deadline: this.lastUsed + deadlineMs, channel: null, req };
-    this.calls.set(id, call);
+    const call: Call = { id, resolve, deadline: this.lastUsed + deadlineMs, channel: null, req };
+    this.calls.add(call);
     // One watchdog per host instead of a timer per call: a host that misses a call's deadline is wedged.
     this.watchdog ??= setInterval(() => {
       const now = Date.now();
-      for (const call of this.calls.values()) {
+      for (const call of this.calls.list()) {
         if (call.deadline < now) {
           this.killedFor = "timeout";
           this.kill();
@@ -433,9 +435,9 @@ export class HostProcess {
       clearInterval(this.watchdog);
       this.watchdog = null;
     }
-    // The record is emptied as it leaves: a Map keeps removed values in its replaced tables until they are
-    // collected, and a table that lived long enough to be promoted would drag the call's request, promise and
-    // answer into the old generation with it (measured: 2.3 MB promoted per scavenge, each 5–8 ms, under load).
+    // The record is emptied as it leaves: a record that reached the old generation (a Map's replaced table
+    // once held it there) would drag the call's request, promise and answer into it with it (measured: 2.3 MB
+    // promoted per scavenge, each 5–8 ms, under load).
     const resolve = call.resolve;
     call.resolve = settled;
     call.channel = null;
@@ -456,7 +458,7 @@ export class HostProcess {
         logs: [],
       }
       : { outcome: "crash", message: "Function runtime exited unexpectedly", logs: [] };
-    for (const id of [...this.calls.keys()]) this.settle(id, result);
+    for (const call of this.calls.list()) this.settle(call.id, result);
     this.control?.close();
     for (const channel of this.channels.values()) channel.writer.close();
     this.closeListener();
