@@ -413,12 +413,9 @@ export class HostProcess {
     // One watchdog per host instead of a timer per call: a host that misses a call's deadline is wedged.
     this.watchdog ??= setInterval(() => {
       const now = Date.now();
-      for (const call of this.calls.list()) {
-        if (call.deadline < now) {
-          this.killedFor = "timeout";
-          this.kill();
-          return;
-        }
+      if (this.calls.some((call) => call.deadline < now)) {
+        this.killedFor = "timeout";
+        this.kill();
       }
     }, 100);
     this.send(id, call);
