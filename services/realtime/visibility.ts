@@ -1,4 +1,4 @@
-import type { Db } from "../../db/driver.ts";
+import type { Queryable } from "../../db/driver.ts";
 import { quoteIdent } from "../../db/driver.ts";
 import type { Change, SubscriberRole } from "./types.ts";
 
@@ -47,15 +47,15 @@ function quoteLiteral(value: string): string {
 }
 
 /**
- * Decides, for one change, which groups of subscribers may see it: the table's SELECT privilege and read
- * policies, as they are at that moment, evaluated on the changed row (the new row of an INSERT or UPDATE, the old
- * row of a DELETE, which no longer exists to be selected) with each group's role and claims. Evaluating the
- * change's own row, rather than selecting the table again, also keeps an insert visible when the row was deleted
- * before the check ran. Two statements per change whatever the number of groups: the policies, then
- * `realtime.visible_to`, which switches role and claims per group inside the database. Answers one boolean per
- * viewer, in order.
+ * Decides, for one change, which groups of subscribers may see it: the schema's USAGE, the table's SELECT
+ * privilege and its read policies, as they are at that moment, evaluated on the changed row (the new row of an
+ * INSERT or UPDATE, the old row of a DELETE, which no longer exists to be selected) with each group's role and
+ * claims. Evaluating the change's own row, rather than selecting the table again, also keeps an insert visible
+ * when the row was deleted before the check ran. Two statements per change whatever the number of groups: the
+ * policies, then `realtime.visible_to`, which plans the check once and runs it per group with that group's role
+ * and claims. Answers one boolean per viewer, in order.
  */
-export async function visibleTo(db: Db, change: Change, viewers: Viewer[]): Promise<boolean[]> {
+export async function visibleTo(db: Queryable, change: Change, viewers: Viewer[]): Promise<boolean[]> {
   if (viewers.length === 0) return [];
   const table = `${quoteIdent(change.schema)}.${quoteIdent(change.table)}`;
   const row = change.type === "DELETE" ? change.old_record : change.record;
@@ -70,7 +70,11 @@ export async function visibleTo(db: Db, change: Change, viewers: Viewer[]): Prom
       where c.oid = $1::regclass`,
     [table],
   );
-  const check = `select (pg_catalog.has_table_privilege(${quoteLiteral(table)}, 'SELECT') and ${
+  // The check is planned once (as the owner) and run per group, so the viewer's USAGE of the schema, which a
+  // query of the viewer's own would need to name the table, is checked here.
+  const check = `select (pg_catalog.has_schema_privilege(${
+    quoteLiteral(change.schema)
+  }, 'USAGE') and pg_catalog.has_table_privilege(${quoteLiteral(table)}, 'SELECT') and ${
     policyExpression(policies)
   }) from pg_catalog.json_populate_record(null::${table}, $1::json) as ${quoteIdent(change.table)}`;
   const [result] = await db.query<{ visible: boolean[] }>(

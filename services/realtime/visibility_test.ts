@@ -1,0 +1,106 @@
+import { Databases } from "../../db/databases.ts";
+import { assertEquals } from "../../tests/assert.ts";
+import { makeSandbox } from "../../tests/harness.ts";
+import type { Change } from "./types.ts";
+import { type Viewer, visibleTo } from "./visibility.ts";
+
+const REF = "default";
+const ALICE = "00000000-0000-4000-8000-00000000000a";
+const BOB = "00000000-0000-4000-8000-00000000000b";
+
+const insertOf = (schema: string, table: string, record: Record<string, unknown>): Change => ({
+  schema,
+  table,
+  type: "INSERT",
+  commit_timestamp: new Date().toISOString(),
+  record,
+  old_record: null,
+  primary_key: ["id"],
+});
+const user = (sub: string, extra: Record<string, unknown> = {}): Viewer => ({
+  role: "authenticated",
+  claims: { role: "authenticated", sub, ...extra },
+});
+
+Deno.test("realtime visibility: one planned check per change, run per group of subscribers", async (t) => {
+  const sandbox = await makeSandbox();
+  const dbs = await Databases.open({
+    databaseUrl: sandbox.env.DATABASE_URL,
+    dataDir: sandbox.env.DATA_DIR!,
+    poolSize: 2,
+    ownerSecret: "visibility-test",
+  });
+  try {
+    await dbs.createProject(REF);
+    const db = await dbs.project(REF);
+    await db.exec(`
+      create table public.notes (id int primary key, author uuid, body text);
+      alter table public.notes enable row level security;
+      create policy own on public.notes for select using (author = auth.uid());
+      create table public.ranked (id int primary key);
+      alter table public.ranked enable row level security;
+      create policy ranked on public.ranked for select to authenticated
+        using ((auth.jwt() ->> 'rank')::int > 0);
+      create schema hidden;
+      create table hidden.items (id int primary key);
+      grant select on hidden.items to authenticated;`);
+
+    await t.step("each group sees what its role and claims may read", async () => {
+      const change = insertOf("public", "notes", { id: 1, author: ALICE, body: "hi" });
+      const viewers: Viewer[] = [user(ALICE), user(BOB), { role: "anon" }, { role: "service_role" }];
+      assertEquals(await visibleTo(db, change, viewers), [true, false, false, true]);
+      // 100 groups, every other one the author: the one plan serves them all.
+      const many = Array.from({ length: 100 }, (_, i) => user(i % 2 ? BOB : ALICE, { n: i }));
+      assertEquals(await visibleTo(db, change, many), many.map((_, i) => i % 2 === 0));
+    });
+
+    await t.step("a check that fails for one group hides the change from that group only", async () => {
+      const change = insertOf("public", "ranked", { id: 1 });
+      const viewers = [user(ALICE, { rank: 1 }), user(BOB, { rank: "not a number" }), user(BOB, { rank: 2 })];
+      assertEquals(await visibleTo(db, change, viewers), [true, false, true]);
+    });
+
+    await t.step("SELECT on a table in a schema the role may not use shows nothing", async () => {
+      const change = insertOf("hidden", "items", { id: 1 });
+      assertEquals(await visibleTo(db, change, [user(ALICE)]), [false]);
+    });
+
+    await t.step("a statement left prepared under the check's name is replaced", async () => {
+      const change = insertOf("public", "notes", { id: 2, author: BOB, body: "x" });
+      const answer = await db.transaction(async (tx) => {
+        // On the same connection as the check: as an interrupted call would have left it.
+        await tx.exec("prepare realtime_visible_check(text) as select true");
+        return await visibleTo(tx, change, [user(ALICE), user(BOB)]);
+      });
+      assertEquals(answer, [false, true]);
+    });
+
+    await t.step("a policy whose function drops the prepared check breaks no later change", async () => {
+      await db.exec(`
+        create function public.drops_the_check() returns boolean language plpgsql as $$
+        begin
+          execute 'deallocate realtime_visible_check';
+          return true;
+        end $$;
+        create table public.rude (id int primary key);
+        alter table public.rude enable row level security;
+        create policy rude on public.rude for select to authenticated using (public.drops_the_check());`);
+      const answer = await visibleTo(db, insertOf("public", "rude", { id: 1 }), [user(ALICE), user(BOB)]);
+      // Once the statement is gone, the groups after are told nothing.
+      assertEquals(answer[1], false);
+      const change = insertOf("public", "notes", { id: 3, author: ALICE, body: "after" });
+      assertEquals(await visibleTo(db, change, [user(ALICE), user(BOB)]), [true, false]);
+    });
+
+    await t.step("a check that cannot be planned lets nobody see the change", async () => {
+      const [row] = await db.query<{ visible: boolean[] }>(
+        "select realtime.visible_to($1::text[], $2::text[], $3, $4) as visible",
+        [["authenticated", "service_role"], ["{}", "{}"], "select no_such_column from no_such_table", "{}"],
+      );
+      assertEquals(row?.visible, [false, false]);
+    });
+  } finally {
+    await dbs.close();
+    await sandbox.destroy();
+  }
+});
