@@ -23,6 +23,18 @@ async function retryCatalogCollisions<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Keeps `value` under `key` so later callers share it, until it rejects: then the next caller tries again. A
+ * rejection leaves alone an entry that has replaced it meanwhile.
+ */
+function keepUntilRejected<T>(map: Map<string, Promise<T>>, key: string, value: Promise<T>): Promise<T> {
+  map.set(key, value);
+  value.catch(() => {
+    if (map.get(key) === value) map.delete(key);
+  });
+  return value;
+}
+
 /** Options of {@linkcode Databases.open}. */
 export interface DatabasesOptions {
   /** A PostgreSQL server URL; its database becomes the control database. Unset: embedded PGlite. */
@@ -90,33 +102,41 @@ export class Databases {
     return join(this.options.dataDir, "pglite", "projects", ref);
   }
 
-  /** Creates the database of a new project (idempotent) and applies its migrations. */
-  async createProject(ref: string): Promise<Db> {
-    if (this.kind === "postgres") {
-      for (let attempt = 1;; attempt++) {
-        try {
-          await this.control.exec(`create database ${quoteIdent(this.databaseName(ref))}`);
-          break;
-        } catch (err) {
-          if (sqlState(err) === "42P04") break; // duplicate_database: created by another instance
-          // object_in_use: another session is copying template1 at this moment; wait and try again.
-          if (sqlState(err) !== "55006" || attempt >= 5) throw err;
-          await new Promise((r) => setTimeout(r, 100 * attempt));
-        }
+  /**
+   * Creates the database of a new project (idempotent) and applies its migrations. Whoever asks for the project
+   * meanwhile (a worker that has listed it already) waits for this creation rather than finding no database.
+   */
+  createProject(ref: string): Promise<Db> {
+    if (this.kind === "pglite") return this.project(ref); // opening the directory creates it
+    const earlier = this.projects.get(ref);
+    return keepUntilRejected(
+      this.projects,
+      ref,
+      (async () => {
+        await this.createDatabase(ref);
+        // An open that began before the database existed has failed; one that began after it is the project.
+        return await earlier?.catch(() => undefined) ?? await this.openProject(ref);
+      })(),
+    );
+  }
+
+  private async createDatabase(ref: string): Promise<void> {
+    for (let attempt = 1;; attempt++) {
+      try {
+        await this.control.exec(`create database ${quoteIdent(this.databaseName(ref))}`);
+        return;
+      } catch (err) {
+        if (sqlState(err) === "42P04") return; // duplicate_database: created by another instance
+        // object_in_use: another session is copying template1 at this moment; wait and try again.
+        if (sqlState(err) !== "55006" || attempt >= 5) throw err;
+        await new Promise((r) => setTimeout(r, 100 * attempt));
       }
     }
-    return await this.project(ref);
   }
 
   /** The database of a project, opened and migrated on first use. */
   project(ref: string): Promise<Db> {
-    let db = this.projects.get(ref);
-    if (!db) {
-      db = this.openProject(ref);
-      this.projects.set(ref, db);
-      db.catch(() => this.projects.delete(ref));
-    }
-    return db;
+    return this.projects.get(ref) ?? keepUntilRejected(this.projects, ref, this.openProject(ref));
   }
 
   private async openProject(ref: string): Promise<Db> {
@@ -146,13 +166,7 @@ export class Databases {
    * on PGlite, where one embedded instance has one user, it is `set local role` to the owner in each transaction.
    */
   ownerSession(ref: string): Promise<OwnerSession> {
-    let session = this.owners.get(ref);
-    if (!session) {
-      session = this.openOwner(ref);
-      this.owners.set(ref, session);
-      session.catch(() => this.owners.delete(ref));
-    }
-    return session;
+    return this.owners.get(ref) ?? keepUntilRejected(this.owners, ref, this.openOwner(ref));
   }
 
   private ownerName(ref: string): string {

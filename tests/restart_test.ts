@@ -35,6 +35,7 @@ Deno.test("a real server: host routing, graceful shutdown, restarts keep everyth
         headers: { authorization: `Bearer ${admin.body.data.token}` },
         json: { ref: "demo" },
       });
+      assertEquals(created.status, 201, JSON.stringify(created.body));
       demo = created.body.data;
       const su = await call(`${server.url}/v1/auth/signup`, {
         method: "POST",

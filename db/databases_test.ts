@@ -1,0 +1,45 @@
+import { assert, assertEquals } from "../tests/assert.ts";
+import { makeSandbox } from "../tests/harness.ts";
+import { Databases } from "./databases.ts";
+
+Deno.test("project databases: a project asked for while it is being created waits for its database", async (t) => {
+  const sandbox = await makeSandbox();
+  const dbs = await Databases.open({
+    databaseUrl: sandbox.env.DATABASE_URL,
+    dataDir: sandbox.env.DATA_DIR!,
+    poolSize: 2,
+    ownerSecret: "databases-test",
+  });
+  try {
+    await t.step(
+      "asked for during the creation (a worker that listed the new project): the same database",
+      async () => {
+        const creating = dbs.createProject("fresh");
+        const asked = dbs.project("fresh");
+        const [created, got] = await Promise.all([creating, asked]);
+        assert(got === created, "the same database");
+        assertEquals((await got.query("select count(*)::int as n from auth.users"))[0], { n: 0 });
+      },
+    );
+
+    await t.step("an open that began before the database existed does not fail the creation", async () => {
+      const early = dbs.project("early").then((db) => db, (err: unknown) => err);
+      const created = await dbs.createProject("early");
+      assertEquals((await created.query("select 1 as one"))[0], { one: 1 });
+      assert(await dbs.project("early") === created, "the same database");
+      const result = await early;
+      // PostgreSQL: the database did not exist yet (3D000); PGlite: opening the directory was the creation.
+      assert(result === created || (result as { code?: string }).code === "3D000", String(result));
+    });
+
+    await t.step("a dropped project can be created again under its ref", async () => {
+      await dbs.dropProject("fresh");
+      const again = await dbs.createProject("fresh");
+      assert(await dbs.project("fresh") === again, "the same database");
+      assertEquals((await again.query("select 1 as one"))[0], { one: 1 });
+    });
+  } finally {
+    await dbs.close();
+    await sandbox.destroy();
+  }
+});
