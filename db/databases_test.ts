@@ -1,15 +1,9 @@
 import { assert, assertEquals } from "../tests/assert.ts";
-import { makeSandbox } from "../tests/harness.ts";
-import { Databases } from "./databases.ts";
+import { makeSandbox, openSandboxDatabases } from "../tests/harness.ts";
 
 Deno.test("project databases: a project asked for while it is being created waits for its database", async (t) => {
   const sandbox = await makeSandbox();
-  const dbs = await Databases.open({
-    databaseUrl: sandbox.env.DATABASE_URL,
-    dataDir: sandbox.env.DATA_DIR!,
-    poolSize: 2,
-    ownerSecret: "databases-test",
-  });
+  const dbs = await openSandboxDatabases(sandbox);
   try {
     await t.step(
       "asked for during the creation (a worker that listed the new project): the same database",

@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { Databases } from "../db/databases.ts";
 import { createHandler, type Handler } from "../routes/mod.ts";
 import { type Config, loadConfig } from "../services/config.ts";
 import { randomHex } from "../services/crypto.ts";
@@ -93,6 +94,16 @@ export async function makeSandbox(env: Record<string, string> = {}): Promise<San
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/** The sandbox's databases opened directly, without a platform: for tests of the database layer. */
+export function openSandboxDatabases(sandbox: Sandbox, poolSize = 2): Promise<Databases> {
+  return Databases.open({
+    databaseUrl: sandbox.env.DATABASE_URL,
+    dataDir: sandbox.env.DATA_DIR!,
+    poolSize,
+    ownerSecret: "test-owner-secret",
+  });
 }
 
 /** A platform running in this process, called through its fetch handler. */

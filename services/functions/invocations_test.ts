@@ -1,10 +1,10 @@
-import { Databases } from "../../db/databases.ts";
+import type { Databases } from "../../db/databases.ts";
 import type { Db } from "../../db/driver.ts";
 import { migrate, readMigrations } from "../../db/migrate.ts";
 import { openPglite } from "../../db/pglite.ts";
 import { openPostgres } from "../../db/postgres.ts";
 import { assert, assertEquals } from "../../tests/assert.ts";
-import { makeSandbox, type Sandbox } from "../../tests/harness.ts";
+import { makeSandbox, openSandboxDatabases, type Sandbox } from "../../tests/harness.ts";
 import type { Outcome } from "../../runtime/protocol.ts";
 import { BOUNDS, RELATIVE_ERROR } from "./duration_histogram.ts";
 import { InvocationRecorder } from "./invocations.ts";
@@ -14,12 +14,7 @@ import { below, exactPercentile } from "./test_numbers.ts";
 const REF = "default";
 
 async function openDatabases(sandbox: Sandbox): Promise<Databases> {
-  const dbs = await Databases.open({
-    databaseUrl: sandbox.env.DATABASE_URL,
-    dataDir: sandbox.env.DATA_DIR!,
-    poolSize: 4,
-    ownerSecret: "invocations-test",
-  });
+  const dbs = await openSandboxDatabases(sandbox, 4);
   await dbs.createProject(REF);
   return dbs;
 }

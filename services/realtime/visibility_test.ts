@@ -1,6 +1,5 @@
-import { Databases } from "../../db/databases.ts";
 import { assertEquals } from "../../tests/assert.ts";
-import { makeSandbox } from "../../tests/harness.ts";
+import { makeSandbox, openSandboxDatabases } from "../../tests/harness.ts";
 import type { Change } from "./types.ts";
 import { type Viewer, visibleTo } from "./visibility.ts";
 
@@ -24,12 +23,7 @@ const user = (sub: string, extra: Record<string, unknown> = {}): Viewer => ({
 
 Deno.test("realtime visibility: one planned check per change, run per group of subscribers", async (t) => {
   const sandbox = await makeSandbox();
-  const dbs = await Databases.open({
-    databaseUrl: sandbox.env.DATABASE_URL,
-    dataDir: sandbox.env.DATA_DIR!,
-    poolSize: 2,
-    ownerSecret: "visibility-test",
-  });
+  const dbs = await openSandboxDatabases(sandbox);
   try {
     await dbs.createProject(REF);
     const db = await dbs.project(REF);
