@@ -56,6 +56,16 @@ export interface OwnerSession {
 /** The owner role of every embedded project database (each is its own PGlite instance). */
 const PGLITE_OWNER = "project_owner";
 
+/** PostgreSQL's longest identifier, in bytes. */
+const MAX_IDENTIFIER = 63;
+
+/** A short stable hash (FNV-1a, hex) that keeps a long role name unique once it is shortened. */
+function shortHash(text: string): string {
+  let h = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(text)) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}
+
 /**
  * Databases owns the control database and one database per project (decisions §1: database per project).
  * Project databases are opened lazily and migrated once per process.
@@ -64,6 +74,7 @@ export class Databases {
   readonly kind: "postgres" | "pglite";
   private readonly projects = new Map<string, Promise<Db>>();
   private readonly owners = new Map<string, Promise<OwnerSession>>();
+  private readonly tenants = new Map<string, Promise<Db>>();
   private projectMigrations: Migration[] = [];
 
   private constructor(private readonly options: DatabasesOptions, readonly control: Db) {
@@ -170,10 +181,22 @@ export class Databases {
   }
 
   private ownerName(ref: string): string {
-    return this.kind === "postgres" ? `${this.databaseName(ref)}_owner` : PGLITE_OWNER;
+    return this.kind === "postgres" ? this.roleName(ref, "owner") : PGLITE_OWNER;
   }
 
-  private async ownerPassword(ref: string): Promise<string> {
+  /**
+   * A project's own login role on PostgreSQL (roles are cluster-wide): `<database>_<suffix>`, its database part
+   * shortened and hashed when the whole would pass PostgreSQL's identifier limit.
+   */
+  private roleName(ref: string, suffix: "owner" | "authenticator"): string {
+    const database = this.databaseName(ref);
+    const whole = `${database}_${suffix}`;
+    if (new TextEncoder().encode(whole).length <= MAX_IDENTIFIER) return whole;
+    return `${database.slice(0, MAX_IDENTIFIER - suffix.length - 10)}_${shortHash(database)}_${suffix}`;
+  }
+
+  /** The password of a project's login role, derived from the platform's secret (never stored). */
+  private async rolePassword(ref: string, suffix: "owner" | "authenticator"): Promise<string> {
     const key = await crypto.subtle.importKey(
       "raw",
       new TextEncoder().encode(this.options.ownerSecret),
@@ -184,7 +207,7 @@ export class Databases {
     const mac = await crypto.subtle.sign(
       "HMAC",
       key,
-      new TextEncoder().encode(`db-owner:${this.databaseName(ref)}`),
+      new TextEncoder().encode(`db-${suffix}:${this.databaseName(ref)}`),
     );
     return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
   }
@@ -198,15 +221,15 @@ export class Databases {
       await project.query("select platform.setup_owner($1)", [owner]);
       return { db: project, role: owner };
     }
-    if (owner.length > 63) throw new Error(`Owner role name of project "${ref}" is too long`);
-    const password = await this.ownerPassword(ref); // hex: safe inside a literal
+    const password = await this.rolePassword(ref, "owner"); // hex: safe inside a literal
     await retryCatalogCollisions(() =>
       this.control.exec(`
         do $$ begin create role ${quoteIdent(owner)} login;
         exception when duplicate_object or unique_violation then null; end $$;
         alter role ${quoteIdent(owner)} login password '${password}'
           nosuperuser nocreatedb nocreaterole noreplication nobypassrls noinherit;
-        alter database ${quoteIdent(this.databaseName(ref))} owner to ${quoteIdent(owner)};`)
+        alter database ${quoteIdent(this.databaseName(ref))} owner to ${quoteIdent(owner)};
+        grant connect on database ${quoteIdent(this.databaseName(ref))} to ${quoteIdent(owner)};`)
     );
     await project.query("select platform.setup_owner($1)", [owner]);
     const url = new URL(this.projectUrl(ref));
@@ -215,19 +238,57 @@ export class Databases {
     return { db: openPostgres(url.toString(), { max: 2, idleTimeout: 30, prepare: false }), role: owner };
   }
 
+  /**
+   * The pool that runs tenant SQL (the data API, RPC, realtime's visibility checks, NL-to-SQL): each transaction
+   * switches to the caller's role with `set local role`. On PostgreSQL it is a login of its own per project
+   * database, as PostgREST's `authenticator`: not a superuser, `NOINHERIT`, member of `anon`, `authenticated` and
+   * `service_role` only, so `reset role` or `set session authorization` in tenant code reaches no right at all.
+   * The platform's own pool ({@linkcode project}) never runs tenant SQL. On PGlite, which has one superuser
+   * session, it is the project's instance itself: there the boundary is the instance (docs/security.md).
+   */
+  tenant(ref: string): Promise<Db> {
+    if (this.kind === "pglite") return this.project(ref);
+    return this.tenants.get(ref) ?? keepUntilRejected(this.tenants, ref, this.openTenant(ref));
+  }
+
+  private async openTenant(ref: string): Promise<Db> {
+    const login = this.roleName(ref, "authenticator");
+    const project = await this.project(ref);
+    const password = await this.rolePassword(ref, "authenticator"); // hex: safe inside a literal
+    const database = quoteIdent(this.databaseName(ref));
+    await retryCatalogCollisions(() =>
+      this.control.exec(`
+        do $$ begin create role ${quoteIdent(login)} login;
+        exception when duplicate_object or unique_violation then null; end $$;
+        alter role ${quoteIdent(login)} login password '${password}'
+          nosuperuser nocreatedb nocreaterole noreplication nobypassrls noinherit;
+        grant anon, authenticated, service_role to ${quoteIdent(login)};
+        revoke connect on database ${database} from public;
+        grant connect on database ${database} to ${quoteIdent(login)};`)
+    );
+    await project.query("select platform.setup_authenticator($1)", [login]);
+    const url = new URL(this.projectUrl(ref));
+    url.username = encodeURIComponent(login);
+    url.password = password;
+    return openPostgres(url.toString(), { max: this.options.poolSize });
+  }
+
   /** Closes and destroys a project's database. */
   async dropProject(ref: string): Promise<void> {
     const owner = this.owners.get(ref);
     this.owners.delete(ref);
     if (owner && this.kind === "postgres") await (await owner.catch(() => null))?.db.close();
+    const tenant = this.tenants.get(ref);
+    this.tenants.delete(ref);
+    if (tenant) await (await tenant.catch(() => null))?.close();
     const open = this.projects.get(ref);
     this.projects.delete(ref);
     if (open) await (await open.catch(() => null))?.close();
     if (this.kind === "postgres") {
       await this.control.exec(`drop database if exists ${quoteIdent(this.databaseName(ref))} with (force)`);
-      await retryCatalogCollisions(() =>
-        this.control.exec(`drop role if exists ${quoteIdent(this.ownerName(ref))}`)
-      );
+      for (const role of [this.roleName(ref, "authenticator"), this.ownerName(ref)]) {
+        await retryCatalogCollisions(() => this.control.exec(`drop role if exists ${quoteIdent(role)}`));
+      }
     } else {
       await Deno.remove(this.projectDir(ref), { recursive: true }).catch((err) => {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
@@ -239,8 +300,11 @@ export class Databases {
   async close(): Promise<void> {
     const owners = [...this.owners.values()];
     this.owners.clear();
+    const tenants = [...this.tenants.values()];
+    this.tenants.clear();
     if (this.kind === "postgres") {
       await Promise.all(owners.map(async (o) => (await o.catch(() => null))?.db.close()));
+      await Promise.all(tenants.map(async (t) => (await t.catch(() => null))?.close()));
     }
     const open = [...this.projects.values()];
     this.projects.clear();

@@ -71,11 +71,11 @@ export async function makeSandbox(env: Record<string, string> = {}): Promise<San
         for (const { datname } of dbs) {
           await admin.unsafe(`drop database if exists "${datname}" with (force)`);
         }
-        // Each project database had an owner role (Databases.ownerSession); roles are cluster-wide and outlive
-        // their database, so they go too, or every run would leave some behind.
+        // Each project database had an owner and an authenticator login (Databases.ownerSession, .tenant); roles
+        // are cluster-wide and outlive their database, so they go too, or every run would leave some behind.
         const roles = await admin.unsafe<{ rolname: string }[]>(
           "select rolname from pg_roles where rolname like $1",
-          [`${dbName}\\_%\\_owner`],
+          [`${dbName}\\_%`],
         );
         for (const { rolname } of roles) {
           for (let attempt = 1;; attempt++) {

@@ -126,7 +126,7 @@ export class Nl2Sql {
 
   /** Runs a checked SELECT read-only, as the caller, with a timeout and a row limit. */
   async run(ref: string, caller: SqlCaller, sql: string, limit: number): Promise<Record<string, unknown>[]> {
-    const db = await this.deps.dbs.project(ref);
+    const db = await this.deps.dbs.tenant(ref);
     try {
       return await db.transaction(async (tx) => {
         await tx.exec("set transaction read only");

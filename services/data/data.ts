@@ -91,15 +91,18 @@ export class DataService {
 
   constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {}
 
-  /** The database and schema cache of `ref`; the cache reloads (at most once a second) when `has` is false. */
+  /**
+   * The tenant pool and schema cache of `ref`; the cache reloads (at most once a second) when `has` is false.
+   * Requests run on the tenant pool (never a superuser's session); the cache reads the catalog on the platform's.
+   */
   private async open(
     ref: string,
     has: (cache: SchemaCache) => boolean,
   ): Promise<{ db: Db; cache: SchemaCache }> {
     try {
-      const db = await this.dbs.project(ref);
-      let cache = await this.schemas.get(ref, db);
-      if (!has(cache)) cache = await this.schemas.refresh(ref, db);
+      const [internal, db] = await Promise.all([this.dbs.project(ref), this.dbs.tenant(ref)]);
+      let cache = await this.schemas.get(ref, internal);
+      if (!has(cache)) cache = await this.schemas.refresh(ref, internal);
       return { db, cache };
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);

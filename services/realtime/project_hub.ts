@@ -7,7 +7,10 @@ import { visibleTo } from "./visibility.ts";
 /** Options of a {@linkcode ProjectHub}. */
 export interface ProjectHubOptions {
   ref: string;
+  /** The platform's pool: LISTEN, the bus, overflow payloads. */
   db: Db;
+  /** The tenant pool: the RLS checks, which run the project's own policies (see Databases.tenant). */
+  tenantDb: Db;
   /** This process's id on the bus: its own bus messages are ignored when they come back. */
   instanceId: string;
   /** Publish broadcasts and presence on the Postgres bus (PostgreSQL only: PGlite is one process). */
@@ -282,11 +285,11 @@ export class ProjectHub {
       role: g[0]!.conn.credentials.role,
       claims: g[0]!.conn.credentials.claims,
     }));
-    const visible = await visibleTo(this.options.db, change, viewers);
+    const visible = await visibleTo(this.options.tenantDb, change, viewers);
     // The old row of an UPDATE is a row version of its own: a viewer who may see the new row but not the old one
     // (an ownership change, say) gets only its primary key, as for a DELETE.
     const oldVisible = change.type === "UPDATE" && change.old_record
-      ? await visibleTo(this.options.db, { ...change, type: "DELETE" }, viewers)
+      ? await visibleTo(this.options.tenantDb, { ...change, type: "DELETE" }, viewers)
       : viewers.map(() => false);
     const keyOnly = change.old_record
       ? Object.fromEntries(change.primary_key.map((c) => [c, change.old_record![c]]))

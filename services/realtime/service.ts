@@ -52,10 +52,12 @@ export class RealtimeService {
   private readonly hubs = new Map<string, Promise<ProjectHub>>();
   private readonly connections = new Set<Connection>();
   private readonly sweeper: ReturnType<typeof setInterval>;
+  private readonly sessionSweeper: ReturnType<typeof setInterval>;
   private closing = false;
 
   constructor(private readonly deps: RealtimeDeps, readonly options: RealtimeOptions) {
     this.sweeper = setInterval(() => this.sweep(), options.tokenCheckMs);
+    this.sessionSweeper = setInterval(() => this.sweepSessions(), deps.tokens.revoked.checkMs);
   }
 
   /** Connections open in this process. */
@@ -147,10 +149,11 @@ export class RealtimeService {
     let hub = this.hubs.get(ref);
     if (!hub) {
       hub = (async () => {
-        const db = await this.deps.dbs.project(ref);
+        const [db, tenantDb] = await Promise.all([this.deps.dbs.project(ref), this.deps.dbs.tenant(ref)]);
         const h = new ProjectHub({
           ref,
           db,
+          tenantDb,
           instanceId: this.instanceId,
           useBus: this.deps.dbs.kind === "postgres",
           deliver: this.deliver,
@@ -379,11 +382,26 @@ export class RealtimeService {
     }
   }
 
+  /** Ends the connections whose user session was revoked (sign-out, refresh token reuse), with an error first. */
+  private async sweepSessions(): Promise<void> {
+    for (const conn of [...this.connections]) {
+      const sessionId = conn.credentials.claims?.session_id;
+      if (typeof sessionId !== "string") continue;
+      if (await this.deps.tokens.revoked.isRevoked(conn.project.ref, sessionId).catch(() => false)) {
+        this.fail(conn, CLOSE.invalidToken, {
+          code: "INVALID_TOKEN",
+          message: "Session has ended: sign in again",
+        });
+      }
+    }
+  }
+
   /** Closes every connection and stops listening. */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
     clearInterval(this.sweeper);
+    clearInterval(this.sessionSweeper);
     for (const conn of [...this.connections]) {
       conn.sink.close(CLOSE.shutdown, "server shutting down");
       await this.closed(conn);
