@@ -3,6 +3,7 @@ import { Databases } from "../db/databases.ts";
 import { openKv } from "../db/kv.ts";
 import { AdminService, type BootstrapResult } from "./admin/admins.ts";
 import { AiGateway } from "./ai/gateway.ts";
+import { RevokedSessions } from "./auth/revoked_sessions.ts";
 import { TokenService } from "./auth/tokens.ts";
 import { AuthService } from "./auth/users.ts";
 import { DataService } from "./data/data.ts";
@@ -77,7 +78,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
   try {
     kv = await openKv({ url: config.KV_URL, path: config.KV_PATH, dataDir: config.DATA_DIR });
     const projects = new ProjectService(dbs, cipher);
-    const tokens = new TokenService(projects);
+    const tokens = new TokenService(projects, new RevokedSessions(dbs));
     const admins = new AdminService(dbs.control);
     const createdDefaultProject = await ensureDefaultProject(config, projects, dbs);
     const admin = await admins.bootstrap(config.ADMIN_EMAIL, config.ADMIN_PASSWORD);

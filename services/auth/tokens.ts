@@ -1,7 +1,8 @@
 import { errors as joseErrors, importJWK, type JWTPayload, jwtVerify, SignJWT } from "jose";
-import { errors } from "../errors.ts";
+import { type AppError, errors } from "../errors.ts";
 import type { Project, ProjectService } from "../projects/projects.ts";
 import { TtlCache } from "../ttl_cache.ts";
+import type { RevokedSessions } from "./revoked_sessions.ts";
 
 /** Seconds an access token lives (decisions §2: 1 h). */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -44,8 +45,9 @@ function signatureOf(token: string): string {
 }
 
 /**
- * TokenService signs and verifies the ES256 access tokens of each project. Verified tokens are cached until
- * they expire, so a hot path pays for the signature check once per token.
+ * TokenService signs and verifies the ES256 access tokens of each project, and refuses those of a revoked
+ * session. Verified tokens are cached until they expire, so a hot path pays for the signature check once per
+ * token; revocations come from {@linkcode RevokedSessions}, read every few seconds.
  */
 export class TokenService {
   // Keyed by the signature segment (86 characters, not the whole 600-character token: hashing the key is a
@@ -56,7 +58,7 @@ export class TokenService {
   });
   private readonly publicKeys = new Map<string, Promise<CryptoKey>>();
 
-  constructor(private readonly projects: ProjectService) {}
+  constructor(private readonly projects: ProjectService, readonly revoked: RevokedSessions) {}
 
   /** Signs an access token for a user's session. */
   async sign(project: Project, user: { id: string; email: string }, sessionId: string): Promise<AccessToken> {
@@ -77,17 +79,33 @@ export class TokenService {
     return { access_token: token, expires_in: ACCESS_TOKEN_SECONDS, expires_at: exp };
   }
 
-  /** The claims of a token of `project` verified before and not expired since, without any work. */
-  cached(project: Project, token: string): UserClaims | undefined {
+  /**
+   * The claims of a token of `project` verified before and not expired since, or the error that refuses it
+   * now that its session is revoked, without any work; undefined when that takes a lookup.
+   */
+  cached(project: Project, token: string): UserClaims | AppError | undefined {
+    const claims = this.signed(project, token);
+    if (!claims) return;
+    const revoked = this.revoked.cached(project.ref, claims.session_id);
+    if (revoked === undefined) return;
+    return revoked ? sessionEnded() : claims;
+  }
+
+  /** Verifies a user token of `project`; 401 INVALID_TOKEN when it is expired, tampered, foreign or revoked. */
+  async verify(project: Project, token: string): Promise<UserClaims> {
+    const claims = this.signed(project, token) ?? await this.verifySignature(project, token);
+    if (await this.revoked.isRevoked(project.ref, claims.session_id)) throw sessionEnded();
+    return claims;
+  }
+
+  /** The claims of a token whose signature was verified before, if it has not expired since. */
+  private signed(project: Project, token: string): UserClaims | undefined {
     const hit = this.verified.get(signatureOf(token));
     if (!hit || hit.token !== token || hit.ref !== project.ref || hit.kid !== project.jwt_kid) return;
     return hit.claims.exp * 1000 > Date.now() ? hit.claims : undefined;
   }
 
-  /** Verifies a user token of `project`; 401 INVALID_TOKEN when it is expired, tampered or foreign. */
-  async verify(project: Project, token: string): Promise<UserClaims> {
-    const cached = this.cached(project, token);
-    if (cached) return cached;
+  private async verifySignature(project: Project, token: string): Promise<UserClaims> {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, await this.publicKey(project), {
@@ -123,4 +141,8 @@ export class TokenService {
     }
     return key;
   }
+}
+
+function sessionEnded(): AppError {
+  return errors.invalidToken("Session has ended: sign in again");
 }

@@ -46,6 +46,9 @@ function toUser(row: UserRow): User {
   };
 }
 
+/** A refresh's failure (with the session it revoked, on reuse) or its new session. */
+type RefreshOutcome = { error: string; revoked?: string } | { error?: undefined; value: UserSession };
+
 const USER_COLUMNS = "id, email, password_hash, user_metadata, created_at";
 
 /**
@@ -95,7 +98,7 @@ export class AuthService {
     const hash = await sha256Hex(refreshToken);
     // The transaction returns the failure instead of throwing it, so that a detected reuse stays revoked.
     const outcome = await db.transaction(
-      async (tx): Promise<{ error: string; value?: never } | { error: undefined; value: UserSession }> => {
+      async (tx): Promise<RefreshOutcome> => {
         const [token] = await tx.query<{ session_id: string; used_at: Date | null; revoked_at: Date | null }>(
           `select t.session_id, t.used_at, s.revoked_at from auth.refresh_tokens t
          join auth.sessions s on s.id = t.session_id where t.token_hash = $1 for update of t`,
@@ -104,7 +107,10 @@ export class AuthService {
         if (!token || token.revoked_at) return { error: "Refresh token is invalid or revoked" };
         if (token.used_at) {
           await tx.query("update auth.sessions set revoked_at = now() where id = $1", [token.session_id]);
-          return { error: "Refresh token was already used; the session is revoked" };
+          return {
+            error: "Refresh token was already used; the session is revoked",
+            revoked: token.session_id,
+          };
         }
         await tx.query("update auth.refresh_tokens set used_at = now() where token_hash = $1", [hash]);
         const [row] = await tx.query<UserRow>(
@@ -115,7 +121,10 @@ export class AuthService {
         return { error: undefined, value: await this.issue(tx, project, row, token.session_id) };
       },
     );
-    if (outcome.error !== undefined) throw errors.invalidToken(outcome.error);
+    if (outcome.error !== undefined) {
+      if (outcome.revoked) this.tokens.revoked.add(project.ref, [outcome.revoked]);
+      throw errors.invalidToken(outcome.error);
+    }
     return outcome.value;
   }
 
@@ -127,25 +136,21 @@ export class AuthService {
        where u.id = $1 and exists (select 1 from auth.sessions s where s.id = $2 and s.user_id = u.id and s.revoked_at is null)`,
       [claims.sub, claims.session_id],
     );
-    if (!row) throw errors.invalidToken("Session has ended");
+    if (!row) throw errors.invalidToken("Session has ended: sign in again");
     return toUser(row);
   }
 
-  /** Ends the token's session (`local`) or every session of its user (`global`). */
+  /** Ends the token's session (`local`) or every session of its user (`global`); their tokens stop working. */
   async signOut(project: Project, claims: UserClaims, scope: "local" | "global"): Promise<void> {
     const db = await this.dbs.project(project.ref);
-    if (scope === "global") {
-      await db.query(
-        "update auth.sessions set revoked_at = now() where user_id = $1 and revoked_at is null",
-        [
-          claims.sub,
-        ],
-      );
-    } else {
-      await db.query("update auth.sessions set revoked_at = now() where id = $1 and revoked_at is null", [
-        claims.session_id,
-      ]);
-    }
+    const ended = await db.query<{ id: string }>(
+      `update auth.sessions set revoked_at = now()
+        where ${
+        scope === "global" ? "user_id = $1" : "id = $1"
+      } and revoked_at is null returning id::text as id`,
+      [scope === "global" ? claims.sub : claims.session_id],
+    );
+    this.tokens.revoked.add(project.ref, ended.map((s) => s.id));
   }
 
   private async startSession(tx: Queryable, project: Project, user: UserRow): Promise<UserSession> {
