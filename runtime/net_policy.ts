@@ -26,14 +26,16 @@ export const PRIVATE_V4 = [
 
 /**
  * IPv6 ranges that no outbound call of the platform reaches unless allowed: unspecified, loopback and
- * IPv4-compatible (`::/96`), IPv4-mapped, local-use NAT64, discard, Teredo, documentation, unique-local,
- * link-local, site-local and multicast. The notifications guard refuses them as they are; the function egress
- * gate (runtime/egress/policy.ts) judges an IPv4-mapped address as the IPv4 address it reaches instead, and
- * also checks the IPv4 address inside a NAT64 (`64:ff9b::/96`) or 6to4 (`2002::/16`) address.
+ * IPv4-compatible (`::/96`), IPv4-mapped, IPv4-translated (SIIT, which a translator would carry to the IPv4
+ * address it ends with), local-use NAT64, discard, Teredo, documentation, unique-local, link-local, site-local
+ * and multicast. The egress policy (runtime/egress/policy.ts), which function hosts and the notifications guard
+ * both use, judges an IPv4-mapped address as the IPv4 address it reaches instead, and also checks the IPv4
+ * address inside a NAT64 (`64:ff9b::/96`) or 6to4 (`2002::/16`) address.
  */
 export const PRIVATE_V6_RANGES = [
   "::/96",
   "::ffff:0:0/96",
+  "::ffff:0:0:0/96",
   "64:ff9b:1::/48",
   "100::/64",
   "2001::/32",

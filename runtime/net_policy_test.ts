@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../tests/assert.ts";
 import { inCidr, parseCidr, parseIp } from "./ip.ts";
+import { EgressPolicy } from "./egress/policy.ts";
 import { ALLOW_NET_ENTRY, denyList, EGRESS_HOST, netFlags, openedRange } from "./net_policy.ts";
 
 Deno.test("net policy: flags, deny ranges and operator openings", async (t) => {
@@ -47,4 +48,23 @@ Deno.test("net policy: flags, deny ranges and operator openings", async (t) => {
     const range = denyList(["10.1.0.0/16"]);
     assert(!range.includes("10.0.0.0/8") && range.includes("10.0.0.0/16") && range.includes("10.2.0.0/15"));
   });
+});
+
+Deno.test("net policy: every IPv6 form of a loopback or private IPv4 address is closed", () => {
+  const policy = new EgressPolicy({ allowNet: ["*"], allowPrivate: [], platformPorts: [], ownAddresses: [] });
+  const forms = [
+    "::ffff:127.0.0.1", // IPv4-mapped
+    "::127.0.0.1", // IPv4-compatible
+    "::ffff:0:127.0.0.1", // IPv4-translated (SIIT)
+    "64:ff9b::7f00:1", // NAT64, well-known prefix
+    "64:ff9b:1::a00:1", // NAT64, local-use prefix
+    "2002:7f00:1::", // 6to4
+    "2002:c0a8:101::1",
+    "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo
+  ];
+  for (const a of forms) assert(policy.addressRefusal(a, 80) !== null, a);
+  // The same forms of a public address stay open where they are routed on the public internet.
+  for (const a of ["::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"]) {
+    assertEquals(policy.addressRefusal(a, 80), null, a);
+  }
 });
