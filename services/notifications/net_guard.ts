@@ -1,56 +1,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
-import { isIP } from "node:net";
-import { PRIVATE_V4, PRIVATE_V6_RANGES } from "../../runtime/net_policy.ts";
-
-/** A parsed CIDR range. */
-interface Cidr {
-  family: 4 | 6;
-  bits: bigint;
-  prefix: number;
-}
-
-function ipToBigInt(ip: string): { family: 4 | 6; value: bigint } | null {
-  const family = isIP(ip);
-  if (family === 4) {
-    const parts = ip.split(".").map(Number);
-    return { family: 4, value: parts.reduce((acc, p) => (acc << 8n) | BigInt(p), 0n) };
-  }
-  if (family === 6) {
-    let text = ip.toLowerCase();
-    const v4 = text.match(/(\d+\.\d+\.\d+\.\d+)$/);
-    if (v4) {
-      const n = ipToBigInt(v4[1]!)!.value;
-      text = text.slice(0, -v4[1]!.length) + `${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
-    }
-    const [head = "", tail] = text.split("::");
-    const headParts = head ? head.split(":") : [];
-    const tailParts = tail !== undefined && tail !== "" ? tail.split(":") : [];
-    const fill = tail !== undefined ? 8 - headParts.length - tailParts.length : 0;
-    const groups = [...headParts, ...Array(fill).fill("0"), ...tailParts];
-    return { family: 6, value: groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n) };
-  }
-  return null;
-}
-
-function parseCidr(text: string): Cidr | null {
-  const [addr = "", len] = text.split("/");
-  const ip = ipToBigInt(addr);
-  if (!ip) return null;
-  const max = ip.family === 4 ? 32 : 128;
-  const prefix = len === undefined ? max : Number(len);
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) return null;
-  return { family: ip.family, bits: ip.value, prefix };
-}
-
-function inCidr(ip: { family: 4 | 6; value: bigint }, cidr: Cidr): boolean {
-  if (ip.family !== cidr.family) return false;
-  const max = cidr.family === 4 ? 32n : 128n;
-  const shift = max - BigInt(cidr.prefix);
-  return (ip.value >> shift) === (cidr.bits >> shift);
-}
-
-/** Ranges that are never reachable unless allowed: the same list as function hosts deny (runtime/net_policy.ts). */
-const BLOCKED = [...PRIVATE_V4, ...PRIVATE_V6_RANGES].map((c) => parseCidr(c)!);
+import { EgressPolicy } from "../../runtime/egress/policy.ts";
+import { parseCidr, parseIp } from "../../runtime/ip.ts";
+import { openedRange } from "../../runtime/net_policy.ts";
 
 /** Why a target was refused. */
 export class BlockedTargetError extends Error {
@@ -75,29 +26,32 @@ type LookupCallback = (
 ) => void;
 
 /**
- * NetGuard refuses outbound targets on loopback, private or link-local addresses (SSRF protection) unless
- * their host or address is listed in `NOTIFY_ALLOW_PRIVATE_NET` (hosts or CIDRs, comma-separated).
+ * NetGuard refuses outbound targets on loopback, private, link-local or reserved addresses (SSRF protection),
+ * judged by the functions' egress policy, so IPv6 forms of such an IPv4 address (mapped, compatible, NAT64,
+ * 6to4, Teredo) are refused as well, unless their host or address is listed in `NOTIFY_ALLOW_PRIVATE_NET`
+ * (hosts or CIDRs, comma-separated).
  * Names are resolved once and every address they resolve to must pass; connections are made through
  * {@linkcode NetGuard.lookup}, so they go to the addresses that were checked (no DNS rebinding between the
  * check and the connection).
  */
 export class NetGuard {
   private readonly hosts = new Set<string>();
-  private readonly cidrs: Cidr[] = [];
+  /** The functions' egress policy, with the allowed CIDRs opened: one address policy for all outbound calls. */
+  private readonly policy: EgressPolicy;
 
   constructor(allowList: string, private readonly resolver: Resolver = systemResolver) {
+    const opened: string[] = [];
     for (const raw of allowList.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean)) {
-      const cidr = parseCidr(raw);
-      if (cidr) this.cidrs.push(cidr);
+      if (parseCidr(openedRange(raw))) opened.push(raw);
       else this.hosts.add(raw);
     }
-  }
-
-  private addressAllowed(address: string): boolean {
-    const ip = ipToBigInt(address);
-    if (!ip) return false;
-    if (this.cidrs.some((c) => inCidr(ip, c))) return true;
-    return !BLOCKED.some((c) => inCidr(ip, c));
+    // Any host, no platform port: only the address ranges (and their IPv6 forms) are judged here.
+    this.policy = new EgressPolicy({
+      allowNet: ["*"],
+      allowPrivate: opened,
+      platformPorts: [],
+      ownAddresses: [],
+    });
   }
 
   /**
@@ -108,7 +62,7 @@ export class NetGuard {
   async resolve(host: string): Promise<string[]> {
     const name = host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
     let addresses: string[];
-    if (isIP(name)) addresses = [name];
+    if (parseIp(name)) addresses = [name];
     else if (name === "localhost" || name.endsWith(".localhost")) addresses = ["127.0.0.1", "::1"];
     else {
       addresses = await this.resolver(name).catch(() => []);
@@ -117,9 +71,10 @@ export class NetGuard {
     }
     if (this.hosts.has(name)) return addresses; // allowed by name, wherever it points
     for (const address of addresses) {
-      if (!this.addressAllowed(address)) {
+      const reason = this.policy.addressRefusal(address, 0);
+      if (reason) {
         throw new BlockedTargetError(
-          `Host "${name}" resolves to a private or loopback address; allow it in NOTIFY_ALLOW_PRIVATE_NET`,
+          `Host "${name}" resolves to a private or loopback address (${reason}); allow it in NOTIFY_ALLOW_PRIVATE_NET`,
         );
       }
     }
@@ -137,7 +92,7 @@ export class NetGuard {
    */
   async preflight(host: string): Promise<void> {
     const bare = host.replace(/^\[|\]$/g, "");
-    if (isIP(bare)) await this.check(bare);
+    if (parseIp(bare)) await this.check(bare);
   }
 
   /**
@@ -155,7 +110,7 @@ export class NetGuard {
     const wanted = typeof options === "number" ? options : Number(opts.family ?? 0) || 0;
     this.resolve(hostname).then((addresses) => {
       const found = addresses
-        .map((address) => ({ address, family: isIP(address) }))
+        .map((address) => ({ address, family: parseIp(address)!.family }))
         .filter((a) => wanted === 0 || a.family === wanted);
       if (found.length === 0) {
         cb(new BlockedTargetError(`Host "${hostname}" has no IPv${wanted} address`));

@@ -16,6 +16,16 @@ Deno.test("NetGuard refuses private targets unless allowed", async (t) => {
     "fe80::1",
     "fd00::1",
     "::ffff:127.0.0.1",
+    "[::ffff:7f00:1]",
+    "::127.0.0.1",
+    "64:ff9b::7f00:1",
+    "[64:ff9b::127.0.0.1]",
+    "64:ff9b::a00:1",
+    "64:ff9b:1::7f00:1",
+    "2002:7f00:1::",
+    "2002:c0a8:101::1",
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",
+    "::ffff:0:7f00:1",
     "localhost",
     "api.localhost",
   ];
@@ -24,9 +34,12 @@ Deno.test("NetGuard refuses private targets unless allowed", async (t) => {
       await assertRejects(() => strict.check(host), /private or loopback/);
     });
   }
-  await t.step("public literal addresses pass", async () => {
+  await t.step("public literal addresses pass, in their IPv6 forms too", async () => {
     await strict.check("8.8.8.8");
     await strict.check("2001:4860:4860::8888");
+    await strict.check("::ffff:8.8.8.8");
+    await strict.check("64:ff9b::808:808");
+    await strict.check("2002:808:808::1");
   });
   await t.step("schemes other than http(s) are refused", async () => {
     await assertRejects(() => strict.checkUrl("file:///etc/passwd"), /scheme/);
@@ -36,6 +49,9 @@ Deno.test("NetGuard refuses private targets unless allowed", async (t) => {
     "internal.example": ["10.0.0.5"],
     "mixed.example": ["93.184.216.34", "192.168.1.10"],
     "public.example": ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"],
+    "nat64.example": ["64:ff9b::7f00:1"],
+    "sixtofour.example": ["2002:7f00:1::"],
+    "mapped.example": ["::ffff:10.0.0.1"],
   };
   const resolver = (name: string) => Promise.resolve(names[name] ?? []);
   await t.step("an allowed CIDR or host passes", async () => {
@@ -51,6 +67,16 @@ Deno.test("NetGuard refuses private targets unless allowed", async (t) => {
     await assertRejects(() => guard.check("mixed.example"), /private or loopback/);
     await assertRejects(() => guard.check("internal.example"), /private or loopback/);
     await assertRejects(() => guard.check("nowhere.example"), /does not resolve/);
+    for (const name of ["nat64.example", "sixtofour.example", "mapped.example"]) {
+      assert(await guard.check(name).catch((e) => e) instanceof BlockedTargetError, name);
+    }
+  });
+  await t.step("allowing an IPv4 range does not open its NAT64 or 6to4 forms", async () => {
+    const allowed = new NetGuard("127.0.0.0/8", resolver);
+    await allowed.check("::ffff:127.0.0.1"); // the same address, on an IPv6 socket
+    await assertRejects(() => allowed.check("64:ff9b::7f00:1"), /127\.0\.0\.1/);
+    await assertRejects(() => allowed.check("2002:7f00:1::"), /127\.0\.0\.1/);
+    await assertRejects(() => allowed.check("nat64.example"), /private or loopback/);
   });
   await t.step("lookup answers node-style with the checked addresses, or the refusal", async () => {
     const guard = new NetGuard("", resolver);
