@@ -23,10 +23,20 @@ export interface ReceivedWebhook {
   body: { type: string; timestamp: string; data: unknown };
 }
 
+/** A signed request as it arrived, whatever it was answered. */
+export interface ArrivedWebhook {
+  id: string;
+  path: string;
+  data: unknown;
+  /** The status it was answered (0 while it is held). */
+  status: number;
+}
+
 /**
  * A webhook receiver that verifies Standard Webhooks signatures with `secret`. `script[path]` lists the
  * statuses to answer in turn (the last one repeats); default 200. Unsigned or badly signed requests get 401
- * and are counted in `rejected`. `delays[path]` makes that path answer after so many milliseconds.
+ * and are counted in `rejected`. `delays[path]` makes that path answer after so many milliseconds. `arrived`
+ * lists every signed request when it arrives (before any delay), `received` the ones answered 2xx.
  */
 export function webhookReceiver(
   secret: string,
@@ -35,6 +45,7 @@ export function webhookReceiver(
 ) {
   const verifier = new Webhook(secret);
   const received: ReceivedWebhook[] = [];
+  const arrived: ArrivedWebhook[] = [];
   const hits = new Map<string, number>();
   const active = new Map<string, number>();
   /** The most requests of a path seen in flight at once. */
@@ -49,6 +60,13 @@ export function webhookReceiver(
       rejected++;
       return new Response("bad signature", { status: 401 });
     }
+    const arrival: ArrivedWebhook = {
+      id: req.headers.get("webhook-id")!,
+      path,
+      data: JSON.parse(text).data,
+      status: 0,
+    };
+    arrived.push(arrival);
     active.set(path, (active.get(path) ?? 0) + 1);
     peak.set(path, Math.max(peak.get(path) ?? 0, active.get(path)!));
     if (delays[path]) await new Promise((r) => setTimeout(r, delays[path]));
@@ -57,6 +75,7 @@ export function webhookReceiver(
     hits.set(path, n + 1);
     const statuses = script[path] ?? [200];
     const status = statuses[Math.min(n, statuses.length - 1)]!;
+    arrival.status = status;
     if (status >= 200 && status < 300) {
       received.push({ id: req.headers.get("webhook-id")!, path, body: JSON.parse(text) });
     }
@@ -68,6 +87,8 @@ export function webhookReceiver(
   return {
     ...server,
     received,
+    arrived,
+    active,
     hits,
     peak,
     get rejected() {

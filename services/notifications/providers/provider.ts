@@ -110,12 +110,31 @@ export function classifyHttp(
   const permanent = options.permanent
     ? options.permanent(res.status, body)
     : !(res.status === 408 || res.status === 425 || res.status === 429 || res.status >= 500);
+  const excerpt = body.replace(/\s+/g, " ").trim();
   return {
     ...base,
     outcome: permanent ? "permanent_error" : "retryable_error",
-    error: `${provider} answered HTTP ${res.status}`,
+    error: `${provider} answered HTTP ${res.status}${excerpt ? `: ${clip(excerpt, REASON_CHARS)}` : ""}`,
     retryAfterMs: permanent ? undefined : retryAfter,
   };
+}
+
+/** Characters of an answer or error message kept in an attempt's reason. */
+const REASON_CHARS = 200;
+
+/**
+ * Why a call could not be made, never empty: the first line of the error's message, or its code or name. A
+ * connection tried at several addresses fails with an AggregateError whose own message is empty: its errors
+ * say why.
+ */
+export function networkReason(err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length > 0) {
+    return clip([...new Set(err.errors.map(networkReason))].join("; "), REASON_CHARS);
+  }
+  if (!(err instanceof Error)) return typeof err;
+  const line = err.message.split("\n")[0]?.trim();
+  const code = (err as { code?: unknown }).code;
+  return clip(line || (typeof code === "string" ? code : err.name), REASON_CHARS);
 }
 
 /** The result of an exception thrown while calling a provider (network, timeout, refused target). */
@@ -130,9 +149,7 @@ export function thrownResult(
   const name = err instanceof Error ? err.name : "Error";
   const message = name === "TimeoutError" || name === "AbortError"
     ? `${provider} did not answer in time`
-    : `${provider} could not be reached: ${
-      err instanceof Error ? err.message.split("\n")[0]?.slice(0, 200) : name
-    }`;
+    : `${provider} could not be reached: ${networkReason(err)}`;
   return { provider, outcome: "retryable_error", error: message, response: "", request };
 }
 
