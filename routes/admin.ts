@@ -6,7 +6,7 @@ import { type Project as ProjectRecord, PROJECT_REF } from "../services/projects
 import { errors } from "../services/errors.ts";
 import { bearerToken, CONSOLE_COOKIE, consoleToken, requireAdmin } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
-import { passwordRateLimit } from "./middleware/rate_limit.ts";
+import { accountLimited, passwordRateLimit } from "./middleware/rate_limit.ts";
 import { ADMIN_SECURITY, failures, jsonBody, ok } from "./schemas.ts";
 
 const Login = z.strictObject({ email: z.email(), password: z.string().min(1).max(1024) }).openapi(
@@ -53,7 +53,11 @@ adminRoutes.openapi(
   }),
   async (c) => {
     const { email, password } = c.req.valid("json");
-    const session = await c.env.platform.admins.login(email, password);
+    const session = await accountLimited(
+      c,
+      `admin:${email}`,
+      () => c.env.platform.admins.login(email, password),
+    );
     setCookie(c, CONSOLE_COOKIE, session.token, {
       httpOnly: true,
       sameSite: "Strict",

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errors } from "../services/errors.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { resolveProject } from "./middleware/project.ts";
-import { passwordRateLimit } from "./middleware/rate_limit.ts";
+import { accountLimited, passwordRateLimit } from "./middleware/rate_limit.ts";
 import type { AppEnv, Caller } from "./env.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
@@ -99,9 +99,14 @@ authRoutes.openapi(
   async (c) => {
     const body = c.req.valid("json");
     const { auth } = c.env.platform;
+    const project = c.var.project;
     const result = body.grant_type === "password"
-      ? await auth.signInWithPassword(c.var.project, body.email, body.password)
-      : await auth.refresh(c.var.project, body.refresh_token);
+      ? await accountLimited(
+        c,
+        `user:${project.ref}:${body.email}`,
+        () => auth.signInWithPassword(project, body.email, body.password),
+      )
+      : await auth.refresh(project, body.refresh_token);
     return c.json({ data: result, meta: null }, 200);
   },
 );

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseTrustedProxies } from "./client_address.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const ref = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be a project ref");
@@ -26,6 +27,10 @@ export const Env = z.object({
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   CORS_ORIGINS: z.string().default("*"),
   AUTH_RATE_PER_MIN: z.coerce.number().int().min(1).default(30),
+  TRUSTED_PROXIES: z.string().default("").refine(
+    (v) => parseTrustedProxies(v) !== null,
+    "must be addresses or CIDR ranges, comma-separated",
+  ),
   DATA_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DATA_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(8000),
   QUIET: bool.default(false),

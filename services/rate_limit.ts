@@ -50,4 +50,10 @@ export class TokenBucket {
     }
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000)) };
   }
+
+  /** Returns a token taken for `key`: the action turned out not to count (a successful sign-in). */
+  giveBack(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.options.perMinute, bucket.tokens + 1);
+  }
 }

@@ -1,31 +1,65 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { Cidr } from "../../runtime/ip.ts";
 import { AppError } from "../../services/errors.ts";
-import type { TokenBucket } from "../../services/rate_limit.ts";
+import type { Take, TokenBucket } from "../../services/rate_limit.ts";
 import type { AppEnv } from "../env.ts";
+import { clientAddress as addressOf, parseTrustedProxies } from "../../services/client_address.ts";
 
-/** The client's address: the socket's peer when served by Deno.serve, else "unknown" (in-process calls). */
+// TRUSTED_PROXIES as parsed, for the configuration it was parsed from (validated at start-up).
+let trusted: { list: string; ranges: Cidr[] } | undefined;
+
+/**
+ * The client's address, as rate limits key it: the socket's peer, or the client a trusted proxy forwarded for
+ * (`TRUSTED_PROXIES`); never the Host header or anything else a client sets. "unknown" for in-process calls.
+ */
 export function clientAddress(c: Context<AppEnv>): string {
-  return remoteHost(c.env.info);
+  const list = c.env.platform.config.TRUSTED_PROXIES;
+  if (trusted?.list !== list) trusted = { list, ranges: parseTrustedProxies(list) ?? [] };
+  return addressOf(peerOf(c.env.info), c.req.header("x-forwarded-for"), trusted.ranges);
 }
 
 /** The peer address of a connection's `info`, or "unknown" without one. */
 export function remoteHost(info: Deno.ServeHandlerInfo | undefined): string {
-  return (info?.remoteAddr as Deno.NetAddr | undefined)?.hostname ?? "unknown";
+  return peerOf(info) ?? "unknown";
 }
 
-/** Answers 429 `rate_limit_exceeded` with `Retry-After` once a client has used its tokens in its bucket. */
+function peerOf(info: Deno.ServeHandlerInfo | undefined): string | undefined {
+  return (info?.remoteAddr as Deno.NetAddr | undefined)?.hostname;
+}
+
+function refuse(taken: Take): void {
+  if (!taken.ok) {
+    throw new AppError(429, "rate_limit_exceeded", "Too many requests: try again later", {
+      headers: { "retry-after": String(taken.retryAfterSeconds) },
+    });
+  }
+}
+
+/** Answers 429 `rate_limit_exceeded` with `Retry-After` once a client has used the tokens of its bucket. */
 export function rateLimit(bucketOf: (c: Context<AppEnv>) => TokenBucket, scope: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const taken = bucketOf(c).take(`${scope}:${new URL(c.req.url).host}:${clientAddress(c)}`);
-    if (!taken.ok) {
-      throw new AppError(429, "rate_limit_exceeded", "Too many requests: try again later", {
-        headers: { "retry-after": String(taken.retryAfterSeconds) },
-      });
-    }
+    refuse(bucketOf(c).take(`${scope}:${clientAddress(c)}`));
     await next();
   });
 }
 
-/** The limit on password work per client: sign-up, sign-in and admin login (`AUTH_RATE_PER_MIN`). */
+/** The limit on password work per client address: sign-up, sign-in and admin login (`AUTH_RATE_PER_MIN`). */
 export const passwordRateLimit = rateLimit((c) => c.env.platform.authLimit, "password");
+
+/**
+ * Runs a password sign-in under the limit of its account (`AUTH_RATE_PER_MIN` failed attempts), which holds
+ * however many addresses the guesses come from; a successful attempt gives its token back.
+ */
+export async function accountLimited<T>(
+  c: Context<AppEnv>,
+  account: string,
+  attempt: () => Promise<T>,
+): Promise<T> {
+  const bucket = c.env.platform.authLimit;
+  const key = `account:${account.toLowerCase()}`;
+  refuse(bucket.take(key));
+  const result = await attempt();
+  bucket.giveBack(key);
+  return result;
+}
