@@ -4,7 +4,7 @@ import { AppError, errors } from "../services/errors.ts";
 import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts";
 import type { EdgeEnv } from "./env.ts";
 import { failureResponse } from "./errors.ts";
-import { callerFor, credentialsOf } from "./middleware/auth.ts";
+import { callerFor, CONSOLE_COOKIE, credentialsOf } from "./middleware/auth.ts";
 import { projectFor } from "./middleware/project.ts";
 import { remoteHost } from "./middleware/rate_limit.ts";
 
@@ -169,15 +169,32 @@ const NULL_BODY_STATUS = new Set([204, 205, 304]);
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
+/** Cookies of the platform's own (lowercase): a function's answer on the platform's origin may not touch them. */
+const PLATFORM_COOKIES = new Set([CONSOLE_COOKIE.toLowerCase()]);
+
+/** The name of the cookie a Set-Cookie value sets, as a browser reads it (trimmed), lowercased. */
+function cookieName(value: string): string {
+  const eq = value.indexOf("=");
+  return eq < 0 ? "" : value.slice(0, eq).trim().toLowerCase();
+}
+
+/**
+ * True for a header a function may not send on the platform's origin: the platform's own (request id, origin
+ * mark), hop-by-hop ones, its CORS policy (`access-control-*`: the edge adds the platform's), a Set-Cookie of
+ * a platform cookie, and Clear-Site-Data (which would clear the platform's cookies and storage).
+ */
+function refusedHeader(name: string, value: string): boolean {
+  if (HOP_BY_HOP.has(name) || name === "x-service-invoke-origin" || name === "x-request-id") return true;
+  if (name.startsWith("access-control-") || name === "clear-site-data") return true;
+  return name === "set-cookie" && PLATFORM_COOKIES.has(cookieName(value));
+}
+
 /** The function's own answer (raw mode): its status, headers and bytes, marked as the function's. */
 function rawResponse(result: InvokeResult, requestId: string): Response {
   // Pairs, not a Headers object: Response takes them without the object's per-call setters.
   const headers: [string, string][] = [];
   for (const pair of result.headers) {
-    const name = pair[0];
-    if (!HOP_BY_HOP.has(name) && name !== "x-service-invoke-origin" && name !== "x-request-id") {
-      headers.push(pair);
-    }
+    if (!refusedHeader(pair[0], pair[1])) headers.push(pair);
   }
   headers.push(["x-service-invoke-origin", "function"], ["x-request-id", requestId]);
   const body = NULL_BODY_STATUS.has(result.status) ? null : result.body as Uint8Array<ArrayBuffer>;
