@@ -31,6 +31,7 @@ const atomicStore = Atomics.store;
 const toBigInt = BigInt;
 const every = setInterval;
 const stopEvery = clearInterval;
+const NotCapable = Deno.errors.NotCapable;
 let writer: FrameWriter | null = null;
 /** Frames written before the connection is open (console lines of the bootstrap): sent once it is. */
 const early: Record<string, unknown>[] = [];
@@ -150,12 +151,35 @@ function installDeno(init: InitMessage): void {
   Object.defineProperty(self, "close", { value: refuse("close"), writable: false, configurable: false });
 }
 
+/** What a Worker class calls first (its `super()`): it throws before the class can start a thread. */
+class NoThreads {
+  constructor() {
+    throw new NotCapable("Workers are not allowed in a function");
+  }
+}
+
+/**
+ * A function may start no thread: each one would be an isolate of its own, outside its host's watch. Both ways
+ * to start one (Worker and node:worker_threads, whose constructors call `super()` before they start a thread)
+ * get a base class that throws, and are frozen so that it stays; Deno's internals, which reach the runtime's
+ * operations directly, are taken away. Started as the worker loads (node:worker_threads takes a few ms).
+ */
+const threadsRefused = import("node:worker_threads").then(({ Worker: NodeWorker }) => {
+  for (const ctor of [Worker, NodeWorker]) {
+    Object.setPrototypeOf(ctor, NoThreads);
+    Object.freeze(ctor);
+  }
+  const internal = (Deno as unknown as { internal: symbol }).internal;
+  Object.defineProperty(Deno, internal, { value: undefined, writable: false, configurable: false });
+});
+
 function describe(err: unknown): string {
   if (err instanceof Error) return `${err.name}: ${err.message}`;
   return `Uncaught ${inspect(err)}`;
 }
 
 async function initDeno(init: WorkerInitMessage): Promise<void> {
+  await threadsRefused;
   installConsole();
   installDeno(init);
   if (init.gate) installEgress(init.gate);
