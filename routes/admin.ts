@@ -9,9 +9,11 @@ import type { AppEnv } from "./env.ts";
 import { accountLimited, passwordRateLimit } from "./middleware/rate_limit.ts";
 import { ADMIN_SECURITY, failures, jsonBody, ok } from "./schemas.ts";
 
-const Login = z.strictObject({ email: z.email(), password: z.string().min(1).max(1024) }).openapi(
-  "AdminLogin",
-);
+// The same address rule as ADMIN_EMAIL, which admits the generated admin@localhost.
+const Login = z.strictObject({
+  email: z.email({ pattern: z.regexes.html5Email }).max(320),
+  password: z.string().min(1).max(1024),
+}).openapi("AdminLogin");
 const ConsoleSession = z.object({ token: z.string(), expires_at: z.string() }).openapi("ConsoleSession");
 
 const Project = z.object({

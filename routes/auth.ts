@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { MIN_PASSWORD_LENGTH, refuseWeakPassword } from "../services/auth/password_policy.ts";
 import { errors } from "../services/errors.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { resolveProject } from "./middleware/project.ts";
@@ -24,7 +25,10 @@ const Session = z.object({
 const UserSession = z.object({ user: User, session: Session }).openapi("UserSession");
 
 const Email = z.email().max(320);
-const Password = z.string().min(8, "Password must be at least 8 characters").max(1024);
+const Password = z.string()
+  .min(MIN_PASSWORD_LENGTH, `Password must be at least ${MIN_PASSWORD_LENGTH} characters`)
+  .max(1024)
+  .superRefine(refuseWeakPassword);
 
 const SignUp = z.strictObject({
   email: Email,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MIN_PASSWORD_LENGTH, refuseWeakPassword } from "./auth/password_policy.ts";
 import { parseTrustedProxies } from "./client_address.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
@@ -15,8 +16,10 @@ export const Env = z.object({
   BASE_DOMAIN: z.string().min(1).default("localhost"),
   PUBLIC_URL: z.string().url().optional(),
   PLATFORM_SECRET: z.string().min(32, "must be at least 32 bytes").optional(),
-  ADMIN_EMAIL: z.string().email().optional(),
-  ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  // Any address with a domain, single-label ones included: the generated admin is admin@localhost.
+  ADMIN_EMAIL: z.email({ pattern: z.regexes.html5Email }).optional(),
+  ADMIN_PASSWORD: z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`)
+    .superRefine(refuseWeakPassword).optional(),
   DEFAULT_PROJECT_REF: ref.default("default"),
   DEFAULT_PUBLIC_KEY: z.string().regex(/^pk_[A-Za-z0-9_-]{16,}$/, "must look like pk_<16+ characters>")
     .optional(),

@@ -1,0 +1,36 @@
+import { dictionary } from "@zxcvbn-ts/language-common";
+
+/** The shortest password accepted (the schemas of sign-up and ADMIN_PASSWORD check it). */
+export const MIN_PASSWORD_LENGTH = 8;
+
+// The common passwords of zxcvbn's list (leaked-password corpora, ranked) long enough to pass the length rule;
+// compared as typed, trimmed and without case, so "Password " is refused as "password" is.
+const COMMON = new Set(
+  dictionary["passwords-common"].map(normalize).filter((p) => p.length >= MIN_PASSWORD_LENGTH),
+);
+
+function normalize(password: string): string {
+  return password.normalize("NFKC").trim().toLowerCase();
+}
+
+/**
+ * Why a new password of at least {@linkcode MIN_PASSWORD_LENGTH} characters (the schemas check the length) is
+ * refused, or null when it is accepted: only whitespace, or one of the passwords attackers try first (as
+ * Supabase's leaked-password protection refuses them).
+ */
+export function passwordProblem(password: string): string | null {
+  if (password.trim() === "") return "Password must not be only whitespace";
+  if (COMMON.has(normalize(password))) {
+    return "Password is too common: it is on lists of leaked passwords that attackers try first";
+  }
+  return null;
+}
+
+/** A zod `superRefine` that refuses what {@linkcode passwordProblem} refuses, naming the reason. */
+export function refuseWeakPassword(
+  password: string,
+  ctx: { addIssue(issue: { code: "custom"; message: string }): void },
+): void {
+  const problem = passwordProblem(password);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+}
