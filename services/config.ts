@@ -44,6 +44,8 @@ export const Env = z.object({
   REALTIME_SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
   NOTIFY_ALLOW_PRIVATE_NET: z.string().default(""),
   NOTIFY_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  NOTIFY_LEASE_SECS: z.coerce.number().int().min(1).max(3600).default(30),
+  NOTIFY_SWEEP_SECS: z.coerce.number().int().min(0).max(3600).default(15),
   WORKERS: bool.default(true),
   // Edge functions (docs/functions.md)
   FUNCTIONS_ALLOW_PRIVATE_NET: z.string().default(""),

@@ -120,6 +120,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
         settings: new SettingsStore(cipher),
         guard: new NetGuard(config.NOTIFY_ALLOW_PRIVATE_NET),
         concurrency: config.NOTIFY_CONCURRENCY,
+        leaseSecs: config.NOTIFY_LEASE_SECS,
       }),
       functions,
       ai: new AiGateway(config, dbs, kv),

@@ -12,15 +12,19 @@ export interface Workers {
 
 /** Options of {@linkcode startWorkers}. */
 export interface WorkerOptions {
-  /** Milliseconds between sweeps for overdue notifications (0 disables the periodic sweeper). */
+  /**
+   * Milliseconds between sweeps for expired leases and overdue notifications (default NOTIFY_SWEEP_SECS; 0
+   * disables the periodic sweeper).
+   */
   sweepEveryMs?: number;
   /** Milliseconds between sweeps for expired job leases and overdue jobs (default JOBS_SWEEP_SECS; 0 disables). */
   jobSweepEveryMs?: number;
 }
 
 /**
- * Starts the single KV queue dispatcher with every area's handlers, and the sweeper that re-enqueues
- * notifications whose queue message was lost. Called by main.ts and by the test harness.
+ * Starts the single KV queue dispatcher with every area's handlers, and the sweeper that retries
+ * notifications whose send was lost with its process (lease expired) or whose queue message was lost. Called
+ * by main.ts and by the test harness.
  */
 export function startWorkers(platform: Platform, options: WorkerOptions = {}): Workers {
   const dispatcher = new QueueDispatcher(platform.kv)
@@ -42,7 +46,7 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
   // At start, whatever is due is re-enqueued at once: a message KV handed to the previous process just before
   // it stopped may otherwise wait for KV's own redelivery deadline.
   let sweeping: Promise<void> = sweep(0);
-  const every = options.sweepEveryMs ?? 60_000;
+  const every = options.sweepEveryMs ?? platform.config.NOTIFY_SWEEP_SECS * 1000;
   const timer = every > 0 ? setInterval(() => (sweeping = sweep(120)), every) : undefined;
   return {
     dispatcher,

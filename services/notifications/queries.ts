@@ -156,7 +156,8 @@ export async function stats(db: Queryable, window: keyof typeof WINDOWS, channel
 export async function queueDepth(db: Queryable) {
   const rows = await db.query<{ channel: Channel; status: Status; n: string; scheduled: string }>(
     `select channel, status, count(*) as n,
-            count(*) filter (where scheduled_at > now() or next_attempt_at > now()) as scheduled
+            count(*) filter (where status <> 'sending' and (scheduled_at > now() or next_attempt_at > now()))
+              as scheduled
        from notifications.messages where status in ('queued', 'sending', 'failed')
       group by channel, status`,
   );

@@ -15,6 +15,7 @@ import { type NotifySettings, SettingsStore } from "./settings.ts";
 import {
   claim,
   countToday,
+  expireLeases,
   findByIdempotencyKey,
   finishAttempt,
   getNotification,
@@ -22,6 +23,7 @@ import {
   type Next,
   type NotificationRow,
   overdue,
+  renewLeases,
   requeue,
 } from "./store.ts";
 import { getTemplate, renderWith } from "./templates.ts";
@@ -57,6 +59,8 @@ export interface NotificationServiceOptions {
   guard: NetGuard;
   /** Attempts in flight at most per channel, in this process. */
   concurrency: number;
+  /** Lease of an attempt in flight, renewed every third of it while the send runs. */
+  leaseSecs: number;
 }
 
 const EMAIL = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
@@ -79,6 +83,9 @@ export class NotificationService {
   private readonly localInFlight = new Set<Promise<void>>();
   /** Dispatches this process already attempted: their KV copies are skipped without a database call. */
   private readonly handledLocally = new TtlCache<string, true>({ ttlMs: 10 * 60_000, maxEntries: 200_000 });
+  /** Attempts in flight here, by project: notification id → attempt number (their leases are renewed). */
+  private readonly held = new Map<string, Map<string, number>>();
+  private renewTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly options: NotificationServiceOptions) {
     this.providers = new ProviderRegistry(options.guard, Math.max(1, Math.min(options.concurrency, 10)));
@@ -265,7 +272,33 @@ export class NotificationService {
    */
   async setDispatching(on: boolean): Promise<void> {
     this.dispatching = on;
-    if (!on) { while (this.localInFlight.size > 0) await Promise.all([...this.localInFlight]); }
+    if (on && this.renewTimer === undefined) {
+      this.renewTimer = setInterval(() => void this.renew(), (this.options.leaseSecs * 1000) / 3);
+    }
+    if (!on) {
+      while (this.localInFlight.size > 0) await Promise.all([...this.localInFlight]);
+      while (
+        this.lanes.webhook.running + this.lanes.email.running + this.lanes.sms.running +
+            this.lanes.push.running > 0
+      ) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      clearInterval(this.renewTimer);
+      this.renewTimer = undefined;
+    }
+  }
+
+  /** Extends the leases of the attempts in flight here, so a long send is not taken over. */
+  private async renew(): Promise<void> {
+    for (const [ref, attempts] of this.held) {
+      if (attempts.size === 0) continue;
+      const held = [...attempts].map(([id, attempt]) => ({ id, attempt }));
+      try {
+        await renewLeases(await this.options.dbs.project(ref), held, this.options.leaseSecs);
+      } catch (err) {
+        log.warn("notification lease renewal failed", { project: ref, cause: describeError(err) });
+      }
+    }
   }
 
   /** Puts a `failed` or `dead_lettered` notification back in the queue (409 from any other status). */
@@ -316,52 +349,72 @@ export class NotificationService {
         if (local) return false;
         throw new Error("Dispatcher is stopping");
       }
-      const row = await claim(db, item.id, item.dispatch);
+      const row = await claim(db, item.id, item.dispatch, this.options.leaseSecs);
       if (!row) return true; // already handled, superseded by a retry, or being sent elsewhere
-      const settings = await this.settings(project, db);
-      const outbound: OutboundMessage = {
-        id: row.id,
-        channel: row.channel,
-        recipient: row.recipient,
-        subject: row.subject,
-        body: row.body,
-        event: row.event,
-        payload: row.payload,
-        metadata: row.metadata,
-        attempt: row.attempts,
-      };
-      const startedAt = new Date();
-      const started = performance.now();
-      const routed = this.providers.for(project, settings).route(outbound);
-      let result: ProviderResult;
-      if ("outcome" in routed) result = routed;
-      else {
-        try {
-          result = await routed.provider.send(routed.message, AbortSignal.timeout(30_000));
-        } catch (err) {
-          result = {
-            provider: routed.provider.name,
-            outcome: "retryable_error",
-            error: `Provider failed: ${describeError(err)}`,
-            response: "",
-            request: {},
-          };
-        }
+      const held = this.held.get(project) ?? new Map<string, number>();
+      this.held.set(project, held.set(row.id, row.attempts));
+      try {
+        await this.sendClaimed(project, db, item, row);
+        return true;
+      } finally {
+        if (held.get(row.id) === row.attempts) held.delete(row.id);
       }
-      const next = this.nextStep(row, result, settings);
-      const ok = await finishAttempt(db, {
-        row,
-        dispatch: item.dispatch,
-        result,
-        next,
-        startedAt,
-        durationMs: performance.now() - started,
-      });
-      if (ok && next.status === "failed") {
-        await this.schedule(project, row, next.dispatchId, next.retryInMs);
-      }
-      return true;
     });
+  }
+
+  /** Sends a claimed notification once and records the attempt. */
+  private async sendClaimed(
+    project: string,
+    db: Db,
+    item: DispatchItem,
+    row: NotificationRow,
+  ): Promise<void> {
+    const settings = await this.settings(project, db);
+    const outbound: OutboundMessage = {
+      id: row.id,
+      channel: row.channel,
+      recipient: row.recipient,
+      subject: row.subject,
+      body: row.body,
+      event: row.event,
+      payload: row.payload,
+      metadata: row.metadata,
+      attempt: row.attempts,
+    };
+    const startedAt = new Date();
+    const started = performance.now();
+    const routed = this.providers.for(project, settings).route(outbound);
+    let result: ProviderResult;
+    if ("outcome" in routed) result = routed;
+    else {
+      try {
+        result = await routed.provider.send(routed.message, AbortSignal.timeout(30_000));
+      } catch (err) {
+        result = {
+          provider: routed.provider.name,
+          outcome: "retryable_error",
+          error: `Provider failed: ${describeError(err)}`,
+          response: "",
+          request: {},
+        };
+      }
+    }
+    const next = this.nextStep(row, result, settings);
+    const ok = await finishAttempt(db, {
+      row,
+      dispatch: item.dispatch,
+      result,
+      next,
+      startedAt,
+      durationMs: performance.now() - started,
+    });
+    if (!ok) {
+      // Its lease expired meanwhile (a stalled process): the sweep gave the notification to a new attempt.
+      log.warn("notification attempt finished after losing its lease", { project, notification: row.id });
+    }
+    if (ok && next.status === "failed") {
+      await this.schedule(project, row, next.dispatchId, next.retryInMs);
+    }
   }
 
   private nextStep(row: NotificationRow, result: ProviderResult, settings: NotifySettings): Next {
@@ -375,17 +428,19 @@ export class NotificationService {
   }
 
   /**
-   * Re-enqueues notifications whose queue message is overdue by `graceSecs` (a lost enqueue, a crash
-   * mid-send, a message KV had handed to a process that stopped). Duplicates are harmless: the row's token and
-   * status let only one delivery act.
+   * Recovers lost work of a project: sends whose lease expired (their process stopped mid-send) are recorded
+   * as failed attempts and retried at once, and notifications whose queue message is overdue by `graceSecs`
+   * (a lost enqueue, a message KV had handed to a process that stopped) are re-enqueued. Duplicates are
+   * harmless: the row's token and status let only one delivery act.
    */
   async sweep(ref: string, graceSecs = 120): Promise<number> {
     const db = await this.options.dbs.project(ref);
+    const expired = await expireLeases(db, this.options.leaseSecs, 1000);
     const stale = await overdue(db, graceSecs, 1000);
-    for (const { id, channel, dispatch_id } of stale) {
+    for (const { id, channel, dispatch_id } of [...expired, ...stale]) {
       await this.schedule(ref, { id, channel }, dispatch_id, 0);
     }
-    return stale.length;
+    return expired.length + stale.length;
   }
 
   /** Closes pooled provider connections after writing pending dispatches. */

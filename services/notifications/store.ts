@@ -150,20 +150,83 @@ export async function getNotification(db: Queryable, id: string): Promise<Notifi
 }
 
 /**
- * Moves a notification to `sending` if `dispatch` is still its current token and it is waiting (or stuck in
- * `sending` for 5 minutes after a crash). Returns null when another delivery owns it or it is already done.
+ * Moves a notification to `sending` if `dispatch` is still its current token and it is waiting, with a lease of
+ * `leaseSecs` held in `next_attempt_at` (when another attempt may start if this one is lost). Returns null when
+ * another delivery owns it or it is already done.
  */
-export async function claim(db: Queryable, id: string, dispatch: string): Promise<NotificationRow | null> {
+export async function claim(
+  db: Queryable,
+  id: string,
+  dispatch: string,
+  leaseSecs: number,
+): Promise<NotificationRow | null> {
   const [row] = await db.query<NotificationRow>(
     `update notifications.messages
-        set status = 'sending', sending_at = now(), attempts = attempts + 1, next_attempt_at = null,
-            updated_at = now()
-      where id = $1 and dispatch_id = $2
-        and (status in ('queued', 'failed') or (status = 'sending' and sending_at < now() - interval '5 minutes'))
+        set status = 'sending', sending_at = now(), attempts = attempts + 1,
+            next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
+      where id = $1 and dispatch_id = $2 and status in ('queued', 'failed')
       returning ${NOTIFICATION_COLUMNS}`,
-    [id, dispatch],
+    [id, dispatch, leaseSecs],
   );
   return row ?? null;
+}
+
+/** An attempt in flight: the notification and its attempt number. */
+export interface HeldAttempt {
+  id: string;
+  attempt: number;
+}
+
+/** Extends the leases of attempts still in flight here. */
+export async function renewLeases(db: Queryable, held: HeldAttempt[], leaseSecs: number): Promise<void> {
+  if (held.length === 0) return;
+  await db.query(
+    `update notifications.messages m set next_attempt_at = now() + make_interval(secs => $3)
+       from unnest($1::uuid[], $2::int[]) as h(id, attempt)
+      where m.id = h.id and m.attempts = h.attempt and m.status = 'sending'`,
+    [held.map((h) => h.id), held.map((h) => h.attempt), leaseSecs],
+  );
+}
+
+/**
+ * Ends attempts whose lease expired (the process sending them stopped): each is recorded as a failed attempt
+ * with that reason, and the notification becomes `failed` with a new token, due now (or `dead_lettered` when
+ * it had no attempt left). A row from before leases has none: its lease is counted from `sending_at`.
+ * Returns the notifications to put back on the queue.
+ */
+export async function expireLeases(
+  db: Queryable,
+  leaseSecs: number,
+  limit: number,
+): Promise<{ id: string; channel: Channel; dispatch_id: string }[]> {
+  return await db.query(
+    `with expired as (
+       update notifications.messages m
+          set status = case when m.attempts >= m.max_attempts then 'dead_lettered' else 'failed' end,
+              last_error = 'Attempt ' || m.attempts ||
+                ' did not finish: the process sending it stopped (lease expired); it may have been received',
+              failed_at = now(),
+              dead_lettered_at = case when m.attempts >= m.max_attempts then now() end,
+              next_attempt_at = case when m.attempts < m.max_attempts then now() end,
+              dispatch_id = case when m.attempts < m.max_attempts then gen_random_uuid() end,
+              updated_at = now()
+        where m.id in (
+          select id from notifications.messages
+           where status = 'sending'
+             and coalesce(next_attempt_at, sending_at + make_interval(secs => $1)) < now()
+           limit $2)
+          and m.status = 'sending'
+       returning m.id, m.channel, m.attempts, m.provider, m.status, m.dispatch_id, m.last_error, m.sending_at
+     ), attempt as (
+       insert into notifications.attempts (notification_id, attempt, channel, provider, outcome, response, error,
+         duration_ms, started_at)
+       select id, attempts, channel, coalesce(provider, channel), 'retryable_error', '', last_error,
+              (extract(epoch from now() - sending_at) * 1000)::int, sending_at
+         from expired
+     )
+     select id, channel, dispatch_id from expired where status = 'failed'`,
+    [leaseSecs, limit],
+  );
 }
 
 /** What follows an attempt. */
@@ -175,7 +238,7 @@ export type Next =
 
 /**
  * Records one attempt and its provider log and moves the notification to its next status, in one statement.
- * Returns false when the notification was no longer ours (nothing is written then).
+ * Returns false when the notification was no longer ours, its lease having expired (nothing is written then).
  */
 export async function finishAttempt(
   db: Queryable,
@@ -191,7 +254,8 @@ export async function finishAttempt(
   const { row, result, next } = options;
   const rows = await db.query<{ id: string }>(
     `with target as (
-       select id from notifications.messages where id = $1 and dispatch_id = $2 and status = 'sending' for update
+       select id from notifications.messages
+        where id = $1 and dispatch_id = $2 and attempts = $3 and status = 'sending' for update
      ), attempt as (
        insert into notifications.attempts (notification_id, attempt, channel, provider, outcome, http_status,
          response, error, retry_after_ms, duration_ms, started_at)
@@ -259,7 +323,10 @@ export async function requeue(
   return row ?? null;
 }
 
-/** Notifications waiting for a queue message that is overdue by `graceSecs` (lost enqueue, crash). */
+/**
+ * Notifications waiting for a queue message that is overdue by `graceSecs` (a lost enqueue, a crash before a
+ * send started); a send in flight at a crash is found by {@linkcode expireLeases}.
+ */
 export async function overdue(
   db: Queryable,
   graceSecs: number,
@@ -269,8 +336,7 @@ export async function overdue(
     `select id, channel, dispatch_id from notifications.messages
       where dispatch_id is not null and (
         (status = 'queued' and scheduled_at < now() - make_interval(secs => $1))
-        or (status = 'failed' and next_attempt_at < now() - make_interval(secs => $1))
-        or (status = 'sending' and sending_at < now() - interval '5 minutes'))
+        or (status = 'failed' and next_attempt_at < now() - make_interval(secs => $1)))
       order by updated_at limit $2`,
     [graceSecs, limit],
   );
