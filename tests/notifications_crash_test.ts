@@ -94,3 +94,42 @@ Deno.test("kill -9 with webhooks in flight: after the lease each is redelivered 
     await sandbox.destroy();
   }
 });
+
+Deno.test("a send longer than its lease keeps it: renewed while in flight, sent once", async () => {
+  const hook = webhookReceiver(SECRET, {}, { "/slow": 6000 }); // three leases long
+  const sandbox = await makeSandbox({
+    NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1",
+    NOTIFY_LEASE_SECS: "2",
+    NOTIFY_SWEEP_SECS: "1",
+  });
+  const headers = { apikey: sandbox.secretKey, "content-type": "application/json" };
+  const child = await spawnPlatform(sandbox.env);
+  const call = async (method: string, path: string, body?: unknown) =>
+    await json(
+      await fetch(`${child.url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
+  try {
+    await call("PATCH", "/v1/notifications/settings", { webhook: { secret: SECRET } });
+    const { body } = await call("POST", "/v1/notifications/send", {
+      channel: "webhook",
+      recipient: `${hook.url}/slow`,
+      event: "e",
+      payload: {},
+    });
+    let done: Json = {};
+    await waitUntil("the slow webhook delivered", async () => {
+      done = (await call("GET", `/v1/notifications/${body.data.id}`)).body.data;
+      return done.status === "delivered" || done.status === "dead_lettered";
+    }, 60_000);
+    assertEquals([done.status, done.attempts], ["delivered", 1]);
+    assertEquals(hook.arrived.map((a) => a.id), [body.data.id], "no second attempt took it over");
+  } finally {
+    await child.stop();
+    await hook.close();
+    await sandbox.destroy();
+  }
+});
