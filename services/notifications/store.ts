@@ -215,7 +215,9 @@ export async function expireLeases(
            where status = 'sending'
              and coalesce(next_attempt_at, sending_at + make_interval(secs => $1)) < now()
            limit $2)
+          -- Again on the row as locked: a renewal or another sweep may have come first.
           and m.status = 'sending'
+          and coalesce(m.next_attempt_at, m.sending_at + make_interval(secs => $1)) < now()
        returning m.id, m.channel, m.attempts, m.provider, m.status, m.dispatch_id, m.last_error, m.sending_at
      ), attempt as (
        insert into notifications.attempts (notification_id, attempt, channel, provider, outcome, response, error,
