@@ -46,6 +46,15 @@ export const PRIVATE_V6_RANGES = [
   "ff00::/8",
 ];
 
+/** The addresses of this machine's interfaces (closed to outbound calls); empty when they cannot be listed. */
+export function ownAddresses(): string[] {
+  try {
+    return Deno.networkInterfaces().map((i) => i.address);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * IPv6 addresses the host process flags deny one by one: Deno's deny list takes no IPv6 ranges (`fc00::/7`
  * does not parse). They are a second fence only: the egress gate checks every range on the address it connects.

@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../tests/assert.ts";
 import { inCidr, parseCidr, parseIp } from "./ip.ts";
 import { EgressPolicy } from "./egress/policy.ts";
-import { ALLOW_NET_ENTRY, denyList, EGRESS_HOST, netFlags, openedRange } from "./net_policy.ts";
+import { ALLOW_NET_ENTRY, denyList, EGRESS_HOST, netFlags, openedRange, ownAddresses } from "./net_policy.ts";
 
 Deno.test("net policy: flags, deny ranges and operator openings", async (t) => {
   await t.step("no allow_net: no network flag", () => {
@@ -67,4 +67,10 @@ Deno.test("net policy: every IPv6 form of a loopback or private IPv4 address is 
   for (const a of ["::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"]) {
     assertEquals(policy.addressRefusal(a, 80), null, a);
   }
+});
+
+Deno.test("net policy: the machine's own addresses are listed (its loopback among them)", () => {
+  const own = ownAddresses();
+  assert(own.every((a) => parseIp(a) !== null), own.join(", "));
+  assert(own.includes("127.0.0.1") || own.includes("::1"), own.join(", "));
 });

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { EgressPolicy } from "../../runtime/egress/policy.ts";
 import { parseCidr, parseIp } from "../../runtime/ip.ts";
-import { openedRange } from "../../runtime/net_policy.ts";
+import { openedRange, ownAddresses } from "../../runtime/net_policy.ts";
 
 /** Why a target was refused. */
 export class BlockedTargetError extends Error {
@@ -28,8 +28,8 @@ type LookupCallback = (
 /**
  * NetGuard refuses outbound targets on loopback, private, link-local or reserved addresses (SSRF protection),
  * judged by the functions' egress policy, so IPv6 forms of such an IPv4 address (mapped, compatible, NAT64,
- * 6to4, Teredo) are refused as well, unless their host or address is listed in `NOTIFY_ALLOW_PRIVATE_NET`
- * (hosts or CIDRs, comma-separated).
+ * 6to4, Teredo) are refused as well, and so are the machine's own addresses, unless their host or address is
+ * listed in `NOTIFY_ALLOW_PRIVATE_NET` (hosts or CIDRs, comma-separated).
  * Names are resolved once and every address they resolve to must pass; connections are made through
  * {@linkcode NetGuard.lookup}, so they go to the addresses that were checked (no DNS rebinding between the
  * check and the connection).
@@ -39,18 +39,20 @@ export class NetGuard {
   /** The functions' egress policy, with the allowed CIDRs opened: one address policy for all outbound calls. */
   private readonly policy: EgressPolicy;
 
-  constructor(allowList: string, private readonly resolver: Resolver = systemResolver) {
+  /** `own`: the machine's addresses (its interfaces' by default). */
+  constructor(allowList: string, private readonly resolver: Resolver = systemResolver, own = ownAddresses()) {
     const opened: string[] = [];
     for (const raw of allowList.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean)) {
       if (parseCidr(openedRange(raw))) opened.push(raw);
       else this.hosts.add(raw);
     }
-    // Any host, no platform port: only the address ranges (and their IPv6 forms) are judged here.
+    // Any host, no platform port: the address ranges (and their IPv6 forms) and this machine's own addresses,
+    // which reach its services as loopback would, are judged here.
     this.policy = new EgressPolicy({
       allowNet: ["*"],
       allowPrivate: opened,
       platformPorts: [],
-      ownAddresses: [],
+      ownAddresses: own,
     });
   }
 

@@ -78,6 +78,12 @@ Deno.test("NetGuard refuses private targets unless allowed", async (t) => {
     await assertRejects(() => allowed.check("2002:7f00:1::"), /127\.0\.0\.1/);
     await assertRejects(() => allowed.check("nat64.example"), /private or loopback/);
   });
+  await t.step("the machine's own addresses are refused, as for functions", async () => {
+    const guard = new NetGuard("", resolver, ["93.184.216.34"]);
+    await assertRejects(() => guard.check("93.184.216.34"), /address of the runtime machine/);
+    await assertRejects(() => guard.check("public.example"), /address of the runtime machine/);
+    await new NetGuard("", resolver, []).check("public.example");
+  });
   await t.step("lookup answers node-style with the checked addresses, or the refusal", async () => {
     const guard = new NetGuard("", resolver);
     const lookup = (host: string, options: { all?: boolean; family?: number }) =>
