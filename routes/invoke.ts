@@ -5,6 +5,8 @@ import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts"
 import type { EdgeEnv } from "./env.ts";
 import { failureResponse } from "./errors.ts";
 import { callerFor, CONSOLE_COOKIE, credentialsOf } from "./middleware/auth.ts";
+import { readBody } from "./middleware/body.ts";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "./middleware/json_depth.ts";
 import { projectFor } from "./middleware/project.ts";
 import { remoteHost } from "./middleware/rate_limit.ts";
 
@@ -29,47 +31,27 @@ export const InvokeEnvelope = z.object({
   duration_ms: z.number(),
 }).openapi("InvokeResult");
 
-/** Reads a body of unknown length, failing as soon as it passes `limit`. */
-async function readCapped(
-  body: ReadableStream<Uint8Array> | null,
-  limit: number,
-  tooLarge: () => Error,
-): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (body) {
-    for await (const chunk of body) {
-      size += chunk.byteLength;
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
-}
-
 const utf8Lenient = new TextDecoder();
 
 /** The invoke body of `req`: 503 above `limit` bytes (spec §7), 415 when not JSON, 400 when malformed. */
-async function readInvokeBody(req: Request, headers: Headers, limit: number): Promise<InvokeInput> {
-  const tooLarge = () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`);
-  const declared = headers.get("content-length");
-  let bytes: Uint8Array;
-  if (declared !== null) {
-    if (Number(declared) > limit) throw tooLarge();
-    bytes = declared === "0" ? new Uint8Array(0) : new Uint8Array(await req.arrayBuffer());
-    if (bytes.byteLength > limit) throw tooLarge();
-  } else {
-    bytes = await readCapped(req.body, limit, tooLarge);
-  }
+async function readInvokeBody(
+  req: Request,
+  headers: Headers,
+  limit: number,
+  timeoutMs: number,
+): Promise<InvokeInput> {
+  const bytes = await readBody(req, {
+    maxBytes: limit,
+    timeoutMs,
+    tooLarge: () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`),
+    timedOut: () => errors.bodyTimeout(timeoutMs),
+  });
   if (bytes.byteLength === 0) return {};
   if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(headers.get("content-type") ?? "")) {
     throw new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+  }
+  if (jsonTooDeep(bytes)) {
+    throw errors.validation(`The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
   }
   if (bytes.byteLength === 2 && bytes[0] === 0x7b && bytes[1] === 0x7d) return {}; // `{}`, the usual body
   let parsed: unknown;
@@ -241,7 +223,8 @@ export async function serveInvoke(
         'No API key found in request: invoke needs the project key in the "apikey" header',
       );
     }
-    const input = await readInvokeBody(req, headers, platform.config.INVOKE_MAX_BODY_BYTES);
+    const { INVOKE_MAX_BODY_BYTES, BODY_TIMEOUT_MS } = platform.config;
+    const input = await readInvokeBody(req, headers, INVOKE_MAX_BODY_BYTES, BODY_TIMEOUT_MS);
     const result = await platform.functions.invoker.invoke(nameOf(path), input, {
       ref: project.ref,
       requestId,

@@ -1,5 +1,4 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import { errors } from "../services/errors.ts";
 import type { Platform } from "../services/platform.ts";
 import { PROJECT_REF } from "../services/projects/projects.ts";
@@ -27,6 +26,8 @@ import { realtimeRoutes } from "./realtime.ts";
 import { systemRoutes } from "./system.ts";
 
 const INVOKE_PATH = /^\/v1\/functions\/[^/]+\/invoke$/;
+/** Short and long form (`/v1/functions/{project_id}/{name}/invoke`). */
+const ANY_INVOKE_PATH = /^\/v1\/functions\/[^/]+(\/[^/]+)?\/invoke$/;
 /** True for a call of a function (short-form `path`), which the edge serves itself (routes/invoke.ts). */
 const isInvoke = (req: Request, path: string) => req.method === "POST" && INVOKE_PATH.test(path);
 
@@ -56,18 +57,11 @@ const EXPOSE_HEADERS = [
   "x-cache-similarity",
 ];
 
-/** Builds the Hono app of the whole platform over `platform`. */
-export function createApp(platform: Platform): OpenAPIHono<AppEnv> {
+/** Builds the Hono app of the whole platform (the platform itself reaches it as the env of each request). */
+export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook, router: new CachedRouter() });
 
-  const limitBody = bodyLimit({
-    maxSize: platform.config.MAX_BODY_BYTES,
-    onError: (c) => errorResponse(c, errors.tooLarge(platform.config.MAX_BODY_BYTES)),
-  });
-  // Only requests that carry a body pay for the limit: GET and HEAD do not even pass through it. Invoke is not
-  // served by the app (routes/invoke.ts): it enforces its own limit and answers 503 above it (spec §7).
-  app.on(["POST", "PUT", "PATCH", "DELETE"], "*", limitBody);
-
+  // Request bodies are read, capped, timed and checked at the edge (routes/middleware/edge.ts).
   app.route("/", systemRoutes);
   app.route("/", adminRoutes);
   app.route("/", authRoutes);
@@ -143,7 +137,7 @@ function pathOf(url: string): string {
 
 /** Builds the platform's fetch handler: the edge in front of the app, behind the long-form rewrite. */
 export function createHandler(platform: Platform): Handler {
-  const app = createApp(platform);
+  const app = createApp();
   const isProject = async (ref: string) =>
     PROJECT_REF.test(ref) && (await platform.projects.find(ref)) !== null;
   const longForm = async (req: Request, env: EdgeEnv, long: { ref: string; path: string }) => {
@@ -163,6 +157,10 @@ export function createHandler(platform: Platform): Handler {
         : platform.config.CORS_ORIGINS.split(",").map((o) => o.trim()),
       allowHeaders: ALLOW_HEADERS,
       exposeHeaders: EXPOSE_HEADERS,
+      maxBodyBytes: platform.config.MAX_BODY_BYTES,
+      bodyTimeoutMs: platform.config.BODY_TIMEOUT_MS,
+      // Invoke reads its own body under the invoke limit, and answers 503 above it (spec §7).
+      ownBody: (req) => req.method === "POST" && ANY_INVOKE_PATH.test(pathOf(req.url)),
     },
     // Not async on the common path: an extra promise layer per request costs measurable throughput.
     (req, env) => {

@@ -27,6 +27,7 @@ export const Env = z.object({
     .optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   CORS_ORIGINS: z.string().default("*"),
   AUTH_RATE_PER_MIN: z.coerce.number().int().min(1).default(30),

@@ -6,6 +6,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   401: "unauthorized",
   403: "forbidden",
   404: "not_found",
+  408: "timeout",
   409: "conflict",
   413: "invalid_request",
   415: "invalid_request",
@@ -55,6 +56,10 @@ export const errors = {
   notFound: (message: string) => new AppError(404, "NOT_FOUND", message),
   projectNotFound: (ref: string) => new AppError(404, "PROJECT_NOT_FOUND", `Project "${ref}" does not exist`),
   conflict: (message: string) => new AppError(409, "CONFLICT", message),
+  bodyTimeout: (ms: number) =>
+    new AppError(408, "REQUEST_TIMEOUT", `The request body did not arrive within ${ms} ms`, {
+      headers: { connection: "close" },
+    }),
   tooLarge: (limit: number) =>
     new AppError(413, "PAYLOAD_TOO_LARGE", `Request body is larger than the limit of ${limit} bytes`),
   unavailable: (message: string, cause?: unknown) =>

@@ -18,6 +18,11 @@ import { restErrors } from "./errors.ts";
 export const MAX_LIST_ITEMS = 10_000;
 /** The deepest nesting of embedded resources and of `and`/`or` trees. */
 export const MAX_DEPTH = 16;
+/**
+ * The most items (columns and embeds, at every level) one `select=` may name: PostgreSQL refuses a target list
+ * of more than 1664 entries (54011), which is the caller's doing, so the parser says so first.
+ */
+export const MAX_SELECT_ITEMS = 1000;
 
 const QUANTIFIABLE = new Set<Operator>([
   "eq",
@@ -239,6 +244,7 @@ export function parseSelect(raw: string): SelectItem[] {
 
 class SelectParser {
   private i = 0;
+  private count = 0;
   constructor(private readonly s: string) {}
 
   parse(): SelectItem[] {
@@ -261,6 +267,7 @@ class SelectParser {
     this.ws();
     if (this.i >= this.s.length || this.s[this.i] === ")") return items;
     while (true) {
+      if (++this.count > MAX_SELECT_ITEMS) this.fail(`more than ${MAX_SELECT_ITEMS} columns and embeds`);
       items.push(this.item(depth));
       this.ws();
       if (this.s[this.i] === ",") {

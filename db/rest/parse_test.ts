@@ -1,5 +1,6 @@
 import { assertEquals } from "../../tests/assert.ts";
 import {
+  MAX_SELECT_ITEMS,
   parseField,
   parseFilter,
   parseList,
@@ -123,4 +124,11 @@ Deno.test("parse: malformed input is PGRST100", () => {
     () => parseSelect("a(".repeat(40) + ")".repeat(40)),
   ];
   for (const fn of bad) assertEquals(code(fn), "PGRST100");
+});
+
+Deno.test("parse: select= names at most MAX_SELECT_ITEMS columns and embeds", () => {
+  const columns = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`).join(",");
+  assertEquals(parseSelect(columns(MAX_SELECT_ITEMS)).length, MAX_SELECT_ITEMS);
+  assertEquals(code(() => parseSelect(columns(MAX_SELECT_ITEMS + 1))), "PGRST100");
+  assertEquals(code(() => parseSelect(`a(${columns(MAX_SELECT_ITEMS)})`)), "PGRST100");
 });

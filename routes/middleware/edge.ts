@@ -1,5 +1,10 @@
+import { RestError } from "../../db/rest/errors.ts";
+import { errors } from "../../services/errors.ts";
 import type { Platform } from "../../services/platform.ts";
 import type { EdgeEnv } from "../env.ts";
+import { failureResponse, toAppError } from "../errors.ts";
+import { readBody } from "./body.ts";
+import { jsonTooDeep, MAX_JSON_DEPTH, queryTooDeep } from "./json_depth.ts";
 
 /** Options of {@linkcode edge}. */
 export interface EdgeOptions {
@@ -8,6 +13,12 @@ export interface EdgeOptions {
   origins: "*" | string[];
   allowHeaders: string[];
   exposeHeaders: string[];
+  /** The largest request body (413 above it). */
+  maxBodyBytes: number;
+  /** How long a request body may take to arrive (408 past it). */
+  bodyTimeoutMs: number;
+  /** Requests whose handler reads its own body under limits of its own (function invocations). */
+  ownBody?: (req: Request) => boolean;
 }
 
 /** What the edge hands every request to: the Hono app's fetch with the request's {@linkcode EdgeEnv}. */
@@ -15,6 +26,28 @@ export type EdgeNext = (req: Request, env: EdgeEnv) => Response | Promise<Respon
 
 // An incoming id is kept when it is short and plain, so that a trace can cross services.
 const VALID_ID = /^[\w\-.:]{1,200}$/;
+
+const POSTGREST_PATH = /^[a-z]+:\/\/[^/]*\/rest\/v1\//i;
+
+/** A failure at the edge, in the format of the route asked for: PostgREST's on `/rest/v1`, else the envelope. */
+function edgeFailure(err: Error, req: Request, id: string): Response {
+  if (!POSTGREST_PATH.test(req.url)) return failureResponse(err, id, new URL(req.url).pathname);
+  const e = toAppError(err);
+  const rest = e instanceof RestError ? e : null;
+  const body = { code: e.code, message: e.message, details: rest?.details ?? null, hint: rest?.hint ?? null };
+  return Response.json(body, { status: e.status, headers: e.headers });
+}
+
+const tooDeep = (req: Request, where: "body" | "query") => {
+  const details = `The ${where} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
+  if (!POSTGREST_PATH.test(req.url)) return errors.validation(details);
+  return where === "body"
+    ? new RestError(400, "PGRST102", "Empty or invalid json", { details })
+    : new RestError(400, "PGRST100", "failed to parse query string", { details });
+};
+
+/** A body the platform parses as JSON: declared so, or undeclared (the data API reads those as JSON). */
+const JSON_TYPE = /json/i;
 
 /**
  * edge runs in front of the Hono app, outside its middleware chain, because every async layer of that chain
@@ -44,6 +77,31 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     }
     return res;
   };
+  const limits = {
+    maxBytes: options.maxBodyBytes,
+    timeoutMs: options.bodyTimeoutMs,
+    tooLarge: () => errors.tooLarge(options.maxBodyBytes),
+    timedOut: () => errors.bodyTimeout(options.bodyTimeoutMs),
+  };
+  /**
+   * The request with its body read whole under the limits and its JSON depth checked, so that neither a slow
+   * client nor a pathological document reaches a handler or a database.
+   */
+  const buffered = async (req: Request): Promise<Request> => {
+    const bytes = await readBody(req, limits);
+    const type = req.headers.get("content-type");
+    if ((type === null || JSON_TYPE.test(type)) && jsonTooDeep(bytes)) throw tooDeep(req, "body");
+    return new Request(req, { body: bytes.byteLength === 0 ? null : bytes as Uint8Array<ArrayBuffer> });
+  };
+  const guarded = async (req: Request, env: EdgeEnv, origin: string | null): Promise<Response> => {
+    let forwarded: Request;
+    try {
+      forwarded = await buffered(req);
+    } catch (err) {
+      return finish(edgeFailure(err as Error, req, env.requestId), env.requestId, origin);
+    }
+    return finish(await next(forwarded, env), env.requestId, origin);
+  };
   return (req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response> => {
     const incoming = req.headers.get("x-request-id");
     const id = incoming && VALID_ID.test(incoming) ? incoming : crypto.randomUUID();
@@ -61,7 +119,10 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
       if (origin && origin !== "*") headers["vary"] = "Origin";
       return new Response(null, { status: 204, headers });
     }
-    const res = next(req, { platform: options.platform, requestId: id, info });
+    const env = { platform: options.platform, requestId: id, info };
+    if (queryTooDeep(req.url)) return finish(edgeFailure(tooDeep(req, "query"), req, id), id, origin);
+    if (req.body !== null && !options.ownBody?.(req)) return guarded(req, env, origin);
+    const res = next(req, env);
     return res instanceof Promise ? res.then((r) => finish(r, id, origin)) : finish(res, id, origin);
   };
 }

@@ -11,7 +11,8 @@ export function statusOfSqlState(state: string, role: string): number {
   if (state === "P0001") return 400;
   if (/^(08|53)/.test(state)) return 503;
   if (/^(28|0L|0P)/.test(state)) return 403;
-  if (/^(22|23|42|2F|44|P0|0A|21)/.test(state)) return 400;
+  // 54: a program limit (too many columns, nesting too deep) the caller's query ran into.
+  if (/^(22|23|42|2F|44|P0|0A|21|54)/.test(state)) return 400;
   return 500;
 }
 

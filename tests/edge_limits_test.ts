@@ -1,0 +1,142 @@
+import { assert, assertEquals } from "./assert.ts";
+import { json, startPlatform } from "./harness.ts";
+import { deploy } from "./jobs_fixtures.ts";
+
+/** A JSON array nested `depth` levels deep around `inner`. */
+const nested = (depth: number, inner = "1") => "[".repeat(depth) + inner + "]".repeat(depth);
+
+/** The routes that take JSON, each with a body that carries `value` where the route stores or forwards it. */
+const ROUTES: { name: string; path: string; body: (value: string) => string; key: "public" | "secret" }[] = [
+  { name: "data insert", path: "/v1/db/docs", body: (v) => `{"doc":${v}}`, key: "public" },
+  { name: "PostgREST insert", path: "/rest/v1/docs", body: (v) => `{"doc":${v}}`, key: "public" },
+  {
+    name: "SQL params",
+    path: "/v1/sql",
+    body: (v) => `{"query":"select $1::jsonb is not null as ok","params":[{"x":${v}}]}`,
+    key: "secret",
+  },
+  {
+    name: "sign-up data",
+    path: "/v1/auth/signup",
+    body: (v) => `{"email":"deep${v.length}@example.com","password":"correct-horse-9","data":{"x":${v}}}`,
+    key: "public",
+  },
+  {
+    name: "job payload",
+    path: "/v1/functions/jobs",
+    body: (v) => `{"function_name":"echo","payload":${v},"delay_secs":3600}`,
+    key: "secret",
+  },
+  { name: "invoke body", path: "/v1/functions/echo/invoke", body: (v) => `{"body":${v}}`, key: "public" },
+  {
+    name: "notification send",
+    path: "/v1/notifications/send",
+    body: (v) =>
+      `{"channel":"webhook","recipient":"https://hooks.example.com/in","event":"deep","payload":{"x":${v}}}`,
+    key: "secret",
+  },
+];
+
+Deno.test("JSON nested deeper than 512 levels is a 400 on every route, and changes nothing", async (t) => {
+  const p = await startPlatform();
+  try {
+    const sql = async (query: string) =>
+      await json(
+        await p.fetch("/v1/sql", { method: "POST", headers: { apikey: p.secretKey }, json: { query } }),
+      );
+    assertEquals(
+      (await sql(`create table docs (id serial primary key, doc jsonb);
+        alter table docs enable row level security;
+        create policy anyone on docs for all to anon using (true) with check (true);
+        grant select, insert on docs to anon; grant usage on sequence docs_id_seq to anon`)).status,
+      200,
+    );
+    await deploy(p, p.secretKey, "echo", "export default { fetch: () => new Response('ok') };");
+    const post = (path: string, body: string, key: string) =>
+      p.fetch(path, { method: "POST", headers: { apikey: key, "content-type": "application/json" }, body });
+    const keyOf = (k: "public" | "secret") => k === "public" ? p.publicKey : p.secretKey;
+
+    for (const depth of [100_000, 600]) {
+      for (const route of ROUTES) {
+        await t.step(`${route.name}: depth ${depth} is 400`, async () => {
+          const res = await post(route.path, route.body(nested(depth)), keyOf(route.key));
+          const body = await res.json();
+          assertEquals(res.status, 400, JSON.stringify(body).slice(0, 300));
+          if (route.path.startsWith("/rest/v1/")) {
+            // PostgREST's own error format on its mount.
+            assertEquals(body.code, "PGRST102");
+            assert(/512 levels/.test(body.details), body.details);
+          } else {
+            assertEquals(body.error.code, "VALIDATION_ERROR");
+            assert(/512 levels/.test(body.error.message), body.error.message);
+            assert(body.error.request_id);
+          }
+        });
+      }
+    }
+
+    await t.step("a query string nested too deeply is 400 too", async () => {
+      const deep = encodeURIComponent(nested(600));
+      const rest = await p.fetch(`/rest/v1/docs?doc=cs.${deep}`, { headers: { apikey: p.publicKey } });
+      assertEquals(rest.status, 400);
+      assertEquals((await rest.json()).code, "PGRST100");
+      const env = await p.fetch(`/v1/db/docs?doc=cs.${nested(600)}`, { headers: { apikey: p.publicKey } });
+      assertEquals(env.status, 400);
+      assertEquals((await env.json()).error.code, "VALIDATION_ERROR");
+    });
+
+    await t.step("nothing was stored by the refused requests", async () => {
+      const rows = await sql("select count(*)::int as n from docs");
+      assertEquals(rows.body.data, [{ n: 0 }]);
+      const jobs = await json(await p.fetch("/v1/functions/jobs", { headers: { apikey: p.secretKey } }));
+      assertEquals(jobs.body.data, []);
+    });
+
+    await t.step("depth 500 still works where the value is valid", async () => {
+      for (const route of ROUTES) {
+        const res = await post(route.path, route.body(nested(500)), keyOf(route.key));
+        const text = await res.text();
+        assert(res.status >= 200 && res.status < 300, `${route.name}: ${res.status} ${text.slice(0, 300)}`);
+      }
+      const filtered = await json(
+        await p.fetch(`/v1/db/docs?select=id&doc=cs.${encodeURIComponent(nested(500))}`, {
+          headers: { apikey: p.publicKey },
+        }),
+      );
+      assertEquals(filtered.status, 200);
+      assertEquals(filtered.body.data.length, 2);
+    });
+
+    await t.step("the project still answers reads", async () => {
+      const rows = await json(await p.fetch("/v1/db/docs?select=id", { headers: { apikey: p.publicKey } }));
+      assertEquals(rows.status, 200);
+      assertEquals(rows.body.data.length, 2);
+    });
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("select= with 2,000 columns is a 400 on both mounts", async () => {
+  const p = await startPlatform();
+  try {
+    const columns = Array.from({ length: 2000 }, (_, i) => `id${i}:id`).join(",");
+    await p.fetch("/v1/sql", {
+      method: "POST",
+      headers: { apikey: p.secretKey },
+      json: { query: "create table wide (id int primary key); grant select on wide to anon" },
+    });
+    const rest = await p.fetch(`/rest/v1/wide?select=${columns}`, { headers: { apikey: p.publicKey } });
+    const restBody = await rest.json();
+    assertEquals(rest.status, 400);
+    assertEquals(restBody.code, "PGRST100");
+    assert(/more than 1000 columns/.test(restBody.details), restBody.details);
+    const env = await json(
+      await p.fetch(`/v1/db/wide?select=${columns}`, { headers: { apikey: p.publicKey } }),
+    );
+    assertEquals(env.status, 400);
+    assertEquals(env.body.error.code, "PGRST100");
+  } finally {
+    await p.close();
+  }
+});
