@@ -94,7 +94,7 @@ Deno.test("a revoked session's access token stops working on every route and end
       apikey: p.secretKey,
     });
     assertEquals(deployed.status, 201, JSON.stringify(deployed.body));
-    for (const email of ["ada@example.com", "bob@example.com", "cy@example.com"]) {
+    for (const email of ["ada@example.com", "bob@example.com", "cy@example.com", "dee@example.com"]) {
       assertEquals((await post(p, "/v1/auth/signup", { email, password: "plum-orchard-42" })).status, 200);
     }
 
@@ -119,6 +119,20 @@ Deno.test("a revoked session's access token stops working on every route and end
         await p.fetch(`/v1/realtime/ws?${query}`, { headers: { upgrade: "websocket" } }),
       );
       assertEquals([refused.status, refused.body.error.code], [401, "INVALID_TOKEN"]);
+    });
+
+    await t.step("logout (scope=local) ends that session only", async () => {
+      const ended = await signIn(p, "dee@example.com");
+      const kept = await signIn(p, "dee@example.com");
+      const ws = await connect(ended.access_token);
+      const out = await post(p, "/v1/auth/logout", null, { authorization: `Bearer ${ended.access_token}` });
+      assertEquals(out.status, 200);
+      assertEquals(await refusedEverywhere(p, ended.access_token), REFUSED);
+      assertEquals(await endedWith(ws), ["INVALID_TOKEN", 4001]);
+      assertEquals(await routeAnswers(p, kept.access_token), [[200, null], [201, null], [200, null], [
+        200,
+        null,
+      ]]);
     });
 
     await t.step(
