@@ -139,3 +139,54 @@ revoke all on function platform.setup_authenticator(text) from public;
 
 -- The event trigger's function runs as whoever ran the DDL; it resolves nothing through their search_path.
 alter function platform.notify_schema_change() set search_path = pg_catalog, pg_temp;
+
+-- realtime.visible_to now runs on the tenant login, which may not name the objects a policy uses (it has no rights
+-- of its own). The check is therefore prepared as the first subscriber role that can name them; PostgreSQL checks
+-- schema usage only when it parses, and the rights that matter (the table's SELECT, EXECUTE of the functions a
+-- policy calls, the tables it reads) again when each group's role runs the plan, as it does for a policy itself.
+-- It keeps the caller's search_path: the policies' text names objects relative to it (pg_get_expr).
+create or replace function realtime.visible_to(roles text[], claims text[], check_sql text, row_json text)
+returns boolean[] language plpgsql as $$
+declare
+  result boolean[] := '{}';
+  v boolean;
+  prepared boolean := false;
+  r text;
+begin
+  if exists (select 1 from pg_catalog.pg_prepared_statements where name = 'realtime_visible_check') then
+    deallocate realtime_visible_check;
+  end if;
+  foreach r in array (select pg_catalog.array_agg(distinct x) from pg_catalog.unnest(roles) x) loop
+    perform pg_catalog.set_config('role', r, true);
+    begin
+      execute 'prepare realtime_visible_check(text) as ' || check_sql;
+      prepared := true;
+    exception when others then
+      null;
+    end;
+    exit when prepared;
+  end loop;
+  perform pg_catalog.set_config('role', 'none', true);
+  if not prepared then
+    -- A check that cannot be planned lets nobody see the change.
+    return pg_catalog.array_fill(false, array[coalesce(pg_catalog.array_length(roles, 1), 0)]);
+  end if;
+  for i in 1 .. coalesce(pg_catalog.array_length(roles, 1), 0) loop
+    perform pg_catalog.set_config('role', roles[i], true);
+    perform pg_catalog.set_config('request.jwt.claims', claims[i], true);
+    begin
+      execute pg_catalog.format('execute realtime_visible_check(%L)', row_json) into v;
+    exception when others then
+      v := false;
+    end;
+    result := result || coalesce(v, false);
+  end loop;
+  perform pg_catalog.set_config('role', 'none', true);
+  perform pg_catalog.set_config('request.jwt.claims', '', true);
+  -- Gone already if a policy's function deallocated it (its own groups then saw nothing).
+  if exists (select 1 from pg_catalog.pg_prepared_statements where name = 'realtime_visible_check') then
+    deallocate realtime_visible_check;
+  end if;
+  return result;
+end $$;
+revoke all on function realtime.visible_to(text[], text[], text, text) from public;
