@@ -267,8 +267,8 @@ export class NotificationService {
   }
 
   /**
-   * Turns dispatching on when the dispatcher starts here, off when it stops: then attempts not yet started
-   * are left to the queue and this waits for the local attempts in flight.
+   * Turns dispatching on when the dispatcher starts here (with the renewal of leases), off when it stops:
+   * then attempts not yet started are left to the queue and this waits for the attempts in flight.
    */
   async setDispatching(on: boolean): Promise<void> {
     this.dispatching = on;
@@ -277,10 +277,8 @@ export class NotificationService {
     }
     if (!on) {
       while (this.localInFlight.size > 0) await Promise.all([...this.localInFlight]);
-      while (
-        this.lanes.webhook.running + this.lanes.email.running + this.lanes.sms.running +
-            this.lanes.push.running > 0
-      ) {
+      // Sends the queue handed over are in the lanes too; their leases are renewed until they end.
+      while (Object.values(this.lanes).some((lane) => lane.running > 0)) {
         await new Promise((r) => setTimeout(r, 20));
       }
       clearInterval(this.renewTimer);
