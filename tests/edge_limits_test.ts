@@ -140,3 +140,53 @@ Deno.test("select= with 2,000 columns is a 400 on both mounts", async () => {
     await p.close();
   }
 });
+
+/**
+ * Sends `head` at once, then dribbles one more body byte every 100 ms, and returns the status line of the answer
+ * that comes while the client is still sending.
+ */
+async function dribble(port: number, head: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const encoder = new TextEncoder();
+  await conn.write(encoder.encode(head));
+  let answered = "";
+  const reading = (async () => {
+    const buf = new Uint8Array(4096);
+    while (!answered.includes("\r\n")) {
+      const n = await conn.read(buf).catch(() => null);
+      if (n === null) break;
+      answered += new TextDecoder().decode(buf.subarray(0, n));
+    }
+  })();
+  // The bound only stops a broken test from hanging: the answer must come long before.
+  for (let i = 0; i < 600 && !answered.includes("\r\n"); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    await conn.write(encoder.encode(" ")).catch(() => {});
+  }
+  conn.close();
+  await reading;
+  return answered.split("\r\n")[0]!;
+}
+
+Deno.test("a client that dribbles its body is answered 408 while still sending (real socket)", async () => {
+  const p = await startPlatform({ BODY_TIMEOUT_MS: "300" });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, p.handler);
+  try {
+    await deploy(p, p.secretKey, "echo", "export default { fetch: () => new Response('ok') };");
+    for (const path of ["/v1/db/docs", "/rest/v1/docs", "/v1/sql", "/v1/functions/echo/invoke"]) {
+      const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\napikey: ${p.secretKey}\r\n` +
+        "content-type: application/json\r\ncontent-length: 100000\r\n\r\n{";
+      assertEquals(await dribble(server.addr.port, head), "HTTP/1.1 408 Request Timeout", path);
+    }
+    const chunked = `POST /v1/sql HTTP/1.1\r\nHost: 127.0.0.1\r\napikey: ${p.secretKey}\r\n` +
+      "content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{\r\n";
+    assertEquals(await dribble(server.addr.port, chunked), "HTTP/1.1 408 Request Timeout");
+    // The platform still serves an ordinary request.
+    const ok = await fetch(`http://127.0.0.1:${server.addr.port}/v1/health`);
+    assertEquals(ok.status, 200);
+    await ok.body?.cancel();
+  } finally {
+    await server.shutdown();
+    await p.close();
+  }
+});
