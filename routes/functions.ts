@@ -12,6 +12,7 @@ const Permissions = z.object({
   allow_net: z.array(z.string()),
   memory_mb: z.number().int(),
   timeout_secs: z.number().int(),
+  cpu_ms: z.number().int().openapi({ description: "CPU time per call (ms)" }),
 }).openapi("FunctionPermissions");
 
 const FunctionObject = z.object({

@@ -1,8 +1,11 @@
 import { join } from "node:path";
 import { CallRing } from "./call_ring.ts";
+import { CpuBudget } from "./cpu_budget.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { droppedLinesText, LOG_BURST, LOG_LINES_PER_SECOND, LogBudget } from "./log_budget.ts";
+import { processUsage } from "./proc_usage.ts";
 import {
+  cpuLimitText,
   HEADER_NAME,
   HEADER_VALUE,
   type HeaderList,
@@ -12,6 +15,7 @@ import {
   MAX_LOG_LINE,
   MAX_RESPONSE_BYTES,
   type Outcome,
+  timeLimitText,
 } from "./protocol.ts";
 
 /** One call handed to a host. */
@@ -105,6 +109,13 @@ const MAX_CALL_LOG_LINES = 1_000;
 const ORPHAN_GRACE_MS = 1_500;
 // The largest frame a worker may send: its largest answer and room for its header (a batch carries less).
 const MAX_WORKER_FRAME_BYTES = MAX_RESPONSE_BYTES + 2 * 1024 * 1024;
+// How often the platform looks at a host's calls' deadlines, CPU time and memory (not per call: off the hot path).
+const SAMPLE_MS = 100;
+// CPU time a host has to load its function (its worker, the module and its top-level code) besides its calls'.
+const LOAD_CPU_MS = 1_000;
+// Private memory of a host's own (the Deno runtime, its worker, V8's young generation) on top of memory_mb:
+// past both, the host is stopped (measured: 20 MB at rest).
+const RUNTIME_MEMORY_MB = 96;
 
 /**
  * HostProcess is the platform's handle on one runtime host child process: it spawns it with the function's
@@ -126,11 +137,16 @@ export class HostProcess {
   private readonly channels = new Map<number, WorkerChannel>();
   /** The highest worker generation seen, in a hello or in the host's news of a lost worker. */
   private lastGeneration = 0;
-  private watchdog: ReturnType<typeof setInterval> | null = null;
+  /** Samples the host while it serves a function (every SAMPLE_MS). */
+  private meter: ReturnType<typeof setInterval> | null = null;
+  private budget: CpuBudget | null = null;
+  /** CPU time of the process when last sampled (ms). */
+  private cpuSeen = 0;
   private control: FrameWriter | null = null;
   private stderrTail = "";
   private exited = false;
-  private killedFor: "timeout" | null = null;
+  /** Why the platform stopped the process, if it did. */
+  private killedFor: "timeout" | "cpu" | "memory" | null = null;
   private stderrDone: Promise<void> = Promise.resolve();
   private logSink: HostLogSink = () => {};
   // The worker keeps to its budget itself; this one, twice as wide, holds a worker that does not.
@@ -154,7 +170,32 @@ export class HostProcess {
     this.logSink = onLog;
     this.exitSink = onExit;
     this.lastUsed = Date.now();
+    // From now on the process runs the function's code: what it uses is the function's.
+    this.budget = new CpuBudget(init.cpuMs, LOAD_CPU_MS);
+    this.cpuSeen = processUsage(this.child.pid)?.cpuMs ?? 0;
+    this.meter = setInterval(() => this.sample(), SAMPLE_MS);
     this.control!.write({ ...init });
+  }
+
+  /**
+   * Stops the process for certain (SIGKILL) when a call is past its deadline, when it used more CPU time than
+   * its calls brought (runtime/cpu_budget.ts), or more private memory than memory_mb and the runtime's own:
+   * ArrayBuffers, wasm memories and threads count, which V8's heap limit does not see.
+   */
+  private sample(): void {
+    const now = Date.now();
+    if (this.calls.some((call) => call.deadline < now)) return this.stop("timeout");
+    const usage = processUsage(this.child.pid);
+    if (usage === null) return; // gone: onExit follows
+    const used = usage.cpuMs - this.cpuSeen;
+    this.cpuSeen = usage.cpuMs;
+    if (!this.budget!.spend(used)) return this.stop("cpu");
+    if (usage.privateMb > this.memoryMb + RUNTIME_MEMORY_MB) this.stop("memory");
+  }
+
+  private stop(reason: "timeout" | "cpu" | "memory"): void {
+    this.killedFor ??= reason;
+    this.kill();
   }
 
   /** Starts a host process and waits until it connected; it runs nothing before {@linkcode assign}. */
@@ -368,6 +409,9 @@ export class HostProcess {
     if (!channel) return;
     const outcome = msg.outcome === "timeout" ? "timeout" : "error";
     this.dropChannel(channel, { outcome, message: String(msg.message), logs: [] });
+    // A worker stuck in a loop: the host terminated it, but V8 does not always stop a loop so (measured: a
+    // `while (true) {}` ran on at a full core). The process goes, and the loop with it.
+    if (outcome === "timeout") this.stop("timeout");
   }
 
   /** Sends the waiting calls to the worker now ready (or fails them when the function cannot run). */
@@ -396,28 +440,21 @@ export class HostProcess {
     channel.writer.write({ t: "req", id, method, url, headers }, body);
   }
 
-  /** True while the process runs. */
+  /** True while the process runs and serves: false from the moment the platform decided to stop it. */
   get alive(): boolean {
-    return !this.exited;
+    return !this.exited && this.killedFor === null;
   }
 
   /** Sends one call; resolves with its result, or a failure when the host dies or misses `deadlineMs`. */
   call(req: HostRequest, deadlineMs: number): Promise<HostResult> {
-    if (this.exited) return Promise.resolve({ outcome: "crash", message: "Runtime host is gone", logs: [] });
+    if (!this.alive) return Promise.resolve({ outcome: "crash", message: "Runtime host is gone", logs: [] });
     const id = this.nextId++;
     this.inFlight++;
     this.lastUsed = Date.now();
     const { promise, resolve } = Promise.withResolvers<HostResult>();
     const call: Call = { id, resolve, deadline: this.lastUsed + deadlineMs, channel: null, req };
     this.calls.add(call);
-    // One watchdog per host instead of a timer per call: a host that misses a call's deadline is wedged.
-    this.watchdog ??= setInterval(() => {
-      const now = Date.now();
-      if (this.calls.some((call) => call.deadline < now)) {
-        this.killedFor = "timeout";
-        this.kill();
-      }
-    }, 100);
+    this.budget!.started();
     this.send(id, call);
     return promise;
   }
@@ -428,10 +465,7 @@ export class HostProcess {
     this.calls.delete(id);
     this.inFlight--;
     this.lastUsed = Date.now();
-    if (this.calls.size === 0 && this.watchdog !== null) {
-      clearInterval(this.watchdog);
-      this.watchdog = null;
-    }
+    this.budget!.ended();
     // The record is emptied as it leaves: an old-generation object that still points at it (as a Map's replaced
     // table did) counts as live to the scavenger, which would then promote the call's request, promise and
     // answer with it (measured with a Map: 2.3 MB promoted per scavenge, each 5–8 ms, under load).
@@ -445,9 +479,13 @@ export class HostProcess {
   private onExit(): void {
     if (this.exited) return;
     this.exited = true;
-    const oom = /out of memory|heap limit|allocation failed/i.test(this.stderrTail);
+    if (this.meter !== null) clearInterval(this.meter);
+    const oom = this.killedFor === "memory" ||
+      /out of memory|heap limit|allocation failed/i.test(this.stderrTail);
     const result: HostResult = this.killedFor === "timeout"
-      ? { outcome: "timeout", message: "Function did not answer within its time limit", logs: [] }
+      ? { outcome: "timeout", message: timeLimitText(this.init!.timeoutMs), logs: [] }
+      : this.killedFor === "cpu"
+      ? { outcome: "timeout", message: cpuLimitText(this.init!.cpuMs), logs: [] }
       : oom
       ? {
         outcome: "oom",

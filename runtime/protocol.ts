@@ -20,6 +20,8 @@ export interface InitMessage {
   env: Record<string, string>;
   memoryMb: number;
   timeoutMs: number;
+  /** CPU time each call brings (runtime/cpu_budget.ts); the platform meters it, not the host. */
+  cpuMs: number;
   /** The function's network: null for none; otherwise its host runs an egress gate under these rules. */
   egress: EgressRules | null;
 }
@@ -104,6 +106,9 @@ export interface LogMessage {
 /** Why a call failed at its time limit. */
 export const timeLimitText = (timeoutMs: number) =>
   `Function ran past its time limit of ${timeoutMs / 1000} s`;
+
+/** Why a call failed when its host used more CPU time than its calls brought. */
+export const cpuLimitText = (cpuMs: number) => `Function used more than its CPU time of ${cpuMs} ms per call`;
 
 /** Largest response body a function may return. */
 export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;

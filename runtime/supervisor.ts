@@ -37,6 +37,8 @@ export interface FunctionSpec {
   allowNet: string[];
   memoryMb: number;
   timeoutSecs: number;
+  /** CPU time per call (ms). */
+  cpuMs: number;
 }
 
 /** A started host waiting for its first function (null while it starts). */
@@ -115,7 +117,7 @@ export class Runtime {
       ? this.hosts.get(spec.versionKey)
       : undefined;
     const warm = pending && this.started.get(pending);
-    if (warm && !this.closing) return warm.call(req, deadlineMs);
+    if (warm?.alive && !this.closing) return warm.call(req, deadlineMs);
     return this.host(spec).then((host) => host.call(req, deadlineMs));
   }
 
@@ -157,7 +159,8 @@ export class Runtime {
       if (previous) this.retireKey(previous); // redeployed: new calls get the new version
     }
     const known = this.hosts.get(spec.versionKey);
-    if (known) return known;
+    // A host being stopped (past a limit) serves no new call: the next one starts a fresh host.
+    if (known && this.started.get(known)?.alive !== false) return known;
     const starting = this.start(spec);
     this.hosts.set(spec.versionKey, starting);
     starting.then((h) => this.started.set(starting, h), () => {
@@ -170,9 +173,11 @@ export class Runtime {
     return [...this.liveSet()];
   }
 
+  /** Hosts that serve or drain calls (a host the platform is stopping, killed already, is not counted). */
   private liveSet(): Set<HostProcess> {
-    const out = new Set<HostProcess>(this.retiring);
-    for (const h of this.settled.values()) out.add(h);
+    const out = new Set<HostProcess>();
+    for (const h of this.retiring) if (h.alive) out.add(h);
+    for (const h of this.settled.values()) if (h.alive) out.add(h);
     return out;
   }
 
@@ -311,6 +316,7 @@ export class Runtime {
           env: spec.env,
           memoryMb: spec.memoryMb,
           timeoutMs: spec.timeoutSecs * 1000,
+          cpuMs: spec.cpuMs,
           egress: spec.allowNet.length === 0 ? null : {
             allowNet: spec.allowNet,
             allowPrivate: this.options.allowPrivateNet,
@@ -376,7 +382,7 @@ export class Runtime {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.idleTimer);
-    const all = [...this.live()];
+    const all = [...this.retiring, ...this.settled.values()]; // those being stopped too: awaited below
     for (const spare of this.spares.values()) if (spare.host) all.push(spare.host);
     for (const key of [...this.spares.keys()]) this.dropSpare(key);
     for (const p of await Promise.allSettled([...this.spawning])) {

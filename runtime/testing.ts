@@ -27,6 +27,7 @@ export function spec(id: string, code: string, extra: Partial<FunctionSpec> = {}
     allowNet: [],
     memoryMb: 64,
     timeoutSecs: 5,
+    cpuMs: 2000,
     ...extra,
   };
 }

@@ -35,7 +35,7 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
       assertEquals(fn.code, HELLO);
       assertEquals(fn.code_hash, await sha256Hex(HELLO));
       assertEquals(fn.env_vars, { GREETING: "hello-plaintext" });
-      assertEquals(fn.permissions, { allow_net: [], memory_mb: 128, timeout_secs: 30 });
+      assertEquals(fn.permissions, { allow_net: [], memory_mb: 128, timeout_secs: 30, cpu_ms: 2000 });
       assertEquals(fn.is_active, true);
       assert(!Number.isNaN(Date.parse(fn.created_at)) && !Number.isNaN(Date.parse(fn.updated_at)));
       assertEquals((await invoke("hello")).body.data.body, { v: 1, env: "hello-plaintext" });
@@ -121,7 +121,7 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
         method: "PATCH",
         json: { permissions: { memory_mb: 64 } },
       });
-      assertEquals(r.body.data.permissions, { allow_net: [], memory_mb: 64, timeout_secs: 30 });
+      assertEquals(r.body.data.permissions, { allow_net: [], memory_mb: 64, timeout_secs: 30, cpu_ms: 2000 });
       r = await call("/v1/functions/hello", {
         method: "PATCH",
         json: { permissions: { timeout_secs: 5, allow_net: ["api.example.com", "*.example.org:443"] } },
@@ -130,7 +130,11 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
         allow_net: ["api.example.com", "*.example.org:443"],
         memory_mb: 64,
         timeout_secs: 5,
+        cpu_ms: 2000,
       });
+      r = await call("/v1/functions/hello", { method: "PATCH", json: { permissions: { cpu_ms: 500 } } });
+      assertEquals(r.body.data.permissions.cpu_ms, 500);
+      assertEquals(r.body.data.permissions.timeout_secs, 5, "the other fields are kept");
       assertEquals(r.body.data.env_vars, { A_KEY: "s3cret-value", GREETING: "bonjour" }, "env kept");
     });
 
@@ -140,6 +144,9 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
       { permissions: { timeout_secs: 0 }, field: "timeout_secs" },
       { permissions: { timeout_secs: 301 }, field: "timeout_secs" },
       { permissions: { memory_mb: 64.5 }, field: "memory_mb" },
+      { permissions: { cpu_ms: 9 }, field: "cpu_ms" },
+      { permissions: { cpu_ms: 60_001 }, field: "cpu_ms" },
+      { permissions: { cpu_ms: 100.5 }, field: "cpu_ms" },
       { permissions: { allow_net: ["http://evil.com"] }, field: "allow_net.0" },
       { permissions: { allow_net: ["a.com,--allow-all"] }, field: "allow_net.0" },
       { permissions: { cpu: 2 }, field: "permissions" },
@@ -158,6 +165,7 @@ Deno.test("functions: storage and management routes (spec §4.2)", async (t) => 
           const now = await call("/v1/functions/hello");
           assertEquals(now.body.data.permissions.memory_mb, 64);
           assertEquals(now.body.data.permissions.timeout_secs, 5);
+          assertEquals(now.body.data.permissions.cpu_ms, 500);
         },
       );
     }

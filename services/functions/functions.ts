@@ -250,6 +250,7 @@ export class FunctionService {
         allowNet: fn.permissions.allow_net,
         memoryMb: fn.permissions.memory_mb,
         timeoutSecs: fn.permissions.timeout_secs,
+        cpuMs: fn.permissions.cpu_ms,
       },
     };
   }

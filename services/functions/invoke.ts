@@ -1,4 +1,4 @@
-import { HEADER_NAME, HEADER_VALUE, type HeaderList } from "../../runtime/protocol.ts";
+import { cpuLimitText, HEADER_NAME, HEADER_VALUE, type HeaderList } from "../../runtime/protocol.ts";
 import { type Runtime, RuntimeUnavailable } from "../../runtime/supervisor.ts";
 import { decodeBase64 } from "../encoding.ts";
 import { publicErrorText } from "./error_text.ts";
@@ -199,11 +199,10 @@ export class Invoker {
     this.deps.logs.add(fn.id, "error", message);
     if (result.outcome === "timeout") {
       record(504);
-      throw new AppError(
-        504,
-        "TIMEOUT",
-        `Function "${fn.name}" did not answer within its time limit of ${spec.timeoutSecs} s`,
-      );
+      const limit = result.message === cpuLimitText(spec.cpuMs)
+        ? `used more than its CPU time of ${spec.cpuMs} ms`
+        : `did not answer within its time limit of ${spec.timeoutSecs} s`;
+      throw new AppError(504, "TIMEOUT", `Function "${fn.name}" ${limit}`);
     }
     record(500);
     const code = result.outcome === "oom"

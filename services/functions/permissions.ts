@@ -6,10 +6,17 @@ export interface Permissions {
   allow_net: string[];
   memory_mb: number;
   timeout_secs: number;
+  /** CPU time per call (ms), as Supabase's CPU limit: wall-clock time waiting on I/O does not count. */
+  cpu_ms: number;
 }
 
-/** Defaults of a new function: no network, 128 MB, 30 s. */
-export const DEFAULT_PERMISSIONS: Permissions = { allow_net: [], memory_mb: 128, timeout_secs: 30 };
+/** Defaults of a new function: no network, 128 MB, 30 s, 2 s of CPU per call. */
+export const DEFAULT_PERMISSIONS: Permissions = {
+  allow_net: [],
+  memory_mb: 128,
+  timeout_secs: 30,
+  cpu_ms: 2000,
+};
 
 /** A partial permissions object as sent to POST and PATCH; every field is checked against its bounds. */
 export const PermissionsPatch = z.strictObject({
@@ -21,6 +28,7 @@ export const PermissionsPatch = z.strictObject({
   ).max(100).optional(),
   memory_mb: z.number().int().min(16).max(1024).optional(),
   timeout_secs: z.number().int().min(1).max(300).optional(),
+  cpu_ms: z.number().int().min(10).max(60_000).optional(),
 });
 
 /** A permissions patch. */
@@ -32,5 +40,6 @@ export function mergePermissions(base: Permissions, patch: PermissionsPatch | un
     allow_net: patch?.allow_net ? [...new Set(patch.allow_net.map((h) => h.toLowerCase()))] : base.allow_net,
     memory_mb: patch?.memory_mb ?? base.memory_mb,
     timeout_secs: patch?.timeout_secs ?? base.timeout_secs,
+    cpu_ms: patch?.cpu_ms ?? base.cpu_ms,
   };
 }
