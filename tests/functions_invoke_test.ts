@@ -460,11 +460,18 @@ Deno.test("functions: a runtime with no room answers 503 SERVICE_UNAVAILABLE and
   try {
     await deploy(
       "busy",
-      "export default async () => { await new Promise((r) => setTimeout(r, 1500)); return new Response('done'); };",
+      "export default async () => { console.log('holding'); await new Promise((r) => setTimeout(r, 3000)); return new Response('done'); };",
     );
     await deploy("other", "export default () => new Response('other');");
-    const busy = invoke("busy"); // holds the only host for 1.5 s
-    await new Promise((r) => setTimeout(r, 500));
+    const busy = invoke("busy"); // holds the only host for 3 s once it runs
+    // Waits until the call runs in its host (a fixed pause lost the race on a loaded machine: the call had not
+    // reached the runtime yet, and "other" got the host).
+    const holding = async () =>
+      JSON.stringify(
+        (await json(await p.fetch("/v1/functions/busy/logs", { headers: { apikey: p.secretKey } }))).body,
+      )
+        .includes("holding");
+    for (let i = 0; i < 200 && !(await holding()); i++) await new Promise((r) => setTimeout(r, 50));
     const refused = await invoke("other");
     assertEquals(refused.status, 503);
     assertEquals(refused.body.error.code, "SERVICE_UNAVAILABLE");
