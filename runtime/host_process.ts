@@ -184,6 +184,7 @@ export class HostProcess {
    * ArrayBuffers, wasm memories and threads count, which V8's heap limit does not see.
    */
   private sample(): void {
+    if (this.exited) return this.stopMeter(); // assigned as it died
     const now = Date.now();
     if (this.calls.some((call) => call.deadline < now)) return this.stop("timeout");
     const usage = processUsage(this.child.pid);
@@ -192,6 +193,11 @@ export class HostProcess {
     this.cpuSeen = usage.cpuMs;
     if (!this.budget!.spend(used)) return this.stop("cpu");
     if (usage.privateMb > this.memoryMb + RUNTIME_MEMORY_MB) this.stop("memory");
+  }
+
+  private stopMeter(): void {
+    if (this.meter !== null) clearInterval(this.meter);
+    this.meter = null;
   }
 
   private stop(reason: "timeout" | "cpu" | "memory"): void {
@@ -232,9 +238,12 @@ export class HostProcess {
     const host = new HostProcess(options.id, options.memoryMb, child, listener, socket, options.onExit);
     host.pumpOutput(child.stdout, "info", false);
     host.stderrDone = host.pumpOutput(child.stderr, "error", true);
-    // Classify the exit once stderr is drained (it says "out of memory"), waiting at most a moment.
-    child.status.then(() => Promise.race([host.stderrDone, new Promise((r) => setTimeout(r, 1000))]))
-      .then(() => host.onExit());
+    // Classify the exit once stderr is drained (it says "out of memory"), waiting at most a moment. The meter
+    // stops at once: the process id is free for another process now.
+    child.status.then(() => {
+      host.stopMeter();
+      return Promise.race([host.stderrDone, new Promise((r) => setTimeout(r, 1000))]);
+    }).then(() => host.onExit());
     try {
       const conn = await new Promise<Deno.Conn>((resolve, reject) => {
         const timer = setTimeout(
@@ -480,7 +489,7 @@ export class HostProcess {
   private onExit(): void {
     if (this.exited) return;
     this.exited = true;
-    if (this.meter !== null) clearInterval(this.meter);
+    this.stopMeter();
     const oom = this.killedFor === "memory" ||
       /out of memory|heap limit|allocation failed/i.test(this.stderrTail);
     const result: HostResult = this.killedFor === "timeout"
