@@ -11,10 +11,20 @@ import {
   type SerializedError,
   statementTimeout,
   TimeoutGate,
+  Vitals,
   type WorkerCall,
   type WorkerMessage,
   type WorkerRequest,
 } from "./pglite_protocol.ts";
+import {
+  gaveUp,
+  type InstanceHealth,
+  type Monitored,
+  pgliteLimits,
+  unwatch,
+  watch,
+} from "./pglite_health.ts";
+import { log } from "../services/log.ts";
 
 interface Pending {
   resolve(value: unknown): void;
@@ -36,6 +46,11 @@ interface Pending {
 class PgliteClient {
   private readonly worker: Worker;
   readonly gate = new TimeoutGate();
+  readonly vitals = new Vitals();
+  /** Transactions begun and not ended: the engine is not idle while one is open. */
+  openTransactions = 0;
+  /** Called once when the engine's thread broke or died on its own (not on close or fence). */
+  onFailure: (err: Error) => void = () => {};
   private readonly pending = new Map<number, Pending>();
   /** The end function of each pipeline whose decision is taken here, by the pipeline call's id. */
   private readonly deciders = new Map<number, (rows: Record<string, unknown>[][]) => void>();
@@ -49,8 +64,25 @@ class PgliteClient {
     this.worker.onerror = (e: ErrorEvent) => {
       // The engine's thread died (a WebAssembly trap, out of memory): fail what it held, keep the platform up.
       e.preventDefault();
-      this.stop(new Error(`The embedded database stopped: ${e.message}`));
+      this.fail(new Error(`The embedded database stopped: ${e.message}`));
     };
+  }
+
+  /** No call is running or waiting, and no transaction is open. */
+  get idle(): boolean {
+    return this.pending.size === 0 && this.openTransactions === 0;
+  }
+
+  /** Gives up on the engine's thread: it stops at its next file or clock access, never to write again. */
+  fence(reason: Error): void {
+    this.vitals.fence();
+    this.stop(reason);
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.stop(err);
+    this.onFailure(err);
   }
 
   /** Sends `call` and resolves with its answer; `timeoutMs` watches it once it starts (see the class). */
@@ -121,7 +153,9 @@ class PgliteClient {
   }
 
   private receive(m: WorkerMessage): void {
-    if ("listener" in m) {
+    if ("broken" in m) {
+      this.fail(deserializeError(m.broken));
+    } else if ("listener" in m) {
       this.listeners.get(m.listener)?.(m.payload);
     } else if ("rows" in m) {
       this.deciders.get(m.rows)?.(m.value);
@@ -173,24 +207,151 @@ export interface PgliteOptions {
   maxPrepared?: number;
 }
 
+/** How long closing waits for the engine to finish what it runs before giving it up (a stop must not hang). */
+const CLOSE_MS = 10_000;
+
+/** The error of calls that were running or waiting when their engine was given up. */
+function restarted(reason: string): Error {
+  return Object.assign(new Error(`The embedded database was restarted: ${reason}`), {
+    name: "DatabaseError",
+    severity: "FATAL",
+    code: "57P01",
+  });
+}
+
+/** A LISTEN of the Db's: it outlives the engine, and is listened to again on the next one. */
+interface Subscription {
+  channel: string;
+  onPayload: (payload: string) => void;
+  /** Its listener on `client`. */
+  listener?: Promise<number>;
+  client?: PgliteClient;
+}
+
 /**
- * Opens (creating when new) an embedded PGlite database in `dir`, on a thread of its own. One process may hold
- * a directory.
+ * One embedded database: a directory, and the engine that has it open now. The engine is replaced, on the
+ * same directory, when it breaks (db/pglite_worker.ts), when its thread stops answering for `stallMs`, or when
+ * it is idle with more than `recycleMemoryMb` of memory (WebAssembly memory never shrinks). Calls made meanwhile
+ * wait for the new engine; the ones the old engine held fail with 57P01, and what it committed stays.
  */
-export async function openPglite(dir: string, options: PgliteOptions = {}): Promise<Db> {
-  await Deno.mkdir(dir, { recursive: true });
-  const client = new PgliteClient();
-  try {
-    await client.call({ op: "open", dir, gate: client.gate.buffer, maxPrepared: options.maxPrepared });
-  } catch (err) {
-    await client.close().catch(() => {});
-    throw err;
+class EmbeddedDatabase implements Monitored {
+  private client!: PgliteClient;
+  private reopening: Promise<void> | null = null;
+  private closed = false;
+  private restarts = 0;
+  private lastRestart: InstanceHealth["last_restart"] = null;
+  private readonly subscriptions = new Set<Subscription>();
+  readonly name: string;
+
+  constructor(private readonly dir: string, private readonly options: PgliteOptions) {
+    const [parent, last] = dir.split(/[\\/]/).filter(Boolean).slice(-2);
+    this.name = parent === "projects" ? `project ${last}` : last ?? dir;
   }
-  return {
-    kind: "pglite",
-    ...queryable(client),
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
-      const tx = await client.call<number>({ op: "begin" });
+
+  /** Opens an engine on the directory and makes it the current one. */
+  async start(): Promise<void> {
+    const client = new PgliteClient();
+    try {
+      await client.call({
+        op: "open",
+        dir: this.dir,
+        gate: client.gate.buffer,
+        vitals: client.vitals.buffer,
+        maxPrepared: this.options.maxPrepared,
+        maxMemoryBytes: pgliteLimits.maxMemoryMb * 1024 * 1024,
+      });
+    } catch (err) {
+      client.fence(err as Error);
+      throw err;
+    }
+    client.onFailure = (err) => this.restart(err.message, "crashed");
+    this.client = client;
+    for (const sub of this.subscriptions) this.subscribe(sub);
+  }
+
+  /** The current engine, or the next one while it opens. */
+  use(): PgliteClient | Promise<PgliteClient> {
+    return this.reopening ? this.reopening.then(() => this.use()) : this.client;
+  }
+
+  call<T>(call: WorkerCall, options?: { timeoutMs?: number }): Promise<T> {
+    const client = this.use();
+    return client instanceof Promise
+      ? client.then((c) => c.call<T>(call, options))
+      : client.call<T>(call, options);
+  }
+
+  /**
+   * Replaces the engine. `crashed`: it ended on its own; `stalled`: its thread does not come back, so it is fenced
+   * and left to stop; `recycled`: it is idle and closes as usual.
+   */
+  private restart(reason: string, how: "crashed" | "stalled" | "recycled"): void {
+    if (this.reopening || this.closed) return;
+    const old = this.client;
+    this.lastRestart = { reason, at: new Date().toISOString() };
+    log.warn("embedded database restarting", { database: this.name, reason });
+    this.reopening = (async () => {
+      if (how === "recycled") await old.close().catch(() => {});
+      else old.fence(restarted(reason));
+      if (how === "stalled") gaveUp(old.vitals);
+      for (let attempt = 1; !this.closed; attempt++) {
+        try {
+          await this.start();
+          break;
+        } catch (err) {
+          log.error("embedded database did not reopen", { database: this.name, attempt, cause: String(err) });
+          await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * attempt)));
+        }
+      }
+      this.restarts++;
+    })().finally(() => this.reopening = null);
+  }
+
+  check(now: number): void {
+    if (this.reopening || this.closed) return;
+    const { vitals } = this.client;
+    if (vitals.lastBeat > 0 && now - vitals.lastBeat > pgliteLimits.stallMs) {
+      this.restart(`no answer for ${Math.round((now - vitals.lastBeat) / 1000)} s`, "stalled");
+    } else if (vitals.memoryBytes > pgliteLimits.recycleMemoryMb * 1024 * 1024 && this.client.idle) {
+      this.restart(`memory grew to ${Math.round(vitals.memoryBytes / 1048576)} MB`, "recycled");
+    }
+  }
+
+  health(): InstanceHealth {
+    return {
+      name: this.name,
+      state: this.reopening ? "restarting" : "ok",
+      memory_mb: Math.round(this.client.vitals.memoryBytes / 1048576),
+      restarts: this.restarts,
+      last_restart: this.lastRestart,
+    };
+  }
+
+  private subscribe(sub: Subscription): void {
+    sub.client = this.client;
+    sub.listener = this.client.listen(sub.channel, sub.onPayload);
+    sub.listener.catch(() => {}); // an engine that fails meanwhile is replaced, and this one listens again
+  }
+
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    await this.use();
+    const sub: Subscription = { channel, onPayload };
+    this.subscriptions.add(sub);
+    this.subscribe(sub);
+    await sub.listener;
+    return async () => {
+      if (!this.subscriptions.delete(sub)) return;
+      const listener = await sub.listener!.catch(() => undefined);
+      if (listener !== undefined && sub.client === this.client) await sub.client.unlisten(listener);
+    };
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    // The whole transaction stays on one engine: if that one is replaced, its calls fail.
+    const client = await this.use();
+    const tx = await client.call<number>({ op: "begin" });
+    client.openTransactions++;
+    try {
       let result: T;
       try {
         const q = queryable(client, tx, options?.timeoutMs);
@@ -207,18 +368,56 @@ export async function openPglite(dir: string, options: PgliteOptions = {}): Prom
       }
       await client.call({ op: "end", tx, commit: true });
       return result;
-    },
-    pipeline(statements: PipelineStatement[], { end, readOnly = false, timeoutMs }: PipelineOptions) {
-      if (typeof end === "function") return client.decidedPipeline(statements, end, readOnly, timeoutMs);
-      return client.call<Record<string, unknown>[][]>(
-        { op: "pipeline", statements, end, readOnly },
-        { timeoutMs },
-      );
-    },
-    async listen(channel, onPayload) {
-      const listener = await client.listen(channel, onPayload);
-      return () => client.unlisten(listener);
-    },
-    close: () => client.close(),
+    } finally {
+      client.openTransactions--;
+    }
+  }
+
+  pipeline(statements: PipelineStatement[], { end, readOnly = false, timeoutMs }: PipelineOptions) {
+    const client = this.use();
+    const run = (c: PgliteClient) =>
+      typeof end === "function"
+        ? c.decidedPipeline(statements, end, readOnly, timeoutMs)
+        : c.call<Record<string, unknown>[][]>({ op: "pipeline", statements, end, readOnly }, { timeoutMs });
+    return client instanceof Promise ? client.then(run) : run(client);
+  }
+
+  /** Closes the engine; one that does not finish within CLOSE_MS is given up (a stop must not hang). */
+  async close(): Promise<void> {
+    this.closed = true;
+    unwatch(this);
+    await this.reopening;
+    const client = this.client;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), CLOSE_MS));
+    try {
+      if (await Promise.race([client.close(), late]) === "late") {
+        client.fence(new Error("The embedded database is closed"));
+        gaveUp(client.vitals);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/**
+ * Opens (creating when new) an embedded PGlite database in `dir`, on a thread of its own. One process may hold
+ * a directory.
+ */
+export async function openPglite(dir: string, options: PgliteOptions = {}): Promise<Db> {
+  await Deno.mkdir(dir, { recursive: true });
+  const database = new EmbeddedDatabase(dir, options);
+  await database.start();
+  watch(database);
+  return {
+    kind: "pglite",
+    query: <T>(sql: string, params: unknown[] = []) => database.call<T[]>({ op: "query", sql, params }),
+    exec: (sql: string) => database.call<void>({ op: "exec", sql }),
+    execRows: (sql: string) => database.call<Record<string, unknown>[]>({ op: "execRows", sql }),
+    transaction: (fn, options) => database.transaction(fn, options),
+    pipeline: (statements, options) => database.pipeline(statements, options),
+    listen: (channel, onPayload) => database.listen(channel, onPayload),
+    close: () => database.close(),
   };
 }

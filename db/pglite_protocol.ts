@@ -6,7 +6,15 @@ import type { PipelineStatement } from "./driver.ts";
  * the engine (a `started` message).
  */
 export type WorkerCall =
-  | { op: "open"; dir: string; gate: SharedArrayBuffer; maxPrepared?: number }
+  | {
+    op: "open";
+    dir: string;
+    gate: SharedArrayBuffer;
+    vitals: SharedArrayBuffer;
+    maxPrepared?: number;
+    /** The most the engine's WebAssembly memory may grow to. */
+    maxMemoryBytes: number;
+  }
   | { op: "query"; tx?: number; sql: string; params: unknown[]; watch?: boolean }
   | { op: "exec"; tx?: number; sql: string; watch?: boolean }
   | { op: "execRows"; tx?: number; sql: string; watch?: boolean }
@@ -29,15 +37,65 @@ export type WorkerCall =
 export type WorkerRequest = WorkerCall & { id: number };
 
 /**
- * What the worker sends: an answer to a call, a pipeline's rows awaiting a decision, a notification, or that a
- * watched call started running in the engine.
+ * What the worker sends: an answer to a call, a pipeline's rows awaiting a decision, a notification, that a
+ * watched call started running in the engine, or that the engine broke (its state can no longer be trusted).
  */
 export type WorkerMessage =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: SerializedError }
   | { rows: number; value: Record<string, unknown>[][] }
   | { listener: number; payload: string }
-  | { started: number };
+  | { started: number }
+  | { broken: SerializedError };
+
+/**
+ * What the platform sees of an engine's thread without asking it, over shared memory: when its event loop last
+ * ran (it stops while a call runs in the engine, so an old beat means a call that does not end), the size of the
+ * engine's WebAssembly memory, and a fence the platform raises to stop the thread at its next contact with the
+ * outside (a file, the clock) once it gave up on it.
+ */
+export class Vitals {
+  private readonly numbers: Float64Array;
+  private readonly flags: Int32Array;
+
+  constructor(readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(24)) {
+    this.numbers = new Float64Array(buffer, 0, 2);
+    this.flags = new Int32Array(buffer, 16, 2);
+  }
+
+  /** The worker: its event loop runs now; `memoryBytes`: the engine's memory size. */
+  beat(memoryBytes: number): void {
+    this.numbers[0] = Date.now();
+    this.numbers[1] = memoryBytes;
+  }
+
+  /** When the thread's event loop last ran (ms since the epoch). */
+  get lastBeat(): number {
+    return this.numbers[0]!;
+  }
+
+  get memoryBytes(): number {
+    return this.numbers[1]!;
+  }
+
+  /** The platform: the thread must stop before it touches anything again. */
+  fence(): void {
+    Atomics.store(this.flags, 0, 1);
+  }
+
+  get fenced(): boolean {
+    return Atomics.load(this.flags, 0) === 1;
+  }
+
+  /** The worker: the fenced thread is stopping. */
+  stopped(): void {
+    Atomics.store(this.flags, 1, 1);
+  }
+
+  get hasStopped(): boolean {
+    return Atomics.load(this.flags, 1) === 1;
+  }
+}
 
 /**
  * The statement-timeout gate of one engine, an Int32Array over a SharedArrayBuffer: the id of the watched call

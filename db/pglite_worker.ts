@@ -10,12 +10,21 @@ import { vector } from "@electric-sql/pglite-pgvector";
 import { quoteIdent } from "./driver.ts";
 import { pglitePipeline } from "./pglite_pipeline.ts";
 import {
+  type SerializedError,
   serializeError,
   statementTimeout,
   TimeoutGate,
+  Vitals,
   type WorkerMessage,
   type WorkerRequest,
 } from "./pglite_protocol.ts";
+
+/** How often this thread's event loop says it runs (the platform's stall detector reads it). */
+const BEAT_MS = 250;
+/** The engine's imports that reach files and the clock: where a fenced thread stops. */
+const GUARDED_IMPORT = /^(fd_|__syscall_|clock_|emscripten_date_now$|emscripten_get_now$)/;
+
+let vitals = new Vitals();
 
 let pg: PGlite | undefined;
 let gate = new TimeoutGate();
@@ -32,6 +41,93 @@ const decisions = new Map<number, (decision: "commit" | "rollback") => void>();
 const channels = new Map<string, Set<number>>();
 /** The channel of each listener. */
 const listeners = new Map<number, string>();
+
+/**
+ * Ends this thread once the platform has fenced it (it gave up on a call that did not end and opened the
+ * directory anew): self.close() ends even code that is running, at its next call or loop, and nothing can catch
+ * it, so a fenced engine never writes a file again.
+ */
+function stopIfFenced(): void {
+  if (!vitals.fenced) return;
+  vitals.stopped();
+  self.close();
+  throw new Error("The embedded database was stopped");
+}
+
+/**
+ * Caps the WebAssembly memories created on this thread at `maxBytes`: PGlite asks for 2 GiB at most, and memory
+ * once grown is never given back, so one statement could keep that much. Past the cap a growth fails, which
+ * PostgreSQL answers as "out of memory" (53200), and the engine goes on.
+ */
+function capMemory(maxBytes: number): void {
+  const Native = WebAssembly.Memory;
+  const maxPages = Math.floor(maxBytes / 65536);
+  class Capped extends Native {
+    constructor(descriptor: WebAssembly.MemoryDescriptor) {
+      const maximum = Math.max(descriptor.initial, Math.min(descriptor.maximum ?? maxPages, maxPages));
+      super({ ...descriptor, maximum });
+    }
+  }
+  Object.defineProperty(WebAssembly, "Memory", { value: Capped, writable: true, configurable: true });
+}
+
+/** Puts {@linkcode stopIfFenced} in front of the engine's file and clock imports. */
+function fenceImports(): void {
+  const instantiate = WebAssembly.instantiate;
+  const done = new WeakSet<object>();
+  const guarded = (imports?: WebAssembly.Imports) => {
+    for (const name of ["env", "wasi_snapshot_preview1"]) {
+      const table = imports?.[name] as Record<string, unknown> | undefined;
+      if (!table || done.has(table)) continue;
+      done.add(table);
+      for (const [key, fn] of Object.entries(table)) {
+        if (typeof fn !== "function" || !GUARDED_IMPORT.test(key)) continue;
+        const wrapper = function (this: unknown, ...args: unknown[]) {
+          stopIfFenced();
+          return fn.apply(this, args);
+        };
+        // Emscripten's dynamic linking reads an import's signature from the function.
+        table[key] = Object.assign(wrapper, { sig: (fn as { sig?: string }).sig });
+      }
+    }
+    return imports;
+  };
+  Object.defineProperty(WebAssembly, "instantiate", {
+    value: (source: never, imports?: WebAssembly.Imports) => instantiate(source, guarded(imports)),
+    writable: true,
+    configurable: true,
+  });
+}
+
+/**
+ * Watches the engine's main loop. PGlite catches every exception there and goes on, but a JavaScript stack
+ * overflow (input nested some thousands of levels deep) or a WebAssembly trap leaves PostgreSQL's state half
+ * unwound (locks held, memory contexts not reset): the rest of the batch would run on it (a COMMIT included),
+ * and a later statement spins forever. So this thread ends on the spot, as a crashed server would, and tells
+ * the platform, which opens the directory anew (recovery replays the write-ahead log: what was committed stays).
+ */
+function watchEngine(engine: PGlite): void {
+  const mod = (engine as unknown as { mod: Record<string, () => void> }).mod;
+  const once = mod._PostgresMainLoopOnce!;
+  mod._PostgresMainLoopOnce = () => {
+    try {
+      once();
+    } catch (err) {
+      if (err instanceof RangeError || err instanceof WebAssembly.RuntimeError) {
+        const deep = err instanceof RangeError && /call stack/i.test(err.message);
+        const error: SerializedError = {
+          name: "DatabaseError",
+          message: deep ? "stack depth limit exceeded" : "the embedded database failed",
+          fields: { code: deep ? "54001" : "XX000", severity: "ERROR" },
+        };
+        send({ broken: error });
+        vitals.fence();
+        stopIfFenced();
+      }
+      throw err;
+    }
+  };
+}
 
 /** Passes a notification to the listeners of its channel, whichever path it came by. */
 function notify(channel: string, payload: string): void {
@@ -80,12 +176,21 @@ function started(id: number): void {
 async function answer(req: WorkerRequest): Promise<unknown> {
   switch (req.op) {
     case "open": {
+      vitals = new Vitals(req.vitals);
+      capMemory(req.maxMemoryBytes);
+      fenceImports();
       // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
       // pgvector is loaded so that `create extension vector` works, as on a server that has it (AI gateway).
       pg = await PGlite.create(req.dir, {
         parsers: { [types.INT8]: (value: string) => value },
         extensions: { vector },
       });
+      watchEngine(pg);
+      // The engine's heap as Emscripten sees it (it replaces the view whenever the memory grows).
+      const heap = (pg as unknown as { mod: { HEAPU8: Uint8Array } }).mod;
+      const beat = () => vitals.beat(heap.HEAPU8.byteLength);
+      beat();
+      setInterval(beat, BEAT_MS);
       // Notifications come with the answers of PGlite's own calls (it passes them here) and with those of
       // pipelines, which it does not read (the pipeline passes them).
       pg.onNotification(notify);

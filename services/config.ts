@@ -29,6 +29,9 @@ export const Env = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  PGLITE_MAX_MEMORY_MB: z.coerce.number().int().min(256).max(2048).default(1024),
+  PGLITE_RECYCLE_MEMORY_MB: z.coerce.number().int().min(192).max(2048).default(512),
+  PGLITE_STALL_MS: z.coerce.number().int().min(500).default(120_000),
   CORS_ORIGINS: z.string().default("*"),
   AUTH_RATE_PER_MIN: z.coerce.number().int().min(1).default(30),
   TRUSTED_PROXIES: z.string().default("").refine(

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { Databases } from "../db/databases.ts";
+import { configurePglite } from "../db/pglite_health.ts";
 import { openKv } from "../db/kv.ts";
 import { AdminService, type BootstrapResult } from "./admin/admins.ts";
 import { AiGateway } from "./ai/gateway.ts";
@@ -66,6 +67,11 @@ export async function platformSecret(config: Config): Promise<string> {
 /** Opens the databases and KV, applies migrations and creates the default project and the first admin. */
 export async function openPlatform(config: Config): Promise<Platform> {
   setLogLevel(config.LOG_LEVEL);
+  configurePglite({
+    maxMemoryMb: config.PGLITE_MAX_MEMORY_MB,
+    recycleMemoryMb: config.PGLITE_RECYCLE_MEMORY_MB,
+    stallMs: config.PGLITE_STALL_MS,
+  });
   const secret = await platformSecret(config);
   const cipher = await Cipher.fromSecret(secret);
   const dbs = await Databases.open({
