@@ -27,6 +27,9 @@ async function printBanner(platform: Platform, url: string): Promise<void> {
   console.log(lines.join("\n") + "\n");
 }
 
+/** How long a stop waits for in-flight requests before it closes the databases anyway. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 if (import.meta.main) {
   const config = loadConfig();
   const platform = await openPlatform(config);
@@ -52,7 +55,12 @@ if (import.meta.main) {
     stopping = true;
     log.info("shutting down", { signal });
     try {
-      await server.shutdown(); // stops accepting, waits for in-flight requests
+      // Stops accepting and waits for in-flight requests, but not forever: a client may never finish its own.
+      const drained = await Promise.race([
+        server.shutdown().then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS)),
+      ]);
+      if (!drained) log.warn("shutting down with requests in flight", { after_ms: SHUTDOWN_GRACE_MS });
       await workers?.stop(); // no new queue messages; those in flight finish
       await closePlatform(platform);
     } catch (err) {
