@@ -56,6 +56,16 @@ export interface OwnerSession {
 /** The owner role of every embedded project database (each is its own PGlite instance). */
 const PGLITE_OWNER = "project_owner";
 
+/**
+ * The search path of the platform's own sessions on a project database: the extensions the platform installed
+ * (pgvector; first, so that they install there), then the catalog. Never `public`, which the project's owner
+ * writes: nothing a tenant defines can stand in for a function or operator the platform's SQL names.
+ */
+const INTERNAL_SEARCH_PATH = "extensions, pg_catalog";
+
+/** The search path of the project's own sessions (its owner, the tenant login), as Supabase sets it. */
+const TENANT_SEARCH_PATH = `"$user", public, extensions`;
+
 /** PostgreSQL's longest identifier, in bytes. */
 const MAX_IDENTIFIER = 63;
 
@@ -152,11 +162,16 @@ export class Databases {
 
   private async openProject(ref: string): Promise<Db> {
     const db = this.kind === "postgres"
-      ? openPostgres(this.projectUrl(ref), { max: this.options.poolSize })
+      ? openPostgres(this.projectUrl(ref), { max: this.options.poolSize, searchPath: INTERNAL_SEARCH_PATH })
       : await openPglite(this.projectDir(ref));
     for (let attempt = 1;; attempt++) {
       try {
+        // pgvector installs into the first schema of the platform's search path, which must exist.
+        if (this.kind === "postgres") await db.exec("create schema if not exists extensions");
         await migrate(db, this.projectMigrations);
+        // PGlite's one session serves the platform and the project alike (the instance is the boundary there):
+        // it resolves names as the project's own sessions do on PostgreSQL.
+        if (this.kind === "pglite") await db.exec(`set search_path = ${TENANT_SEARCH_PATH}`);
         return db;
       } catch (err) {
         // Role statements update cluster-wide catalogs; two databases migrating at once may collide there

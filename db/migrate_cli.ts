@@ -36,7 +36,7 @@ if (import.meta.main) {
       const [found] = await dbs.control.query("select 1 from platform.projects where ref = $1", [ref]);
       if (!found) throw new Error(`Project "${ref}" does not exist: start the platform once, or create it`);
       const owner = await dbs.ownerSession(ref);
-      applied = await applyUserMigrations(databaseTarget(await dbs.project(ref), owner.role), migrations);
+      applied = await applyUserMigrations(databaseTarget(owner), migrations);
     } finally {
       await dbs.close();
     }

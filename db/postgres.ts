@@ -50,6 +50,11 @@ export interface PostgresOptions {
    * (owner SQL): postgres.js keeps every text it prepares until the connection closes.
    */
   prepare?: boolean;
+  /**
+   * The connections' `search_path`, fixed at login. The platform's own pool on a project database names no
+   * schema a tenant can write, so no function or operator a tenant defines can stand in for a built-in there.
+   */
+  searchPath?: string;
 }
 
 /**
@@ -86,7 +91,10 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       jsonb: { to: 3802, from: [3802], serialize: serializeJson, parse: JSON.parse },
     },
     transform: { undefined: null },
-    connection: { application_name: "platform" },
+    connection: {
+      application_name: "platform",
+      ...(options.searchPath ? { search_path: options.searchPath } : {}),
+    },
   });
   const base = wrap(sql);
   const maxPrepared = options.maxPrepared ?? MAX_PREPARED_TEXTS;

@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { type Db, quoteIdent } from "./driver.ts";
+import type { OwnerSession } from "./databases.ts";
+import { quoteIdent } from "./driver.ts";
 
 /** A user's migration file from their `migrations/` folder. */
 export interface UserMigration {
@@ -51,10 +52,14 @@ export async function readUserMigrations(dir: string): Promise<UserMigration[]> 
   }));
 }
 
-/** Applies migrations straight to a project database (the platform must not hold a PGlite directory). */
-export function databaseTarget(db: Db, role?: string): MigrationTarget {
-  // As the project owner (like POST /v1/sql), so that what a migration creates is the owner's.
-  const asOwner = role ? `set local role ${quoteIdent(role)};\n` : "";
+/**
+ * Applies migrations straight to a project database (the platform must not hold a PGlite directory), on the
+ * owner's session as `POST /v1/sql` does: on PostgreSQL the owner's own login, never the platform's.
+ */
+export function databaseTarget(owner: OwnerSession): MigrationTarget {
+  const db = owner.db;
+  // As the project owner, so that what a migration creates is the owner's.
+  const asOwner = `set local role ${quoteIdent(owner.role)};\n`;
   return {
     async applied() {
       await db.transaction((tx) => tx.exec(asOwner + TRACKING_SQL));
@@ -65,7 +70,7 @@ export function databaseTarget(db: Db, role?: string): MigrationTarget {
     },
     async apply(m) {
       await db.transaction(async (tx) => {
-        if (asOwner) await tx.exec(asOwner);
+        await tx.exec(asOwner);
         await tx.exec(m.sql);
         await tx.query("insert into migrations.schema_migrations (name, checksum) values ($1, $2)", [
           m.name,

@@ -21,8 +21,8 @@ Deno.test("user migrations folder", async (t) => {
   const dirs: string[] = [];
   try {
     const db = await p.platform.dbs.project("default");
-    // The direct path runs as the project owner, as `deno task migrate` does.
-    const owner = (await p.platform.dbs.ownerSession("default")).role;
+    // The direct path runs on the project owner's session, as `deno task migrate` does.
+    const owner = await p.platform.dbs.ownerSession("default");
     const dir = await folder({
       "0001_todos.sql": "create table todos (id serial primary key, title text not null);",
       "0002_seed.sql": "insert into todos (title) values ('first'), ('second');",
@@ -31,7 +31,7 @@ Deno.test("user migrations folder", async (t) => {
     dirs.push(dir);
 
     await t.step("applies new files once, in name order, and the data API sees them", async () => {
-      assertEquals(await applyUserMigrations(databaseTarget(db, owner), await readUserMigrations(dir)), [
+      assertEquals(await applyUserMigrations(databaseTarget(owner), await readUserMigrations(dir)), [
         "0001_todos.sql",
         "0002_seed.sql",
       ]);
@@ -46,12 +46,12 @@ Deno.test("user migrations folder", async (t) => {
         if (status !== 200) await new Promise((r) => setTimeout(r, 100));
       }
       assertEquals(status, 200);
-      assertEquals(await applyUserMigrations(databaseTarget(db, owner), await readUserMigrations(dir)), []);
+      assertEquals(await applyUserMigrations(databaseTarget(owner), await readUserMigrations(dir)), []);
     });
 
     await t.step("DDL outside the platform reaches the schema cache through NOTIFY", async () => {
       // An unknown column never forces a reload, so only the event trigger's NOTIFY can make it visible.
-      await db.exec("alter table todos add column priority int not null default 3");
+      await db.exec("alter table public.todos add column priority int not null default 3");
       let status = 0;
       // Bounded wait (not a timing assertion): NOTIFY crosses connections, slower on a loaded machine.
       for (let i = 0; i < 300 && status !== 200; i++) {
@@ -69,7 +69,7 @@ Deno.test("user migrations folder", async (t) => {
     await t.step("a changed applied file is refused", async () => {
       await Deno.writeTextFile(join(dir, "0001_todos.sql"), "create table todos (id int);");
       await assertRejects(
-        () => readUserMigrations(dir).then((m) => applyUserMigrations(databaseTarget(db, owner), m)),
+        () => readUserMigrations(dir).then((m) => applyUserMigrations(databaseTarget(owner), m)),
         /changed after it was applied/,
       );
     });
@@ -80,7 +80,7 @@ Deno.test("user migrations folder", async (t) => {
       });
       dirs.push(bad);
       await assertRejects(
-        () => readUserMigrations(bad).then((m) => applyUserMigrations(databaseTarget(db, owner), m)),
+        () => readUserMigrations(bad).then((m) => applyUserMigrations(databaseTarget(owner), m)),
         /0001_bad.sql" failed/,
       );
       assertEquals(await ownerSql(p, "select to_regclass('public.half') is null as gone"), [{ gone: true }]);

@@ -334,7 +334,7 @@ Deno.test("data API RPC: /rest/v1/rpc and /v1/db/rpc call functions", async (t) 
       // applies, so only the event trigger's NOTIFY can make it callable.
       const db = await p.platform.dbs.project("default");
       await db.exec(
-        "create function add_them(a int, b int, c int) returns int language sql as $$ select a + b + c $$",
+        "create function public.add_them(a int, b int, c int) returns int language sql as $$ select a + b + c $$",
       );
       let r = await call(p, "GET", "/rest/v1/rpc/add_them?a=1&b=2&c=3");
       // Bounded wait (not a timing assertion): NOTIFY crosses connections, slower on a loaded machine.
