@@ -109,6 +109,33 @@ Deno.test({
         assertEquals(body.data, [{ n: 0 }]);
       });
 
+      await t.step(
+        "rights are not read from the project's database: a function's stored limits are bounded",
+        async () => {
+          const deployed = await p.fetch("/v1/functions", {
+            method: "POST",
+            headers: { apikey: p.secretKey },
+            json: { name: "bounded", runtime: "deno", code: "export default () => new Response('ok')" },
+          });
+          assertEquals(deployed.status, 201, await deployed.text());
+          const widened = await run(
+            `reset role; update platform.functions set permissions =
+             '{"memory_mb": 100000, "timeout_secs": 99999, "cpu_ms": 99999999, "allow_net": ["*"]}'
+           where name = 'bounded'`,
+          );
+          assertEquals(widened.status, 200, JSON.stringify(widened.body));
+          const { body } = await json(
+            await p.fetch("/v1/functions/bounded", { headers: { apikey: p.secretKey } }),
+          );
+          assertEquals(body.data.permissions, {
+            allow_net: ["*"],
+            memory_mb: 128,
+            timeout_secs: 30,
+            cpu_ms: 2000,
+          });
+        },
+      );
+
       await t.step("wrecking its own internals breaks only that project", async () => {
         const wrecked = await run(
           "reset role; drop schema platform cascade; drop schema auth cascade; drop schema realtime cascade",

@@ -9,6 +9,7 @@ import {
   mergePermissions,
   type Permissions,
   type PermissionsPatch,
+  storedPermissions,
 } from "./permissions.ts";
 import { checkDenoCode, checkName, checkWasmCode } from "./validate_code.ts";
 
@@ -88,7 +89,7 @@ export class FunctionService {
       code: row.code,
       code_hash: row.code_hash,
       env_vars: await this.decryptEnv(row.env_vars),
-      permissions: { ...DEFAULT_PERMISSIONS, ...row.permissions },
+      permissions: storedPermissions(row.permissions),
       is_active: row.is_active,
       created_at: new Date(row.created_at).toISOString(),
       updated_at: new Date(row.updated_at).toISOString(),
@@ -140,7 +141,7 @@ export class FunctionService {
         r?.name === input.name ? r : null
       );
       const permissions = mergePermissions(
-        existing ? { ...DEFAULT_PERMISSIONS, ...existing.permissions } : DEFAULT_PERMISSIONS,
+        existing ? storedPermissions(existing.permissions) : DEFAULT_PERMISSIONS,
         input.permissions,
       );
       this.check(input.name, input.runtime, input.code, permissions);
@@ -168,7 +169,7 @@ export class FunctionService {
       const current = await functionQueries.find(tx, nameOrId, true);
       if (!current) throw errors.notFound(`Function "${nameOrId}" does not exist`);
       const permissions = mergePermissions(
-        { ...DEFAULT_PERMISSIONS, ...current.permissions },
+        storedPermissions(current.permissions),
         input.permissions,
       );
       const code = input.code ?? current.code;

@@ -43,3 +43,24 @@ export function mergePermissions(base: Permissions, patch: PermissionsPatch | un
     cpu_ms: patch?.cpu_ms ?? base.cpu_ms,
   };
 }
+
+/**
+ * Permissions as read back from a project database. On the embedded default a project's own SQL can write that
+ * table (its PGlite instance is its boundary), so nothing stored there is trusted to widen a function's rights:
+ * each field is checked against its bounds again, and one that fails them is its default.
+ */
+export function storedPermissions(raw: unknown): Permissions {
+  const stored = (raw !== null && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+  const field = <K extends keyof Permissions>(key: K): Permissions[K] => {
+    const checked = PermissionsPatch.shape[key].safeParse(stored[key]);
+    return (checked.success && checked.data !== undefined
+      ? checked.data
+      : DEFAULT_PERMISSIONS[key]) as Permissions[K];
+  };
+  return mergePermissions(DEFAULT_PERMISSIONS, {
+    allow_net: field("allow_net"),
+    memory_mb: field("memory_mb"),
+    timeout_secs: field("timeout_secs"),
+    cpu_ms: field("cpu_ms"),
+  });
+}
