@@ -8,7 +8,7 @@ import { callerFor, CONSOLE_COOKIE, credentialsOf } from "./middleware/auth.ts";
 import { readBody } from "./middleware/body.ts";
 import { jsonTooDeep, MAX_JSON_DEPTH } from "./middleware/json_depth.ts";
 import { projectFor } from "./middleware/project.ts";
-import { remoteHost } from "./middleware/rate_limit.ts";
+import { clientAddressOf } from "./middleware/rate_limit.ts";
 
 /** The body of POST /v1/functions/{name}/invoke (spec §4.3). */
 export const InvokeBody = z.strictObject({
@@ -228,7 +228,9 @@ export async function serveInvoke(
     const result = await platform.functions.invoker.invoke(nameOf(path), input, {
       ref: project.ref,
       requestId,
-      clientId: caller.user ? `user:${caller.user.sub}` : `${caller.role}:${remoteHost(env.info)}`,
+      clientId: caller.user
+        ? `user:${caller.user.sub}`
+        : `${caller.role}:${clientAddressOf(env, headers.get("x-forwarded-for") ?? undefined)}`,
       user: caller.user ? { ...caller.user } : undefined,
     });
     if ((headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {

@@ -139,3 +139,31 @@ Deno.test("behind a trusted proxy: each client has its own limit, and an account
     await s.close();
   }
 });
+
+Deno.test("invoke's per-client limit keys on the client address: X-Forwarded-For counts only from a trusted proxy", async () => {
+  for (const trusted of [false, true]) {
+    const s = await served({
+      INVOKE_RATE_PER_MIN: "3",
+      ...(trusted ? { TRUSTED_PROXIES: "127.0.0.1" } : {}),
+    });
+    try {
+      const deployed = await s.p.fetch("/v1/functions", {
+        method: "POST",
+        headers: { apikey: s.p.secretKey },
+        json: { name: "hi", runtime: "deno", code: "export default () => new Response('hi')" },
+      });
+      assertEquals(deployed.status, 201, await deployed.text());
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await s.send("/v1/functions/hi/invoke", HOSTS[i]!, {}, {
+          "x-forwarded-for": `198.51.100.${i}`,
+        });
+        statuses.push(res.status);
+      }
+      // Untrusted, the rotating header is ignored: one client, limited at its fourth call. Trusted, four clients.
+      assertEquals(statuses, trusted ? [200, 200, 200, 200] : [200, 200, 200, 429]);
+    } finally {
+      await s.close();
+    }
+  }
+});

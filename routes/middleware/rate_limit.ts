@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { Cidr } from "../../runtime/ip.ts";
 import { AppError } from "../../services/errors.ts";
 import type { Take, TokenBucket } from "../../services/rate_limit.ts";
-import type { AppEnv } from "../env.ts";
+import type { AppEnv, EdgeEnv } from "../env.ts";
 import { clientAddress as addressOf, parseTrustedProxies } from "../../services/client_address.ts";
 
 // TRUSTED_PROXIES as parsed, for the configuration it was parsed from (validated at start-up).
@@ -14,14 +14,14 @@ let trusted: { list: string; ranges: Cidr[] } | undefined;
  * (`TRUSTED_PROXIES`); never the Host header or anything else a client sets. "unknown" for in-process calls.
  */
 export function clientAddress(c: Context<AppEnv>): string {
-  const list = c.env.platform.config.TRUSTED_PROXIES;
-  if (trusted?.list !== list) trusted = { list, ranges: parseTrustedProxies(list) ?? [] };
-  return addressOf(peerOf(c.env.info), c.req.header("x-forwarded-for"), trusted.ranges);
+  return clientAddressOf(c.env, c.req.header("x-forwarded-for"));
 }
 
-/** The peer address of a connection's `info`, or "unknown" without one. */
-export function remoteHost(info: Deno.ServeHandlerInfo | undefined): string {
-  return peerOf(info) ?? "unknown";
+/** {@linkcode clientAddress} for the paths served in front of Hono (invoke). */
+export function clientAddressOf(env: EdgeEnv, forwardedFor: string | undefined): string {
+  const list = env.platform.config.TRUSTED_PROXIES;
+  if (trusted?.list !== list) trusted = { list, ranges: parseTrustedProxies(list) ?? [] };
+  return addressOf(peerOf(env.info), forwardedFor, trusted.ranges);
 }
 
 function peerOf(info: Deno.ServeHandlerInfo | undefined): string | undefined {
