@@ -107,6 +107,17 @@ Deno.test("JSON nested deeper than 512 levels is a 400 on every route, and chang
       assertEquals(filtered.body.data.length, 2);
     });
 
+    await t.step(
+      "a value nested 100,000 deep inside SQL text is a 400, and the project keeps answering",
+      async () => {
+        // The edge cannot see it (it is a string): the database refuses it (54001), and on PGlite the engine that
+        // overflowed its stack is replaced rather than left to spin.
+        const res = await sql(`select '${nested(100_000)}'::jsonb is not null as ok`);
+        assertEquals(res.status, 400);
+        assertEquals(res.body.error.code, "54001");
+      },
+    );
+
     await t.step("the project still answers reads", async () => {
       const rows = await json(await p.fetch("/v1/db/docs?select=id", { headers: { apikey: p.publicKey } }));
       assertEquals(rows.status, 200);
