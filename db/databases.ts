@@ -236,21 +236,13 @@ export class Databases {
       await project.query("select platform.setup_owner($1)", [owner]);
       return { db: project, role: owner };
     }
-    const password = await this.rolePassword(ref, "owner"); // hex: safe inside a literal
-    await retryCatalogCollisions(() =>
-      this.control.exec(`
-        do $$ begin create role ${quoteIdent(owner)} login;
-        exception when duplicate_object or unique_violation then null; end $$;
-        alter role ${quoteIdent(owner)} login password '${password}'
-          nosuperuser nocreatedb nocreaterole noreplication nobypassrls noinherit;
-        alter database ${quoteIdent(this.databaseName(ref))} owner to ${quoteIdent(owner)};
-        grant connect on database ${quoteIdent(this.databaseName(ref))} to ${quoteIdent(owner)};`)
+    const url = await this.projectLogin(
+      ref,
+      "owner",
+      `alter database ${quoteIdent(this.databaseName(ref))} owner to ${quoteIdent(owner)}`,
     );
     await project.query("select platform.setup_owner($1)", [owner]);
-    const url = new URL(this.projectUrl(ref));
-    url.username = encodeURIComponent(owner);
-    url.password = password;
-    return { db: openPostgres(url.toString(), { max: 2, idleTimeout: 30, prepare: false }), role: owner };
+    return { db: openPostgres(url, { max: 2, idleTimeout: 30, prepare: false }), role: owner };
   }
 
   /**
@@ -269,23 +261,42 @@ export class Databases {
   private async openTenant(ref: string): Promise<Db> {
     const login = this.roleName(ref, "authenticator");
     const project = await this.project(ref);
-    const password = await this.rolePassword(ref, "authenticator"); // hex: safe inside a literal
-    const database = quoteIdent(this.databaseName(ref));
-    await retryCatalogCollisions(() =>
-      this.control.exec(`
-        do $$ begin create role ${quoteIdent(login)} login;
-        exception when duplicate_object or unique_violation then null; end $$;
-        alter role ${quoteIdent(login)} login password '${password}'
-          nosuperuser nocreatedb nocreaterole noreplication nobypassrls noinherit;
-        grant anon, authenticated, service_role to ${quoteIdent(login)};
-        revoke connect on database ${database} from public;
-        grant connect on database ${database} to ${quoteIdent(login)};`)
+    const url = await this.projectLogin(
+      ref,
+      "authenticator",
+      `grant anon, authenticated, service_role to ${quoteIdent(login)}`,
     );
     await project.query("select platform.setup_authenticator($1)", [login]);
+    return openPostgres(url, { max: this.options.poolSize });
+  }
+
+  /**
+   * Creates (or brings up to date) one of a project's logins on PostgreSQL: never a superuser, no rights of its
+   * own beyond `rights` (SQL run on the control database), the only kind of login that may connect to the
+   * project's database. Answers the URL it connects with.
+   */
+  private async projectLogin(
+    ref: string,
+    suffix: "owner" | "authenticator",
+    rights: string,
+  ): Promise<string> {
+    const login = quoteIdent(this.roleName(ref, suffix));
+    const database = quoteIdent(this.databaseName(ref));
+    const password = await this.rolePassword(ref, suffix); // hex: safe inside a literal
+    await retryCatalogCollisions(() =>
+      this.control.exec(`
+        do $$ begin create role ${login} login;
+        exception when duplicate_object or unique_violation then null; end $$;
+        alter role ${login} login password '${password}'
+          nosuperuser nocreatedb nocreaterole noreplication nobypassrls noinherit;
+        ${rights};
+        revoke connect on database ${database} from public;
+        grant connect on database ${database} to ${login};`)
+    );
     const url = new URL(this.projectUrl(ref));
-    url.username = encodeURIComponent(login);
+    url.username = encodeURIComponent(this.roleName(ref, suffix));
     url.password = password;
-    return openPostgres(url.toString(), { max: this.options.poolSize });
+    return url.toString();
   }
 
   /** Closes and destroys a project's database. */
