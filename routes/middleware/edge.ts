@@ -91,7 +91,12 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     const bytes = await readBody(req, limits);
     const type = req.headers.get("content-type");
     if ((type === null || JSON_TYPE.test(type)) && jsonTooDeep(bytes)) throw tooDeep(req, "body");
-    return new Request(req, { body: bytes.byteLength === 0 ? null : bytes as Uint8Array<ArrayBuffer> });
+    // `new Request(req, …)` without a body of its own would reuse the one just read (a TypeError), and GET or
+    // HEAD may carry none: those are rebuilt bodiless, every other method gets the bytes, even empty ones.
+    if (req.method === "GET" || req.method === "HEAD") {
+      return new Request(req.url, { method: req.method, headers: req.headers, signal: req.signal });
+    }
+    return new Request(req, { body: bytes as Uint8Array<ArrayBuffer> });
   };
   const guarded = async (req: Request, env: EdgeEnv, origin: string | null): Promise<Response> => {
     let forwarded: Request;
