@@ -43,7 +43,7 @@ export const limitUsers = createMiddleware<AppEnv>(async (c, next) => {
 
 const AI_FAILURES = failures(400, 401, 403, 503);
 
-/** The AI gateway routes of decisions §10 that take a project key (session routes are in ai_session.ts). */
+/** The AI gateway routes that take a project key (docs/ai.md; session routes are in ai_session.ts). */
 export const aiRoutes = new OpenAPIHono<AppEnv>();
 
 aiRoutes.openapi(

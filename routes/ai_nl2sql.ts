@@ -34,7 +34,7 @@ export function sqlCaller(caller: Caller): SqlCaller {
   return { role: "service_role", claims: { role: "service_role" } };
 }
 
-/** NL-to-SQL (decisions §10). */
+/** NL-to-SQL (docs/ai.md). */
 export const aiNl2SqlRoutes = new OpenAPIHono<AppEnv>();
 
 aiNl2SqlRoutes.openapi(

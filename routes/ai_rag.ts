@@ -70,7 +70,7 @@ const Namespace = z.object({
 
 const NsParam = z.object({ ns: NamespaceName });
 
-/** RAG, semantic search and namespaces (decisions §10). */
+/** RAG, semantic search and namespaces (docs/ai.md). */
 export const aiRagRoutes = new OpenAPIHono<AppEnv>();
 
 aiRagRoutes.openapi(

@@ -6,7 +6,7 @@ export const ChatMessage = z.strictObject({
   content: z.string().max(200_000),
 }).openapi("AiChatMessage");
 
-/** The chat request of decisions §10. */
+/** The chat request (docs/ai.md). */
 export const ChatRequest = z.strictObject({
   messages: z.array(ChatMessage).min(1).max(500),
   model: z.string().min(1).max(200).optional(),

@@ -67,7 +67,7 @@ function chatReservation(body: ChatBody): ReservationRequest {
   return { want: prompt + (body.max_tokens ?? Infinity), need: prompt + 1 };
 }
 
-/** AI sessions (decisions §10): mint a ticket with an API key; then chat, stream and embed with it alone. */
+/** AI sessions (docs/ai.md): mint a ticket with an API key; then chat, stream and embed with it alone. */
 export const aiSessionRoutes = new OpenAPIHono<AppEnv>();
 
 aiSessionRoutes.openapi(

@@ -52,7 +52,7 @@ function requireUser(caller: Caller) {
   return caller.user;
 }
 
-/** Sign-up and sessions (spec §4.1, decisions §2). */
+/** Sign-up and sessions (docs/projects-and-auth.md). */
 export const authRoutes = new OpenAPIHono<AppEnv>();
 authRoutes.use("/v1/auth/*", resolveProject);
 

@@ -35,7 +35,7 @@ const NameParam = z.object({ name: z.string().min(1).max(200) });
 const manage = [resolveProject, authenticate, allow("service_role")];
 const TAGS = ["Cron"];
 
-/** Cron routes (spec §4.5). Mounted before the function routes that share the prefix. */
+/** Cron routes (docs/jobs.md). Mounted before the function routes that share the prefix. */
 export const cronRoutes = new OpenAPIHono<AppEnv>();
 
 cronRoutes.openapi(

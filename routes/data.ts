@@ -8,7 +8,7 @@ import { errorResponse, toAppError } from "./errors.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { ErrorEnvelope, PROJECT_SECURITY } from "./schemas.ts";
 
-/** The two mounts of the one engine (decisions §3). */
+/** The two mounts of the one engine: `/v1/db` (the platform's envelope) and `/rest/v1` (PostgREST's). */
 type Mount = "envelope" | "postgrest";
 
 const ENVELOPE_PREFIX = "/v1/db/";

@@ -3,7 +3,7 @@ import type { UserClaims } from "../services/auth/tokens.ts";
 import type { Platform } from "../services/platform.ts";
 import type { Project } from "../services/projects/projects.ts";
 
-/** The roles of spec §5. */
+/** The roles of a caller (docs/projects-and-auth.md). */
 export type Role = "anon" | "authenticated" | "service_role" | "admin";
 
 /** Who is calling, resolved once per request by the auth middleware. */

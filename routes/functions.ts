@@ -87,7 +87,9 @@ const NameParam = z.object({
 const manage = [resolveProject, authenticate, allow("service_role")];
 const TAGS = ["Functions"];
 
-/** Edge function routes (spec §4.2, §4.3). Mount after jobs, cron and alerts, whose paths share the prefix. */
+/**
+ * Edge function routes (docs/functions.md). Mount after jobs, cron and alerts, whose paths share the prefix.
+ */
 export const functionsRoutes = new OpenAPIHono<AppEnv>();
 
 functionsRoutes.openapi(
@@ -289,7 +291,7 @@ functionsRoutes.openapi(
   },
 );
 
-// Invoke reads its own body: the global body limit does not apply, the invoke limit answers 503 (spec §7).
+// Invoke reads its own body: the global body limit does not apply, the invoke limit answers 503.
 functionsRoutes.openAPIRegistry.registerPath({
   method: "post",
   path: "/v1/functions/{name}/invoke",

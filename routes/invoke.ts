@@ -10,7 +10,7 @@ import { jsonTooDeep, MAX_JSON_DEPTH } from "./middleware/json_depth.ts";
 import { projectFor } from "./middleware/project.ts";
 import { clientAddressOf } from "./middleware/rate_limit.ts";
 
-/** The body of POST /v1/functions/{name}/invoke (spec §4.3). */
+/** The body of POST /v1/functions/{name}/invoke (docs/functions.md). */
 export const InvokeBody = z.strictObject({
   method: z.string().max(16).optional().openapi({ description: "HTTP method seen by the function (POST)" }),
   path: z.string().max(4096).optional().openapi({ description: "Path with query seen by the function (/)" }),
@@ -33,7 +33,7 @@ export const InvokeEnvelope = z.object({
 
 const utf8Lenient = new TextDecoder();
 
-/** The invoke body of `req`: 503 above `limit` bytes (spec §7), 415 when not JSON, 400 when malformed. */
+/** The invoke body of `req`: 503 above `limit` bytes, 415 when not JSON, 400 when malformed. */
 async function readInvokeBody(
   req: Request,
   headers: Headers,
@@ -103,10 +103,10 @@ function isJson(text: string): boolean {
 }
 
 /**
- * The envelope answer's JSON text (spec §4.3): `{"data":{status, headers, body, [body_encoding], logs,
- * duration_ms},"meta":null}`. A JSON body goes in as the function wrote it once it parses (the same value,
- * its numbers to the last digit, without a parse and a stringify per call), text as a string, other bytes as
- * base64.
+ * The envelope answer's JSON text (docs/functions.md):
+ * `{"data":{status, headers, body, [body_encoding], logs, duration_ms},"meta":null}`. A JSON body goes in as
+ * the function wrote it once it parses (the same value, its numbers to the last digit, without a parse and a
+ * stringify per call), text as a string, other bytes as base64.
  */
 export function envelopeText(result: InvokeResult): string {
   // No prototype: a function's header may be named "constructor" or "__proto__".
@@ -196,7 +196,7 @@ function nameOf(path: string): string {
 }
 
 /**
- * POST /v1/functions/{name}/invoke (spec §4.3), served in front of the Hono app: it is the platform's hottest
+ * POST /v1/functions/{name}/invoke, served in front of the Hono app: it is the platform's hottest
  * route, and the app's layers (context, middleware chain, header wrappers) cost a measurable share of a warm
  * call. It resolves the project and the caller as the app's `authenticate` does (the same functions), reads
  * its own body under the invoke limit, and answers in the same envelopes. `pathRef`: the project named by a

@@ -48,7 +48,7 @@ function jobId(id: string): string {
 const manage = [resolveProject, authenticate, allow("service_role")];
 const TAGS = ["Jobs"];
 
-/** Job and dead-letter queue routes (spec §4.4). Mounted before the function routes that share the prefix. */
+/** Job and DLQ routes (docs/jobs.md). Mounted before the function routes that share the prefix. */
 export const jobRoutes = new OpenAPIHono<AppEnv>();
 
 jobRoutes.openapi(

@@ -4,7 +4,7 @@ const FUNCTION_SUBROUTES = new Set(["code", "env", "invoke", "logs", "stats"]);
 const RESERVED = new Set(["jobs", "cron", "alerts", "metrics"]);
 
 /**
- * Splits the long form `/v1/functions/{project_id}/…` (spec §4.2 rule 5) into the project and the short path,
+ * Splits the long form `/v1/functions/{project_id}/…` into the project and the short path,
  * or returns null for a short-form path. A path is long-form when its first segment is a project and
  * something follows it that is not a function's own sub-route: `/v1/functions/demo/hello/invoke` is
  * long-form, `/v1/functions/demo/invoke` invokes the function "demo" (docs/routing.md).

@@ -159,7 +159,7 @@ export function createHandler(platform: Platform): Handler {
       exposeHeaders: EXPOSE_HEADERS,
       maxBodyBytes: platform.config.MAX_BODY_BYTES,
       bodyTimeoutMs: platform.config.BODY_TIMEOUT_MS,
-      // Invoke reads its own body under the invoke limit, and answers 503 above it (spec §7).
+      // Invoke reads its own body under the invoke limit, and answers 503 above it.
       ownBody: (req) => req.method === "POST" && ANY_INVOKE_PATH.test(pathOf(req.url)),
     },
     // Not async on the common path: an extra promise layer per request costs measurable throughput.

@@ -47,7 +47,7 @@ import {
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 /**
- * Notifications (spec §4.8, decisions §9): service_role and admin only, except the SMS status callback, which
+ * Notifications (docs/notifications.md): service_role and admin only, except the SMS status callback, which
  * Twilio calls without a key: its signature is its authentication, and its project comes from the host.
  */
 export const notificationRoutes = new OpenAPIHono<AppEnv>();

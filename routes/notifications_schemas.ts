@@ -8,7 +8,7 @@ export const Channel = z.enum(["email", "sms", "push", "webhook"]);
 
 const Json = z.record(z.string(), z.unknown());
 
-/** POST /v1/notifications/send (decisions §9 wire shape). */
+/** POST /v1/notifications/send (docs/notifications.md). */
 export const SendRequest = z.strictObject({
   channel: Channel,
   recipient: z.string().min(1).max(4096)

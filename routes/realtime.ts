@@ -28,7 +28,7 @@ const SseQuery = z.object({
   }),
 });
 
-/** Realtime over WebSocket and SSE (spec §4.7, decisions §8). */
+/** Realtime over WebSocket and SSE (docs/realtime.md). */
 export const realtimeRoutes = new OpenAPIHono<AppEnv>();
 
 realtimeRoutes.openapi(

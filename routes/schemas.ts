@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 
-/** The failure envelope of every route (decisions §3). */
+/** The failure envelope of every route. */
 export const ErrorEnvelope = z.object({
   error: z.object({
     code: z.string().openapi({ example: "VALIDATION_ERROR" }),

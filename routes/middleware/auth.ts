@@ -102,9 +102,10 @@ export function credentialsOf(headers: Headers): Credentials {
 }
 
 /**
- * The caller of a project route (spec §5): a console session is admin; the `apikey` header gates the request
- * and gives anon or service_role; a bearer service key gives service_role; a bearer user JWT gives
- * authenticated. Missing, malformed or foreign credentials are 401. A Miss when an answer is not cached.
+ * The caller of a project route (docs/projects-and-auth.md): a console session is admin; the `apikey`
+ * header gates the request and gives anon or service_role; a bearer service key gives service_role; a bearer
+ * user JWT gives authenticated. Missing, malformed or foreign credentials are 401. A Miss when an answer is
+ * not cached.
  */
 function callerOf(lookups: Lookups, project: Project, headers: Credentials): Caller | Miss {
   const bearer = bearerToken(headers.authorization);

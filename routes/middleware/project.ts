@@ -16,7 +16,7 @@ export function setPathProject(req: Request, ref: string): void {
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /**
- * The project ref a host selects (decisions §2): `<ref>.<base domain>` selects `ref`; the bare base domain and
+ * The project ref a host selects: `<ref>.<base domain>` selects `ref`; the bare base domain and
  * any IP address select the default project. Any other host selects nothing (null).
  */
 export function projectFromHost(host: string, baseDomain: string, defaultRef: string): string | null {
