@@ -5,7 +5,7 @@ import { parseTrustedProxies } from "./client_address.ts";
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const ref = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be a project ref");
 
-/** The environment variables of the platform (decisions §2a), validated once at start-up. */
+/** The environment variables of the platform (listed in README.md), validated once at start-up. */
 export const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   HOSTNAME: z.string().default("0.0.0.0"),
@@ -63,7 +63,7 @@ export const Env = z.object({
   INVOKE_RATE_PER_MIN: z.coerce.number().int().min(1).default(600),
   INVOKE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   PLAN_INVOCATIONS_PER_MONTH: z.coerce.number().int().min(0).default(1_000_000),
-  // AI gateway (decisions §10, docs/ai.md). No AI_BASE_URL and no AI_PROVIDERS: no chat provider (503), and
+  // AI gateway (docs/ai.md). No AI_BASE_URL and no AI_PROVIDERS: no chat provider (503), and
   // embeddings come from the built-in lexical embedder.
   AI_BASE_URL: z.string().url().optional(),
   AI_API_KEY: z.string().optional(),

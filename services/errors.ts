@@ -1,6 +1,6 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-/** The `type` of every error code in the catalogue (decisions §3). */
+/** The `type` of every error code in the catalogue. */
 const TYPE_BY_STATUS: Record<number, string> = {
   400: "invalid_request",
   401: "unauthorized",
@@ -46,7 +46,7 @@ export class AppError extends Error {
   }
 }
 
-/** Shorthands for the catalogue of decisions §3. */
+/** Shorthands for the error catalogue. */
 export const errors = {
   validation: (message: string) => new AppError(400, "VALIDATION_ERROR", message),
   unauthorized: (message: string) => new AppError(401, "UNAUTHORIZED", message),

@@ -39,7 +39,7 @@ export interface Platform {
   notifications: NotificationService;
   /** Edge functions: storage, runtime hosts, invoke, logs and records. */
   functions: FunctionsArea;
-  /** The AI gateway (decisions §10). */
+  /** The AI gateway (docs/ai.md). */
   ai: AiGateway;
   /** Background jobs and their dead-letter queue. */
   jobs: JobService;

@@ -4,7 +4,7 @@ import { errors } from "../errors.ts";
 import { DUMMY_HASH, hashPassword, verifyPassword } from "../passwords.ts";
 import { TtlCache } from "../ttl_cache.ts";
 
-/** Hours a console session lives (decisions §2: 12 h). */
+/** Hours a console session lives. */
 export const CONSOLE_SESSION_HOURS = 12;
 
 /** A signed-in platform admin. */

@@ -6,7 +6,7 @@ import { partitionKey, type SemanticCache } from "./semantic_cache.ts";
 import { quotaExceeded } from "./sessions.ts";
 import type { UsageLog } from "./usage_log.ts";
 
-/** A chat request (decisions §10). */
+/** A chat request (docs/ai.md). */
 export interface ChatRequest {
   messages: ChatMessage[];
   model?: string;
@@ -26,7 +26,7 @@ export interface CacheInfo {
   similarity?: number;
 }
 
-/** A chat answer (decisions §10). */
+/** A chat answer (docs/ai.md). */
 export interface ChatResult {
   message: { role: "assistant"; content: string };
   model: string;
@@ -106,7 +106,7 @@ export function buildMessages(req: ChatRequest): ChatMessage[] {
 }
 
 /**
- * ChatService answers chats through a provider, with the semantic cache in front (decisions §10): the
+ * ChatService answers chats through a provider, with the semantic cache in front: the
  * partition is every input but the last user message, and a hit needs the cosine threshold on that message.
  */
 export class ChatService {

@@ -46,7 +46,7 @@ function safeInt(value: string | number): number {
 }
 
 /**
- * Corpus stores RAG namespaces, documents and chunk embeddings in the project database (decisions §10).
+ * Corpus stores RAG namespaces, documents and chunk embeddings in the project database.
  * Embeddings are unit vectors in a `real[]` column. With pgvector, each namespace has a partial HNSW index on
  * `(embedding::vector(dimensions))` with cosine distance, and searches use it; without pgvector (or with
  * `AI_VECTOR_STORE=array`) a search is an exact scan computing the dot product in SQL.

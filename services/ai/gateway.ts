@@ -11,7 +11,7 @@ import { AiSessions } from "./sessions.ts";
 import { UsageLog } from "./usage_log.ts";
 import { UserLimit } from "./user_limit.ts";
 
-/** AiGateway holds the parts of the AI gateway (decisions §10), built once from the configuration. */
+/** AiGateway holds the parts of the AI gateway (docs/ai.md), built once from the configuration. */
 export class AiGateway {
   readonly providers: Providers;
   readonly embedder: Embedder;

@@ -14,7 +14,7 @@ export interface SqlCaller {
   claims: Record<string, unknown>;
 }
 
-/** An NL-to-SQL request (decisions §10). */
+/** An NL-to-SQL request (docs/ai.md). */
 export interface Nl2SqlRequest {
   question: string;
   examples?: { question: string; sql: string }[];
@@ -41,7 +41,7 @@ const INTERNAL_SCHEMAS = ["pg_catalog", "information_schema", "platform", "auth"
 export const DEFAULT_ROW_LIMIT = 100;
 
 /**
- * Nl2Sql turns a question into one read-only SELECT (decisions §10): the prompt carries only the tables and
+ * Nl2Sql turns a question into one read-only SELECT: the prompt carries only the tables and
  * columns the caller's role may read; the answer is checked by {@linkcode checkSelect}; when asked, it runs in
  * a read-only transaction as the caller's role with its JWT claims (so RLS applies), a statement timeout and
  * a row limit.

@@ -6,7 +6,7 @@ import type { Embedder } from "./embedder.ts";
 import type { Providers } from "./providers.ts";
 import type { UsageLog } from "./usage_log.ts";
 
-/** An ingestion request (decisions §10), with optional chunking and model for a new namespace. */
+/** An ingestion request (docs/ai.md), with optional chunking and model for a new namespace. */
 export interface IngestRequest {
   namespace: string;
   document: { id?: string; text: string; metadata?: Record<string, unknown> };
@@ -40,8 +40,8 @@ export const EXTRACTIVE_MODEL = "local-extractive";
 const MAX_CHUNKS_PER_DOCUMENT = 5000;
 
 /**
- * RagService ingests documents into namespaces, searches them and answers questions with citations
- * (decisions §10). A namespace's chunks are always embedded with the model it records; reindex switches it.
+ * RagService ingests documents into namespaces, searches them and answers questions with citations.
+ * A namespace's chunks are always embedded with the model it records; reindex switches it.
  */
 export class RagService {
   constructor(

@@ -49,7 +49,7 @@ export const quotaExceeded = (message = "AI session budget is spent: mint a new 
 const invalid = () => errors.invalidToken("AI session ticket is invalid or expired");
 
 /**
- * AiSessions mints short-lived tickets with a token budget (decisions §10) and debits them atomically in
+ * AiSessions mints short-lived tickets with a token budget and debits them atomically in
  * Deno KV: every change is a compare-and-set on the session's versionstamp, retried on conflict, so two
  * instances or two concurrent calls never spend the same tokens twice. A call reserves tokens before it
  * runs (and is bounded to it) and settles after with what it used; a spent budget is 403 QUOTA_EXCEEDED.

@@ -4,7 +4,7 @@ import type { Project, ProjectService } from "../projects/projects.ts";
 import { TtlCache } from "../ttl_cache.ts";
 import type { RevokedSessions } from "./revoked_sessions.ts";
 
-/** Seconds an access token lives (decisions §2: 1 h). */
+/** Seconds an access token lives (1 h). */
 export const ACCESS_TOKEN_SECONDS = 3600;
 
 /** The claims of a user access token. */

@@ -13,7 +13,7 @@ import {
 } from "./permissions.ts";
 import { checkDenoCode, checkName, checkWasmCode } from "./validate_code.ts";
 
-/** A function as the API returns it (spec §2.1), env_vars decrypted. */
+/** A function as the API returns it (docs/functions.md), env_vars decrypted. */
 export interface FunctionObject {
   id: string;
   project_id: string;
@@ -128,7 +128,7 @@ export class FunctionService {
   }
 
   /**
-   * Deploys (spec §4.2 rule 1): a new name creates the function; an existing name gets the new code and
+   * Deploys: a new name creates the function; an existing name gets the new code and
    * runtime, its env_vars replaced only when sent, its permissions merged with what is sent.
    */
   async deploy(ref: string, input: DeployInput): Promise<{ fn: FunctionObject; created: boolean }> {
@@ -162,7 +162,7 @@ export class FunctionService {
     return { fn: await this.written(ref, result.row), created: result.created };
   }
 
-  /** Updates code, env_vars, is_active or permissions (merged field by field, spec §4.2 rule 2). */
+  /** Updates code, env_vars, is_active or permissions (merged field by field). */
   async update(ref: string, nameOrId: string, input: UpdateInput): Promise<FunctionObject> {
     const db = await this.dbs.project(ref);
     const row = await db.transaction(async (tx) => {
@@ -203,7 +203,7 @@ export class FunctionService {
     return Object.keys(env).sort().map((key) => ({ key, value: env[key]! }));
   }
 
-  /** Replaces the whole set of variables (spec §4.2 rule 3), encrypted at rest. */
+  /** Replaces the whole set of variables, encrypted at rest. */
   async putEnv(ref: string, nameOrId: string, vars: { key: string; value: string }[]): Promise<void> {
     const seen = new Set<string>();
     for (const { key } of vars) {

@@ -9,7 +9,7 @@ import type { FunctionLogs } from "./logs.ts";
 import type { InvocationQuota } from "./quota.ts";
 import type { TokenBucket } from "../rate_limit.ts";
 
-/** The body of POST /v1/functions/{name}/invoke (spec §4.3). */
+/** The body of POST /v1/functions/{name}/invoke (docs/functions.md). */
 export interface InvokeInput {
   method?: string;
   path?: string;
@@ -28,7 +28,7 @@ export interface InvokeContext {
   /** Verified claims of a signed-in caller (sent as `x-platform-user`). */
   user?: Record<string, unknown>;
   /**
-   * Set when a background job runs the function (decisions §6): adds `x-platform-job-id` and
+   * Set when a background job runs the function: adds `x-platform-job-id` and
    * `x-platform-job-attempt`, and skips the per-client rate limit (the job dispatcher paces jobs itself).
    */
   job?: { id: string; attempt: number };
@@ -43,7 +43,7 @@ export interface InvokeResult {
   duration_ms: number;
 }
 
-/** Headers the caller may not pass to a function (decisions §4). */
+/** Headers the caller may not pass to a function. */
 const RESERVED = new Set([
   "connection",
   "keep-alive",
@@ -83,7 +83,7 @@ export interface InvokerDeps {
 }
 
 /**
- * Invoker runs one call of a function (spec §4.3): finds the active function, applies the client's rate
+ * Invoker runs one call of a function: finds the active function, applies the client's rate
  * limit and the project's quota, builds the request the function sees, runs it in the runtime and maps every
  * failure to its error (404, 429, 403, 503, 504, or a function error), recording the outcome.
  */

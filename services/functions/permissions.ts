@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ALLOW_NET_ENTRY } from "../../runtime/net_policy.ts";
 
-/** The permissions of a function (spec §2.1) with the bounds and defaults of decisions §4. */
+/** The permissions of a function, with their bounds and defaults (docs/functions.md). */
 export interface Permissions {
   allow_net: string[];
   memory_mb: number;
@@ -34,7 +34,7 @@ export const PermissionsPatch = z.strictObject({
 /** A permissions patch. */
 export type PermissionsPatch = z.infer<typeof PermissionsPatch>;
 
-/** Merges a patch into permissions field by field (spec §4.2 rule 2): fields not sent keep their value. */
+/** Merges a patch into permissions field by field: fields not sent keep their value. */
 export function mergePermissions(base: Permissions, patch: PermissionsPatch | undefined): Permissions {
   return {
     allow_net: patch?.allow_net ? [...new Set(patch.allow_net.map((h) => h.toLowerCase()))] : base.allow_net,

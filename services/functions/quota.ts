@@ -23,7 +23,7 @@ interface ProjectUsage {
 }
 
 /**
- * InvocationQuota counts invocations per project per month in Deno KV (decisions §4) and refuses calls past
+ * InvocationQuota counts invocations per project per month in Deno KV and refuses calls past
  * the plan's `invocations_per_month` with 403 QUOTA_EXCEEDED. Counts are added to KV in batches once per
  * second with atomic sums, so instances sharing KV share the count.
  */

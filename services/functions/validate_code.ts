@@ -3,7 +3,7 @@ import { capMemory, PAGE_BYTES } from "../../runtime/wasm/memory_cap.ts";
 import { decodeBase64 } from "../encoding.ts";
 import { errors } from "../errors.ts";
 
-/** Function names (decisions §4). */
+/** Function names: a lowercase letter, then up to 62 lowercase letters, digits, `_` or `-`. */
 export const FUNCTION_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 /** Names the spec's own routes use under `/v1/functions/`: refused at deploy. */
 export const RESERVED_NAMES = new Set(["jobs", "cron", "alerts", "metrics"]);

@@ -23,7 +23,7 @@ export interface CronInput {
   is_active?: boolean;
 }
 
-/** A cron entry as the API returns it (spec §2.3), times in ISO 8601. */
+/** A cron entry as the API returns it (docs/jobs.md), times in ISO 8601. */
 export interface CronObject {
   id: string;
   project_id: string;

@@ -1,6 +1,6 @@
 import type { Queryable } from "../../db/driver.ts";
 
-/** A cron entry row (spec §2.3). */
+/** A cron entry row. */
 export interface CronRow {
   id: string;
   name: string;

@@ -12,7 +12,7 @@ const NICKNAMES: Record<string, string> = {
 };
 
 /**
- * Normalizes a cron schedule to the stored 6-field form (decisions §6): 5 fields get seconds `0` prepended,
+ * Normalizes a cron schedule to the stored 6-field form: 5 fields get seconds `0` prepended,
  * 6 fields (seconds first) are kept, nicknames (`@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`) are
  * expanded. Every form is then checked by croner; anything else is a 400 that says why.
  */

@@ -25,7 +25,7 @@ import {
 } from "./store.ts";
 import { type JobObject, jobView } from "./view.ts";
 
-/** The body of POST /v1/functions/jobs (decisions §6 bounds). */
+/** The body of POST /v1/functions/jobs (bounds in docs/jobs.md). */
 export interface CreateJobInput {
   function_name: string;
   payload?: unknown;
@@ -191,7 +191,7 @@ export class JobService {
     });
   }
 
-  /** Runs the function once for the job and classifies the result (decisions §6). */
+  /** Runs the function once for the job and classifies the result. */
   private async run(ref: string, job: JobRow): Promise<AttemptEnd> {
     let error: string;
     try {

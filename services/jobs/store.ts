@@ -1,6 +1,6 @@
 import type { Queryable } from "../../db/driver.ts";
 
-/** Job statuses (spec §2.2). */
+/** Job statuses (docs/jobs.md). */
 export const JOB_STATUSES = ["pending", "running", "completed", "failed", "dead"] as const;
 
 /** A job status. */
@@ -133,7 +133,7 @@ export async function renewLeases(db: Queryable, tokens: string[], secs: number)
 }
 
 /**
- * Puts jobs back to `pending`, due now, with `attempts` reset to 0 and `error` kept (decisions §6). `from`
+ * Puts jobs back to `pending`, due now, with `attempts` reset to 0 and `error` kept. `from`
  * limits the statuses moved; a running job is never moved (its attempt owns it).
  */
 export async function resetJobs(

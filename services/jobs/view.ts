@@ -1,6 +1,6 @@
 import type { JobRow } from "./store.ts";
 
-/** A job as the API returns it (spec §2.2), times in ISO 8601. */
+/** A job as the API returns it (docs/jobs.md), times in ISO 8601. */
 export interface JobObject {
   id: string;
   project_id: string;

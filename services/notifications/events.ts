@@ -6,7 +6,7 @@ import type { Page } from "./queries.ts";
 import { rulesFor } from "./rules.ts";
 import type { NotificationService } from "./service.ts";
 
-/** Rules-engine event statuses (spec §2.5). */
+/** Rules-engine event statuses. */
 export const EVENT_STATUSES = ["received", "matched", "ignored", "failed", "enqueued"] as const;
 
 /** A rules-engine event. */

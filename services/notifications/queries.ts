@@ -99,7 +99,7 @@ function zeros<K extends string>(keys: K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 }
 
-/** The stats windows (decisions §9). */
+/** The stats windows. */
 export const WINDOWS = { "1h": "1 hour", "24h": "24 hours", "7d": "7 days", "30d": "30 days" } as const;
 
 /** Counts by status and channel over a window, attempts, success rate and queued-to-sent latency. */

@@ -4,7 +4,7 @@ import { checkExpression } from "./cel.ts";
 import type { Channel } from "./providers/provider.ts";
 import { checkTemplate } from "./render.ts";
 
-/** A notification rule (spec §2.5). */
+/** A notification rule (docs/notifications.md). */
 export interface Rule {
   id: string;
   name: string;

@@ -28,7 +28,7 @@ import {
 } from "./store.ts";
 import { getTemplate, renderWith } from "./templates.ts";
 
-/** A send request (decisions §9 wire shape). */
+/** A send request (docs/notifications.md). */
 export interface SendInput {
   channel: Channel;
   recipient: string;

@@ -1,7 +1,7 @@
 import type { Queryable } from "../../db/driver.ts";
 import type { Channel, ProviderResult } from "./providers/provider.ts";
 
-/** Notification statuses (decisions §9). */
+/** Notification statuses. */
 export const STATUSES = [
   "queued",
   "sending",

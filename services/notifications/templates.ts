@@ -4,7 +4,7 @@ import { errors } from "../errors.ts";
 import type { Channel } from "./providers/provider.ts";
 import { checkTemplate, renderTemplate } from "./render.ts";
 
-/** A notification template (spec §2.5). */
+/** A notification template (docs/notifications.md). */
 export interface Template {
   id: string;
   name: string;

@@ -1,4 +1,4 @@
-/** The operators of a realtime filter (decisions §8): the data API's comparison operators. */
+/** The operators of a realtime filter: the data API's comparison operators. */
 export type FilterOp = "eq" | "neq" | "lt" | "lte" | "gt" | "gte" | "in";
 
 /** A parsed filter `column=op.value`. */

@@ -13,7 +13,7 @@ const PostgresChange = z.strictObject({
   filter: z.string().max(1024).optional(),
 });
 
-/** The messages a client sends (decisions §8), discriminated by `type`. */
+/** The messages a client sends (docs/realtime.md), discriminated by `type`. */
 export const ClientMessage = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("subscribe"),

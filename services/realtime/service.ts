@@ -11,7 +11,7 @@ import { type ChangeSpec, type Connection, type Credentials, groupKeyOf, type Si
 
 /** Limits and timings of realtime, from the configuration. */
 export interface RealtimeOptions {
-  /** How often every connection's token is re-validated (at most 5 minutes, spec §8). */
+  /** How often every connection's token is re-validated (at most 5 minutes). */
   tokenCheckMs: number;
   /** Bytes a connection may have queued before it is dropped as a slow consumer. */
   maxBufferBytes: number;
@@ -44,8 +44,8 @@ export interface SseSubscription {
 
 /**
  * RealtimeService owns every realtime connection of this process: it authenticates them, runs the JSON
- * protocol of decisions §8, keeps one {@linkcode ProjectHub} per project, re-validates tokens on a timer and
- * drops slow consumers.
+ * protocol of docs/realtime.md, keeps one {@linkcode ProjectHub} per project, re-validates tokens on a
+ * timer and drops slow consumers.
  */
 export class RealtimeService {
   readonly instanceId = randomHex(8);

@@ -77,7 +77,7 @@ export interface SseOptions {
 }
 
 /**
- * Opens an SSE stream (decisions §8): `event: <type>` / `id: <n>` / `data: <json>` frames and a comment
+ * Opens an SSE stream: `event: <type>` / `id: <n>` / `data: <json>` frames and a comment
  * heartbeat. The stream's queue is bounded in bytes: a reader that falls behind is dropped with an error frame.
  */
 export async function serveSse(

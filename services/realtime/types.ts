@@ -59,7 +59,7 @@ export function groupKeyOf(credentials: Credentials): string {
   return `${credentials.role}|${credentials.claims ? JSON.stringify(credentials.claims) : ""}`;
 }
 
-/** A change as the capture trigger publishes it (decisions §8), with the primary key columns. */
+/** A change as the capture trigger publishes it, with the primary key columns. */
 export interface Change {
   schema: string;
   table: string;
