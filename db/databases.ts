@@ -77,7 +77,7 @@ function shortHash(text: string): string {
 }
 
 /**
- * Databases owns the control database and one database per project (decisions §1: database per project).
+ * Databases owns the control database and one database per project.
  * Project databases are opened lazily and migrated once per process.
  */
 export class Databases {

@@ -37,7 +37,7 @@ export const functionQueries = {
     return await db.query<FunctionRow>(`select ${COLUMNS} from platform.functions order by name`);
   },
 
-  /** The function named `ref`, or else the one whose id is `ref` (spec §4.2). `lock` takes a row lock. */
+  /** The function named `ref`, or else the one whose id is `ref`. `lock` takes a row lock. */
   async find(db: Queryable, ref: string, lock = false): Promise<FunctionRow | null> {
     if (ref.includes("\u0000")) return null; // PostgreSQL text cannot hold a NUL: no function has one
     const forUpdate = lock ? " for update" : "";

@@ -1,6 +1,6 @@
 /**
  * Network policy of runtime hosts: the private address ranges, the operator's openings, and the Deno flags of
- * a host process (decisions §4). The fence is the host's egress gate (runtime/egress/), which checks every
+ * a host process. The fence is the host's egress gate (runtime/egress/), which checks every
  * address it connects to, IPv6 ranges included; the flags are a second fence for the IPv4 ranges, which Deno
  * checks against the resolved address (its deny list takes no IPv6 ranges and judges a name that resolves to
  * `::ffff:127.0.0.1` as IPv6, measured on Deno 2.9.6).

@@ -4,7 +4,7 @@ import type { EgressAddress } from "./egress/wire.ts";
 /** The kinds of function code a host runs. */
 export type RuntimeKind = "deno" | "wasm";
 
-/** How an invocation ended: each failure mode is its own outcome (decisions §4). */
+/** How an invocation ended: each failure mode is its own outcome. */
 export type Outcome = "ok" | "error" | "timeout" | "oom" | "crash";
 
 /** Header pairs, in order, lowercase names. */

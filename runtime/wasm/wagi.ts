@@ -95,7 +95,7 @@ export class WagiError extends Error {
 }
 
 /**
- * Runs one request through a compiled WASI command module (decisions §5): body on stdin, CGI variables in
+ * Runs one request through a compiled WASI command module: body on stdin, CGI variables in
  * the environment, CGI response on stdout, stderr lines as logs. `maxOutput` bounds stdout.
  */
 export function runWagi(module: WebAssembly.Module, req: WagiRequest, maxOutput: number): WagiResponse {

@@ -1,4 +1,4 @@
--- Edge functions (spec §2.1) and their invocation records (decisions §4). Internal: anon and authenticated
+-- Edge functions and their invocation records. Internal: anon and authenticated
 -- cannot read the platform schema.
 create table platform.functions (
   id uuid primary key default gen_random_uuid(),

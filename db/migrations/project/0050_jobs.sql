@@ -1,4 +1,4 @@
--- Background jobs and cron (spec §2.2, §2.3, decisions §6). The project database is the state of record;
+-- Background jobs and cron. The project database is the state of record;
 -- Deno KV only carries delivery. Internal: anon and authenticated cannot read the platform schema.
 create table platform.jobs (
   id uuid primary key default gen_random_uuid(),

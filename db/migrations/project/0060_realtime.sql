@@ -1,4 +1,4 @@
--- Realtime change data capture (decisions §8): `select realtime.enable('public.<table>')` installs a row trigger
+-- Realtime change data capture: `select realtime.enable('public.<table>')` installs a row trigger
 -- that publishes every INSERT, UPDATE and DELETE with pg_notify on the channel `realtime`. A payload above the
 -- NOTIFY size limit is kept in realtime.overflow and the notification carries only its id. Works the same on
 -- PostgreSQL and PGlite. The schema is internal: anon and authenticated cannot read it.

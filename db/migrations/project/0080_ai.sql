@@ -1,4 +1,4 @@
--- AI gateway (decisions §10): RAG corpora and token usage, in the internal platform schema.
+-- AI gateway: RAG corpora and token usage, in the internal platform schema.
 -- pgvector is used where the server offers it; without it (or without the privilege to create it) the same
 -- real[] column is searched by an exact scan. Each namespace gets its own partial HNSW index on
 -- (embedding::vector(dimensions)), created by the gateway when the namespace is created or reindexed.

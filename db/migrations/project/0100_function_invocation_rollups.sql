@@ -1,4 +1,4 @@
--- Invocations are counted per function per UTC minute instead of one row per call (decisions §4): every call is
+-- Invocations are counted per function per UTC minute instead of one row per call: every call is
 -- counted at any rate, and writing them costs one upsert per project per second. The histogram's slots are
 -- those of services/functions/duration_histogram.ts: slot 0 below 0.01 ms, then bounds 0.01 ms * 1.1^k made by
 -- repeated float8 multiplication (as there), so `width_bucket` below slots old rows as the recorder does.
