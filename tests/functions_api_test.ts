@@ -7,7 +7,7 @@ const HELLO =
 const HELLO_V2 =
   `export default (req: Request) => Response.json({ v: 2, env: Deno.env.get("GREETING") ?? null });`;
 
-Deno.test("functions: storage and management routes (spec §4.2)", async (t) => {
+Deno.test("functions: storage and management routes", async (t) => {
   const p = await startPlatform();
   const service = { apikey: p.secretKey };
   const call = (path: string, init: RequestInit & { json?: unknown } = {}) =>

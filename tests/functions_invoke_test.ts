@@ -5,7 +5,7 @@ import { json, startPlatform } from "./harness.ts";
 
 const fixture = (name: string) => Deno.readTextFile(new URL(`./fixtures/${name}`, import.meta.url));
 
-Deno.test("functions: invoke, handler forms, modes, failures and hostile code (spec §4.3, §7)", async (t) => {
+Deno.test("functions: invoke, handler forms, modes, failures and hostile code", async (t) => {
   const p = await startPlatform({ INVOKE_RATE_PER_MIN: "150", FUNCTIONS_TIMEOUT_MARGIN_MS: "2000" });
   const deploy = async (name: string, code: string, extra: Record<string, unknown> = {}) => {
     const r = await json(
@@ -117,7 +117,7 @@ Deno.test("functions: invoke, handler forms, modes, failures and hostile code (s
       assertEquals(claims.sub, user.id);
       assertEquals(claims.email, "fn-user@example.com");
       assertEquals(claims.role, "authenticated");
-      // The user token alone is not enough: invoke needs the project key too (spec §4.3).
+      // The user token alone is not enough: invoke needs the project key too.
       const noKey = await json(
         await p.fetch("/v1/functions/echo/invoke", {
           method: "POST",

@@ -16,7 +16,7 @@ async function compile(name: string): Promise<string> {
   }
 }
 
-Deno.test("functions: wasm runtime, WAGI contract and hostile modules (decisions §5)", async (t) => {
+Deno.test("functions: wasm runtime, WAGI contract and hostile modules", async (t) => {
   const p = await startPlatform();
   const deploy = async (
     name: string,

@@ -58,7 +58,7 @@ Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lis
     });
 
   try {
-    await t.step("every route of decisions §9 is in the OpenAPI document", async () => {
+    await t.step("every notifications route is in the OpenAPI document", async () => {
       const doc = await (await p.fetch("/v1/openapi.json")).json();
       const paths = Object.keys(doc.paths).filter((k) => k.startsWith("/v1/notifications"));
       assertEquals(paths.length, 19);
