@@ -93,137 +93,142 @@ async function sql(p: TestPlatform, query: string): Promise<Record<string, unkno
   return body.data;
 }
 
-Deno.test({
-  name: "tenant SQL on PostgreSQL cannot become a superuser through any path",
-  ignore: !serverUrl, // PGlite has only a superuser session: there the instance is the boundary (security_pglite_test)
-  async fn(t) {
-    const fake = startFakeOpenAI();
-    const p = await startPlatform({ AI_BASE_URL: fake.baseUrl, AI_CHAT_MODEL: "fake-chat" });
-    const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, p.handler);
-    const clients: WsClient[] = [];
-    try {
-      await sql(p, SETUP);
-      const anon = { apikey: p.publicKey };
+// PGlite has only a superuser session: there the instance is the boundary (security_pglite_test).
+if (serverUrl) {
+  Deno.test({
+    name: "tenant SQL on PostgreSQL cannot become a superuser through any path",
+    async fn(t) {
+      const fake = startFakeOpenAI();
+      const p = await startPlatform({ AI_BASE_URL: fake.baseUrl, AI_CHAT_MODEL: "fake-chat" });
+      const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, p.handler);
+      const clients: WsClient[] = [];
+      try {
+        await sql(p, SETUP);
+        const anon = { apikey: p.publicKey };
 
-      await t.step("RPC", async () => {
-        const { status, body } = await json(
-          await p.fetch("/rest/v1/rpc/probe", { method: "POST", headers: anon, json: {} }),
-        );
-        assertEquals(status, 200, JSON.stringify(body));
-        assertHarmless(body, "rpc");
-      });
-
-      await t.step("a view's column, through both data API mounts", async () => {
-        const rest = await json(await p.fetch("/rest/v1/things_report?select=report", { headers: anon }));
-        assertEquals(rest.status, 200, JSON.stringify(rest.body));
-        assertHarmless(rest.body[0].report, "rest view");
-        const v1 = await json(await p.fetch("/v1/db/things_report?select=report", { headers: anon }));
-        assertHarmless(v1.body.data[0].report, "v1 view");
-      });
-
-      await t.step("a column default and a trigger, on insert", async () => {
-        const headers = { ...anon, prefer: "return=representation" };
-        const byDefault = await json(
-          await p.fetch("/rest/v1/things", { method: "POST", headers, json: { id: 2 } }),
-        );
-        assertEquals(byDefault.status, 201, JSON.stringify(byDefault.body));
-        assertHarmless(byDefault.body[0].report, "default");
-        const byTrigger = await json(
-          await p.fetch("/rest/v1/triggered", { method: "POST", headers, json: { id: 1 } }),
-        );
-        assertEquals(byTrigger.status, 201, JSON.stringify(byTrigger.body));
-        assertHarmless(byTrigger.body[0].report, "trigger");
-      });
-
-      await t.step("POST /v1/sql runs on the owner's own login", async () => {
-        const [row] = await sql(p, "select public.probe() as report");
-        assertHarmless(row!.report as Record<string, unknown>, "/v1/sql");
-      });
-
-      await t.step("NL-to-SQL's execution", async () => {
-        // NL-to-SQL refuses to call functions itself; a view's column still runs the project's code.
-        fake.replies.push("SELECT report FROM things_report");
-        const { status, body } = await json(
-          await p.fetch("/v1/ai/nl2sql", {
-            method: "POST",
-            headers: { apikey: p.secretKey },
-            json: { question: "probe", execute: true },
-          }),
-        );
-        assertEquals(status, 200, JSON.stringify(body));
-        assertHarmless(body.data.rows[0].report, "nl2sql");
-      });
-
-      const connect = async () => {
-        const c = await WsClient.connect(
-          `ws://127.0.0.1:${server.addr.port}/v1/realtime/ws?apikey=${p.publicKey}`,
-        );
-        clients.push(c);
-        return c;
-      };
-
-      await t.step("a tenant cast applied by realtime's capture trigger", async () => {
-        const c = await connect();
-        await c.subscribe({ channel: "moods", postgres_changes: [{ event: "INSERT", table: "moods" }] });
-        const res = await p.fetch("/rest/v1/moods", {
-          method: "POST",
-          headers: anon,
-          json: { id: 1, mood: "calm" },
+        await t.step("RPC", async () => {
+          const { status, body } = await json(
+            await p.fetch("/rest/v1/rpc/probe", { method: "POST", headers: anon, json: {} }),
+          );
+          assertEquals(status, 200, JSON.stringify(body));
+          assertHarmless(body, "rpc");
         });
-        assertEquals(res.status, 201, await res.text());
-        const event = await c.next((m) => m.type === "event" && m.channel === "moods", 10_000);
-        assertEquals(event.payload.record, { id: 1, mood: "calm" });
-        const [row] = await sql(p, "select report from public.cast_reports");
-        const report = row!.report as Record<string, unknown>;
-        assertHarmless(report, "capture cast");
-        // The capture trigger acts for realtime alone, not as a superuser.
-        assertEquals(report.user, "platform_realtime");
-      });
 
-      await t.step("realtime's RLS check", async () => {
-        const c = await connect();
-        await c.subscribe({ channel: "guarded", postgres_changes: [{ event: "INSERT", table: "guarded" }] });
-        // Inserted by the owner: the policy lets the subscriber see it only if the probe gained nothing.
-        await sql(p, "insert into public.guarded values (1)");
-        const event = await c.next((m) => m.type === "event" && m.channel === "guarded", 10_000);
-        assertEquals(event.payload.record, { id: 1 });
-      });
+        await t.step("a view's column, through both data API mounts", async () => {
+          const rest = await json(await p.fetch("/rest/v1/things_report?select=report", { headers: anon }));
+          assertEquals(rest.status, 200, JSON.stringify(rest.body));
+          assertHarmless(rest.body[0].report, "rest view");
+          const v1 = await json(await p.fetch("/v1/db/things_report?select=report", { headers: anon }));
+          assertHarmless(v1.body.data[0].report, "v1 view");
+        });
 
-      await t.step("nothing the probes tried was kept", async () => {
-        const roles = await p.internalSql("select 1 from pg_roles where rolname = 'probe_escalated'");
-        assertEquals(roles.length, 0);
-        const ext = await p.internalSql("select 1 from pg_extension where extname = 'dblink'");
-        assertEquals(ext.length, 0);
-      });
+        await t.step("a column default and a trigger, on insert", async () => {
+          const headers = { ...anon, prefer: "return=representation" };
+          const byDefault = await json(
+            await p.fetch("/rest/v1/things", { method: "POST", headers, json: { id: 2 } }),
+          );
+          assertEquals(byDefault.status, 201, JSON.stringify(byDefault.body));
+          assertHarmless(byDefault.body[0].report, "default");
+          const byTrigger = await json(
+            await p.fetch("/rest/v1/triggered", { method: "POST", headers, json: { id: 1 } }),
+          );
+          assertEquals(byTrigger.status, 201, JSON.stringify(byTrigger.body));
+          assertHarmless(byTrigger.body[0].report, "trigger");
+        });
 
-      await t.step(
-        "the tenant login has no rights of its own and cannot reach the other roles' logins",
-        async () => {
-          const [login] = await p.internalSql(
-            `select r.rolsuper, r.rolinherit, r.rolcreaterole, r.rolcreatedb, r.rolbypassrls,
+        await t.step("POST /v1/sql runs on the owner's own login", async () => {
+          const [row] = await sql(p, "select public.probe() as report");
+          assertHarmless(row!.report as Record<string, unknown>, "/v1/sql");
+        });
+
+        await t.step("NL-to-SQL's execution", async () => {
+          // NL-to-SQL refuses to call functions itself; a view's column still runs the project's code.
+          fake.replies.push("SELECT report FROM things_report");
+          const { status, body } = await json(
+            await p.fetch("/v1/ai/nl2sql", {
+              method: "POST",
+              headers: { apikey: p.secretKey },
+              json: { question: "probe", execute: true },
+            }),
+          );
+          assertEquals(status, 200, JSON.stringify(body));
+          assertHarmless(body.data.rows[0].report, "nl2sql");
+        });
+
+        const connect = async () => {
+          const c = await WsClient.connect(
+            `ws://127.0.0.1:${server.addr.port}/v1/realtime/ws?apikey=${p.publicKey}`,
+          );
+          clients.push(c);
+          return c;
+        };
+
+        await t.step("a tenant cast applied by realtime's capture trigger", async () => {
+          const c = await connect();
+          await c.subscribe({ channel: "moods", postgres_changes: [{ event: "INSERT", table: "moods" }] });
+          const res = await p.fetch("/rest/v1/moods", {
+            method: "POST",
+            headers: anon,
+            json: { id: 1, mood: "calm" },
+          });
+          assertEquals(res.status, 201, await res.text());
+          const event = await c.next((m) => m.type === "event" && m.channel === "moods", 10_000);
+          assertEquals(event.payload.record, { id: 1, mood: "calm" });
+          const [row] = await sql(p, "select report from public.cast_reports");
+          const report = row!.report as Record<string, unknown>;
+          assertHarmless(report, "capture cast");
+          // The capture trigger acts for realtime alone, not as a superuser.
+          assertEquals(report.user, "platform_realtime");
+        });
+
+        await t.step("realtime's RLS check", async () => {
+          const c = await connect();
+          await c.subscribe({
+            channel: "guarded",
+            postgres_changes: [{ event: "INSERT", table: "guarded" }],
+          });
+          // Inserted by the owner: the policy lets the subscriber see it only if the probe gained nothing.
+          await sql(p, "insert into public.guarded values (1)");
+          const event = await c.next((m) => m.type === "event" && m.channel === "guarded", 10_000);
+          assertEquals(event.payload.record, { id: 1 });
+        });
+
+        await t.step("nothing the probes tried was kept", async () => {
+          const roles = await p.internalSql("select 1 from pg_roles where rolname = 'probe_escalated'");
+          assertEquals(roles.length, 0);
+          const ext = await p.internalSql("select 1 from pg_extension where extname = 'dblink'");
+          assertEquals(ext.length, 0);
+        });
+
+        await t.step(
+          "the tenant login has no rights of its own and cannot reach the other roles' logins",
+          async () => {
+            const [login] = await p.internalSql(
+              `select r.rolsuper, r.rolinherit, r.rolcreaterole, r.rolcreatedb, r.rolbypassrls,
                   array(select g.rolname::text from pg_auth_members m join pg_roles g on g.oid = m.roleid
                          where m.member = r.oid order by 1) as member_of
              from pg_roles r where r.rolname = $1`,
-            [
-              (await (await p.fetch("/rest/v1/rpc/probe", { method: "POST", headers: anon, json: {} }))
-                .json()).user,
-            ],
-          );
-          assertEquals(login, {
-            rolsuper: false,
-            rolinherit: false,
-            rolcreaterole: false,
-            rolcreatedb: false,
-            rolbypassrls: false,
-            member_of: ["anon", "authenticated", "service_role"],
-          });
-        },
-      );
-    } finally {
-      for (const c of clients) await c.close();
-      await server.shutdown();
-      await p.close();
-      await fake.close();
-    }
-  },
-});
+              [
+                (await (await p.fetch("/rest/v1/rpc/probe", { method: "POST", headers: anon, json: {} }))
+                  .json()).user,
+              ],
+            );
+            assertEquals(login, {
+              rolsuper: false,
+              rolinherit: false,
+              rolcreaterole: false,
+              rolcreatedb: false,
+              rolbypassrls: false,
+              member_of: ["anon", "authenticated", "service_role"],
+            });
+          },
+        );
+      } finally {
+        for (const c of clients) await c.close();
+        await server.shutdown();
+        await p.close();
+        await fake.close();
+      }
+    },
+  });
+}
