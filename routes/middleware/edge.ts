@@ -91,11 +91,8 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     const bytes = await readBody(req, limits);
     const type = req.headers.get("content-type");
     if ((type === null || JSON_TYPE.test(type)) && jsonTooDeep(bytes)) throw tooDeep(req, "body");
-    // `new Request(req, …)` without a body of its own would reuse the one just read (a TypeError), and GET or
-    // HEAD may carry none: those are rebuilt bodiless, every other method gets the bytes, even empty ones.
-    if (req.method === "GET" || req.method === "HEAD") {
-      return new Request(req.url, { method: req.method, headers: req.headers, signal: req.signal });
-    }
+    // Always a body of its own, even empty: `new Request(req)` without one would reuse the one just read (a
+    // TypeError). GET and HEAD, which may carry none, never come here.
     return new Request(req, { body: bytes as Uint8Array<ArrayBuffer> });
   };
   const guarded = async (req: Request, env: EdgeEnv, origin: string | null): Promise<Response> => {
@@ -126,7 +123,11 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     }
     const env = { platform: options.platform, requestId: id, info };
     if (queryTooDeep(req.url)) return finish(edgeFailure(tooDeep(req, "query"), req, id), id, origin);
-    if (req.body !== null && !options.ownBody?.(req)) return guarded(req, env, origin);
+    // A GET or HEAD body is never read by any route: not buffered (the method is checked first, it is cheaper).
+    const method = req.method;
+    if (method !== "GET" && method !== "HEAD" && req.body !== null && !options.ownBody?.(req)) {
+      return guarded(req, env, origin);
+    }
     const res = next(req, env);
     return res instanceof Promise ? res.then((r) => finish(r, id, origin)) : finish(res, id, origin);
   };
