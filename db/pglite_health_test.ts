@@ -40,6 +40,8 @@ Deno.test("pglite health: an engine broken by deeply nested input is replaced, a
   try {
     await db.exec("create table t (id int primary key)");
     await db.query("insert into t values (1)");
+    const heard: string[] = [];
+    const unlisten = await db.listen("changes", (payload) => heard.push(payload));
     // A stack overflow inside the engine: PostgreSQL's own depth check does not see it on WebAssembly.
     let caught: unknown;
     await db.query("select $1::jsonb is not null as ok", [deep(100_000)]).catch((err) => caught = err);
@@ -57,6 +59,11 @@ Deno.test("pglite health: an engine broken by deeply nested input is replaced, a
     assertEquals(healthOf(dir).last_restart?.reason, "stack depth limit exceeded");
     await db.query("insert into t values (3)");
     assertEquals(await db.query("select count(*)::int as n from t"), [{ n: 2 }]);
+    // The new engine listens where the old one did.
+    await db.exec("notify changes, 'after the restart'");
+    await until("the notification arrives", () => heard.length > 0);
+    assertEquals(heard, ["after the restart"]);
+    await unlisten();
   } finally {
     await db.close();
     await Deno.remove(dir, { recursive: true });

@@ -192,10 +192,24 @@ Deno.test("a client that dribbles its body is answered 408 while still sending (
     const chunked = `POST /v1/sql HTTP/1.1\r\nHost: 127.0.0.1\r\napikey: ${p.secretKey}\r\n` +
       "content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{\r\n";
     assertEquals(await dribble(server.addr.port, chunked), "HTTP/1.1 408 Request Timeout");
-    // The platform still serves an ordinary request.
-    const ok = await fetch(`http://127.0.0.1:${server.addr.port}/v1/health`);
+    // The platform still serves ordinary requests, bodiless or empty ones included.
+    const base = `http://127.0.0.1:${server.addr.port}`;
+    const ok = await fetch(`${base}/v1/health`);
     assertEquals(ok.status, 200);
     await ok.body?.cancel();
+    const bodiless = await fetch(`${base}/v1/functions/echo`, {
+      method: "DELETE",
+      headers: { apikey: p.secretKey },
+    });
+    assert(bodiless.status < 500, `DELETE without a body: ${bodiless.status}`);
+    await bodiless.body?.cancel();
+    const empty = await fetch(`${base}/v1/sql`, {
+      method: "POST",
+      headers: { apikey: p.secretKey },
+      body: "",
+    });
+    assert(empty.status >= 400 && empty.status < 500, `POST with an empty body: ${empty.status}`);
+    await empty.body?.cancel();
   } finally {
     await server.shutdown();
     await p.close();
