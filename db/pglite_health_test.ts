@@ -137,6 +137,11 @@ Deno.test("pglite health: a statement's memory is capped, and an engine that gre
 });
 
 Deno.test("/v1/ready names an embedded database that stopped answering, until it is replaced", async () => {
+  // The platform sets the process's PGlite limits from its config: put them back for the tests after this one.
+  await withLimits({}, readyTest);
+});
+
+async function readyTest(): Promise<void> {
   const sandbox = await makeSandbox({ PGLITE_STALL_MS: "1000" });
   delete sandbox.env.DATABASE_URL; // this test is about the embedded databases, whatever the suite runs on
   const p = await startPlatform({}, { sandbox });
@@ -172,4 +177,4 @@ Deno.test("/v1/ready names an embedded database that stopped answering, until it
   } finally {
     await p.close();
   }
-});
+}
