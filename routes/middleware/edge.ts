@@ -125,7 +125,8 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     if (queryTooDeep(req.url)) return finish(edgeFailure(tooDeep(req, "query"), req, id), id, origin);
     // A GET or HEAD body is never read by any route: not buffered (the method is checked first, it is cheaper).
     const method = req.method;
-    if (method !== "GET" && method !== "HEAD" && req.body !== null && !options.ownBody?.(req)) {
+    // `req.body` is looked at last: once built, its stream makes the handler's own `bytes()` slower (invoke).
+    if (method !== "GET" && method !== "HEAD" && !options.ownBody?.(req) && req.body !== null) {
       return guarded(req, env, origin);
     }
     const res = next(req, env);
