@@ -24,6 +24,17 @@ alter function realtime.publish(text, text) set search_path = pg_catalog, pg_tem
 alter function realtime.capture() owner to platform_realtime;
 alter function realtime.capture() set search_path = pg_catalog, pg_temp;
 
+-- The primary key columns of a table, in key order (null without one).
+create or replace function realtime.primary_key(rel regclass) returns text[]
+language sql stable set search_path = pg_catalog, pg_temp as $$
+  select pg_catalog.array_agg(a.attname::text order by pg_catalog.array_position(i.indkey::int2[], a.attnum))
+    from pg_catalog.pg_index i
+    join pg_catalog.pg_attribute a on a.attrelid = i.indrelid and a.attnum operator(pg_catalog.=) any (i.indkey::int2[])
+   where i.indrelid = rel and i.indisprimary
+$$;
+alter function realtime.primary_key(regclass) owner to platform_realtime;
+revoke all on function realtime.primary_key(regclass) from public;
+
 -- Records a captured table once its trigger exists; forgets it once the trigger is gone. The argument is only a
 -- name to look up: what is recorded comes from the catalog (a trigger can only be put there by the table's owner).
 create or replace function realtime.register(rel regclass) returns void
@@ -44,11 +55,7 @@ begin
     if nsp in ('auth', 'platform', 'realtime', 'pg_catalog', 'information_schema') then
       raise exception 'realtime.enable: schema % is internal', nsp using errcode = '42501';
     end if;
-    select pg_catalog.array_agg(a.attname::text order by pg_catalog.array_position(i.indkey::int2[], a.attnum))
-      into pk
-      from pg_catalog.pg_index i
-      join pg_catalog.pg_attribute a on a.attrelid = i.indrelid and a.attnum operator(pg_catalog.=) any (i.indkey::int2[])
-     where i.indrelid = rel and i.indisprimary;
+    pk := realtime.primary_key(rel);
     insert into realtime.tables (schema_name, table_name, primary_key) values (nsp, tbl, pk)
       on conflict (schema_name, table_name) do update set primary_key = excluded.primary_key;
   else
@@ -76,11 +83,7 @@ begin
   if nsp in ('auth', 'platform', 'realtime', 'pg_catalog', 'information_schema') then
     raise exception 'realtime.enable: schema % is internal', nsp using errcode = '42501';
   end if;
-  select pg_catalog.array_agg(a.attname::text order by pg_catalog.array_position(i.indkey::int2[], a.attnum))
-    into pk
-    from pg_catalog.pg_index i
-    join pg_catalog.pg_attribute a on a.attrelid = i.indrelid and a.attnum operator(pg_catalog.=) any (i.indkey::int2[])
-   where i.indrelid = rel and i.indisprimary;
+  pk := realtime.primary_key(rel);
   if pk is null then
     raise exception 'realtime.enable: table %.% has no primary key', nsp, tbl using errcode = '42P10';
   end if;
@@ -120,7 +123,7 @@ begin
   execute format('grant execute on function auth.jwt(), auth.uid(), auth.role(), auth.email() to %I', owner);
   execute format('grant usage on schema realtime to %I', owner);
   execute format('grant execute on function realtime.enable(text), realtime.disable(text) to %I', owner);
-  execute format('grant execute on function realtime.register(regclass), realtime.capture() to %I', owner);
+  execute format('grant execute on function realtime.register(regclass), realtime.capture(), realtime.primary_key(regclass) to %I', owner);
   execute format('alter default privileges for role %I in schema public grant all on tables to anon, authenticated, service_role', owner);
   execute format('alter default privileges for role %I in schema public grant all on sequences to anon, authenticated, service_role', owner);
   execute format('alter default privileges for role %I in schema public grant all on functions to anon, authenticated, service_role', owner);
