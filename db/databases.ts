@@ -63,7 +63,10 @@ const PGLITE_OWNER = "project_owner";
  */
 const INTERNAL_SEARCH_PATH = "extensions, pg_catalog";
 
-/** The search path of the project's own sessions (its owner, the tenant login), as Supabase sets it. */
+/**
+ * The search path of the project's own sessions (its owner, the tenant login), as Supabase sets it. PGlite's one
+ * session serves the platform and the project alike (the instance is the boundary there) and resolves names so.
+ */
 const TENANT_SEARCH_PATH = `"$user", public, extensions`;
 
 /** PostgreSQL's longest identifier, in bytes. */
@@ -163,15 +166,12 @@ export class Databases {
   private async openProject(ref: string): Promise<Db> {
     const db = this.kind === "postgres"
       ? openPostgres(this.projectUrl(ref), { max: this.options.poolSize, searchPath: INTERNAL_SEARCH_PATH })
-      : await openPglite(this.projectDir(ref));
+      : await openPglite(this.projectDir(ref), { searchPath: TENANT_SEARCH_PATH });
     for (let attempt = 1;; attempt++) {
       try {
         // pgvector installs into the first schema of the platform's search path, which must exist.
         if (this.kind === "postgres") await db.exec("create schema if not exists extensions");
         await migrate(db, this.projectMigrations);
-        // PGlite's one session serves the platform and the project alike (the instance is the boundary there):
-        // it resolves names as the project's own sessions do on PostgreSQL.
-        if (this.kind === "pglite") await db.exec(`set search_path = ${TENANT_SEARCH_PATH}`);
         return db;
       } catch (err) {
         // Role statements update cluster-wide catalogs; two databases migrating at once may collide there

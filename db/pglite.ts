@@ -205,6 +205,8 @@ function queryable(client: PgliteClient, tx?: number, timeoutMs?: number): Query
 export interface PgliteOptions {
   /** Statement texts kept prepared for pipelines (default MAX_PREPARED_TEXTS of db/pglite_pipeline.ts). */
   maxPrepared?: number;
+  /** The `search_path` of its one session, set each time an engine opens on the directory (restarts included). */
+  searchPath?: string;
 }
 
 /** How long closing waits for the engine to finish what it runs before giving it up (a stop must not hang). */
@@ -258,6 +260,7 @@ class EmbeddedDatabase implements Monitored {
         gate: client.gate.buffer,
         vitals: client.vitals.buffer,
         maxPrepared: this.options.maxPrepared,
+        searchPath: this.options.searchPath,
         maxMemoryBytes: pgliteLimits.maxMemoryMb * 1024 * 1024,
       });
     } catch (err) {

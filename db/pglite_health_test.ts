@@ -36,7 +36,7 @@ async function withLimits(limits: Partial<typeof pgliteLimits>, fn: () => Promis
 
 Deno.test("pglite health: an engine broken by deeply nested input is replaced, and what it committed stays", async () => {
   const dir = await Deno.makeTempDir({ prefix: "pglite-broken-" });
-  const db = await openPglite(dir);
+  const db = await openPglite(dir, { searchPath: "public, extensions" });
   try {
     await db.exec("create table t (id int primary key)");
     await db.query("insert into t values (1)");
@@ -64,6 +64,8 @@ Deno.test("pglite health: an engine broken by deeply nested input is replaced, a
     await until("the notification arrives", () => heard.length > 0);
     assertEquals(heard, ["after the restart"]);
     await unlisten();
+    // And its session resolves names as the first one did.
+    assertEquals(await db.query("show search_path"), [{ search_path: "public, extensions" }]);
   } finally {
     await db.close();
     await Deno.remove(dir, { recursive: true });

@@ -12,6 +12,8 @@ export type WorkerCall =
     gate: SharedArrayBuffer;
     vitals: SharedArrayBuffer;
     maxPrepared?: number;
+    /** The session's `search_path`, set as the engine opens (PGlite ignores a database's own setting). */
+    searchPath?: string;
     /** The most the engine's WebAssembly memory may grow to. */
     maxMemoryBytes: number;
   }

@@ -186,6 +186,7 @@ async function answer(req: WorkerRequest): Promise<unknown> {
         extensions: { vector },
       });
       watchEngine(pg);
+      if (req.searchPath) await pg.exec(`set search_path = ${req.searchPath}`);
       // The engine's heap as Emscripten sees it (it replaces the view whenever the memory grows).
       const heap = (pg as unknown as { mod: { HEAPU8: Uint8Array } }).mod;
       const beat = () => vitals.beat(heap.HEAPU8.byteLength);
