@@ -1,21 +1,10 @@
 import { encodeBase64 } from "../services/encoding.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
-import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
+import { type Json, json, startPlatform } from "./harness.ts";
 import { webhookReceiver } from "./notification_fakes.ts";
+import { settle } from "./notification_settle.ts";
 
 const SECRET = `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
-
-async function settle(p: TestPlatform, id: string): Promise<Json> {
-  const deadline = Date.now() + 30_000;
-  while (true) {
-    const { body } = await json(
-      await p.fetch(`/v1/notifications/${id}`, { headers: { apikey: p.secretKey } }),
-    );
-    if (["sent", "delivered", "dead_lettered"].includes(body.data?.status)) return body.data;
-    if (Date.now() > deadline) throw new Error(`Notification ${id} stuck in ${body.data?.status}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** A port on 127.0.0.1 and ::1 that nothing listens on (bound, then closed). */
 function closedPort(): number {

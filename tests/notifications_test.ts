@@ -1,6 +1,6 @@
 import { encodeBase64 } from "../services/encoding.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
-import { type Json, json, rawRequest, startPlatform, type TestPlatform } from "./harness.ts";
+import { type Json, json, rawRequest, startPlatform } from "./harness.ts";
 import {
   fakeApns,
   fakeFcm,
@@ -9,22 +9,9 @@ import {
   smtpSink,
   webhookReceiver,
 } from "./notification_fakes.ts";
+import { settle } from "./notification_settle.ts";
 
 const SECRET = `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
-const FINAL = ["sent", "delivered", "dead_lettered", "suppressed"];
-
-/** Polls a notification until its status is final (or one of `statuses`). */
-async function settle(p: TestPlatform, id: string, statuses = FINAL): Promise<Json> {
-  const deadline = Date.now() + 20_000;
-  while (true) {
-    const { body } = await json(
-      await p.fetch(`/v1/notifications/${id}`, { headers: { apikey: p.secretKey } }),
-    );
-    if (statuses.includes(body.data?.status)) return body.data;
-    if (Date.now() > deadline) throw new Error(`Notification ${id} stuck in ${body.data?.status}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 Deno.test("notifications: providers, retries, DLQ, templates, rules, quotas, lists and stats", async (t) => {
   const p = await startPlatform({ NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1" }, { workers: true });
