@@ -3,6 +3,7 @@ import { loadConfig } from "./services/config.ts";
 import { describeError, log } from "./services/log.ts";
 import { closePlatform, openPlatform, type Platform } from "./services/platform.ts";
 import { startWorkers } from "./workers/mod.ts";
+import { serve } from "./lib/serve.ts";
 
 /** Prints what `supabase start` prints: where the platform listens, the default project's keys, the admin. */
 async function printBanner(platform: Platform, url: string): Promise<void> {
@@ -35,11 +36,10 @@ if (import.meta.main) {
   const platform = await openPlatform(config);
   const handler = createHandler(platform);
   const workers = config.WORKERS ? startWorkers(platform) : null;
-  const controller = new AbortController();
-  const server = Deno.serve({
+  const server = serve({
     port: config.PORT,
     hostname: config.HOSTNAME,
-    signal: controller.signal,
+    idleTimeoutMs: config.IDLE_TIMEOUT_MS,
     onListen: async ({ port, hostname }) => {
       const host = hostname === "0.0.0.0" || hostname === "::" ? config.BASE_DOMAIN : hostname;
       const url = config.PUBLIC_URL ?? `http://${host}:${port}`;

@@ -22,8 +22,8 @@ export interface Caller {
 export interface EdgeEnv {
   platform: Platform;
   requestId: string;
-  /** The connection's info from `Deno.serve`, when served over a socket. */
-  info?: Deno.ServeHandlerInfo;
+  /** The connection's peer, when served over a socket. */
+  info?: { remoteAddr: Deno.Addr };
 }
 
 /** The Hono environment of every route. */

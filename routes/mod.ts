@@ -117,7 +117,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
 }
 
 /** A fetch handler: the app behind the long-form rewrite of `/v1/functions/{project_id}/…`. */
-export type Handler = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
+export type Handler = (req: Request, info?: { remoteAddr: Deno.Addr }) => Response | Promise<Response>;
 
 /** The path of an absolute URL as the router sees it (a URL with escapes is parsed in full). */
 function pathOf(url: string): string {

@@ -60,6 +60,15 @@ export const errors = {
     new AppError(408, "REQUEST_TIMEOUT", `The request body did not arrive within ${ms} ms`, {
       headers: { connection: "close" },
     }),
+  unreadableBody: () =>
+    new AppError(
+      400,
+      "VALIDATION_ERROR",
+      "The request body could not be read: it is malformed or was cut off",
+      {
+        headers: { connection: "close" },
+      },
+    ),
   tooLarge: (limit: number) =>
     new AppError(413, "PAYLOAD_TOO_LARGE", `Request body is larger than the limit of ${limit} bytes`),
   unavailable: (message: string, cause?: unknown) =>

@@ -1,5 +1,6 @@
+import { serve } from "../lib/serve.ts";
 import { assert, assertEquals } from "./assert.ts";
-import { json, startPlatform } from "./harness.ts";
+import { json, makeSandbox, spawnPlatform, startPlatform } from "./harness.ts";
 import { deploy } from "./jobs_fixtures.ts";
 
 /** A JSON array nested `depth` levels deep around `inner`. */
@@ -153,10 +154,10 @@ Deno.test("select= with 2,000 columns is a 400 on both mounts", async () => {
 });
 
 /**
- * Sends `head` at once, then dribbles one more body byte every 100 ms, and returns the status line of the answer
+ * Sends `head` at once, then dribbles `piece` every 100 ms, and returns the status line of the answer
  * that comes while the client is still sending.
  */
-async function dribble(port: number, head: string): Promise<string> {
+async function dribble(port: number, head: string, piece = " "): Promise<string> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   const encoder = new TextEncoder();
   await conn.write(encoder.encode(head));
@@ -172,7 +173,7 @@ async function dribble(port: number, head: string): Promise<string> {
   // The bound only stops a broken test from hanging: the answer must come long before.
   for (let i = 0; i < 600 && !answered.includes("\r\n"); i++) {
     await new Promise((r) => setTimeout(r, 100));
-    await conn.write(encoder.encode(" ")).catch(() => {});
+    await conn.write(encoder.encode(piece)).catch(() => {});
   }
   conn.close();
   await reading;
@@ -181,7 +182,7 @@ async function dribble(port: number, head: string): Promise<string> {
 
 Deno.test("a client that dribbles its body is answered 408 while still sending (real socket)", async () => {
   const p = await startPlatform({ BODY_TIMEOUT_MS: "300" });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, p.handler);
+  const server = serve({ hostname: "127.0.0.1", port: 0, idleTimeoutMs: 30_000 }, p.handler);
   try {
     await deploy(p, p.secretKey, "echo", "export default { fetch: () => new Response('ok') };");
     for (const path of ["/v1/db/docs", "/rest/v1/docs", "/v1/sql", "/v1/functions/echo/invoke"]) {
@@ -191,7 +192,9 @@ Deno.test("a client that dribbles its body is answered 408 while still sending (
     }
     const chunked = `POST /v1/sql HTTP/1.1\r\nHost: 127.0.0.1\r\napikey: ${p.secretKey}\r\n` +
       "content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{\r\n";
-    assertEquals(await dribble(server.addr.port, chunked), "HTTP/1.1 408 Request Timeout");
+    assertEquals(await dribble(server.addr.port, chunked, "1\r\n \r\n"), "HTTP/1.1 408 Request Timeout");
+    // A broken chunked encoding is the client's fault: a 400, not a 500.
+    assertEquals(await dribble(server.addr.port, chunked, "zz\r\n"), "HTTP/1.1 400 Bad Request");
     // The platform still serves ordinary requests, bodiless or empty ones included.
     const base = `http://127.0.0.1:${server.addr.port}`;
     const ok = await fetch(`${base}/v1/health`);
@@ -213,5 +216,27 @@ Deno.test("a client that dribbles its body is answered 408 while still sending (
   } finally {
     await server.shutdown();
     await p.close();
+  }
+});
+
+Deno.test("the platform disconnects a client that never finishes its headers (IDLE_TIMEOUT_MS)", async () => {
+  const sandbox = await makeSandbox();
+  const platform = await spawnPlatform({ ...sandbox.env, IDLE_TIMEOUT_MS: "300" });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: platform.port });
+  try {
+    await conn.write(new TextEncoder().encode("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nx-slow: "));
+    // The bound only stops a broken test from hanging: the server closes the socket long before.
+    const read = await Promise.race([
+      conn.read(new Uint8Array(1024)).catch(() => null),
+      new Promise<"open">((r) => setTimeout(() => r("open"), 20_000)),
+    ]);
+    assertEquals(read, null);
+    const ok = await fetch(`${platform.url}/v1/health`);
+    assertEquals(ok.status, 200);
+    await ok.body?.cancel();
+  } finally {
+    conn.close();
+    await platform.stop();
+    await sandbox.destroy();
   }
 });

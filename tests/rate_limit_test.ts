@@ -1,3 +1,4 @@
+import { serve } from "../lib/serve.ts";
 import { assertEquals, assertMatch } from "./assert.ts";
 import { ADMIN, json, rawRequest, startPlatform } from "./harness.ts";
 
@@ -44,7 +45,7 @@ Deno.test("password work is rate limited per client: sign-in, sign-up, admin log
 /** A platform served on a real socket, so that the limit sees the connection's address. */
 async function served(env: Record<string, string>) {
   const p = await startPlatform(env);
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, p.handler);
+  const server = serve({ hostname: "127.0.0.1", port: 0, idleTimeoutMs: 30_000 }, p.handler);
   const send = (path: string, host: string, body: unknown, headers: Record<string, string> = {}) =>
     rawRequest(server.addr.port, {
       method: "POST",

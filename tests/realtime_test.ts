@@ -1,3 +1,4 @@
+import { serve } from "../lib/serve.ts";
 import { SignJWT } from "jose";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
@@ -85,7 +86,7 @@ Deno.test("realtime over WebSocket and SSE", async (t) => {
     REALTIME_MAX_MESSAGE_BYTES: "65536",
     REALTIME_SSE_HEARTBEAT_MS: "300",
   });
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, p.handler);
+  const server = serve({ hostname: "127.0.0.1", port: 0, idleTimeoutMs: 30_000 }, p.handler);
   const base = `127.0.0.1:${server.addr.port}`;
   const wsUrl = (query: Record<string, string>) =>
     `ws://${base}/v1/realtime/ws?${new URLSearchParams(query)}`;

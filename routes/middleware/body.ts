@@ -1,4 +1,5 @@
 import { concatBytes } from "../../services/encoding.ts";
+import { AppError, errors } from "../../services/errors.ts";
 
 /** Limits of {@linkcode readBody}. */
 export interface BodyLimits {
@@ -58,6 +59,9 @@ export async function readBody(req: Request, limits: BodyLimits): Promise<Uint8A
   read.reading = body === undefined ? req.bytes() : readChunks(body, limits);
   try {
     return await Promise.race([read.reading, late]);
+  } catch (err) {
+    // Past a limit, the limit's own error; a broken chunked encoding or a reset stream is the client's fault.
+    throw err instanceof AppError ? err : errors.unreadableBody();
   } finally {
     pending.delete(read);
   }

@@ -104,7 +104,7 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     }
     return finish(await next(forwarded, env), env.requestId, origin);
   };
-  return (req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response> => {
+  return (req: Request, info?: { remoteAddr: Deno.Addr }): Response | Promise<Response> => {
     const incoming = req.headers.get("x-request-id");
     const id = incoming && VALID_ID.test(incoming) ? incoming : crypto.randomUUID();
     // CORS headers go only to requests that carry an Origin (every CORS request does), as PostgREST's do.

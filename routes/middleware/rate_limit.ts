@@ -24,7 +24,7 @@ export function clientAddressOf(env: EdgeEnv, forwardedFor: string | undefined):
   return addressOf(peerOf(env.info), forwardedFor, trusted.ranges);
 }
 
-function peerOf(info: Deno.ServeHandlerInfo | undefined): string | undefined {
+function peerOf(info: { remoteAddr: Deno.Addr } | undefined): string | undefined {
   return (info?.remoteAddr as Deno.NetAddr | undefined)?.hostname;
 }
 

@@ -1,0 +1,168 @@
+import { assert, assertEquals } from "../tests/assert.ts";
+import { serve } from "./serve.ts";
+
+const IDLE_MS = 300;
+const encoder = new TextEncoder();
+
+/** Reads until the server closes the socket; the bound only stops a broken test from hanging. */
+async function readUntilClosed(conn: Deno.Conn): Promise<{ closed: boolean; text: string }> {
+  const buf = new Uint8Array(4096);
+  let text = "";
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const n = await Promise.race([
+      conn.read(buf).catch(() => null),
+      new Promise<"wait">((r) => setTimeout(() => r("wait"), 500)),
+    ]);
+    if (n === null) return { closed: true, text };
+    if (n !== "wait") text += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  return { closed: false, text };
+}
+
+const start = (handler: (req: Request) => Response | Promise<Response>) =>
+  serve({ hostname: "127.0.0.1", port: 0, idleTimeoutMs: IDLE_MS }, handler);
+
+Deno.test("a client that never finishes its headers is disconnected", async () => {
+  const server = start(() => new Response("ok"));
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+  try {
+    await conn.write(encoder.encode("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nx-slow: "));
+    const { closed, text } = await readUntilClosed(conn);
+    assert(closed, "the connection is still open");
+    assertEquals(text, "");
+  } finally {
+    conn.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("an idle keep-alive connection is closed after its answer", async () => {
+  const server = start(() => new Response("ok"));
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+  try {
+    await conn.write(encoder.encode("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    const { closed, text } = await readUntilClosed(conn);
+    assert(closed, "the connection is still open");
+    assert(text.startsWith("HTTP/1.1 200 OK"), text);
+    assert(text.endsWith("ok"), text);
+  } finally {
+    conn.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("a request answered slower than the idle timeout is not cut, nor a stream", async () => {
+  const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const server = start(async (req) => {
+    if (new URL(req.url).pathname === "/slow") {
+      await wait(IDLE_MS * 4);
+      return new Response("late");
+    }
+    const body = new ReadableStream({
+      async start(controller) {
+        for (let i = 0; i < 4; i++) {
+          controller.enqueue(encoder.encode(`${i}`));
+          await wait(IDLE_MS);
+        }
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  try {
+    const base = `http://127.0.0.1:${server.addr.port}`;
+    assertEquals(await (await fetch(`${base}/slow`)).text(), "late");
+    assertEquals(await (await fetch(`${base}/stream`)).text(), "0123");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("a WebSocket outlives the idle timeout", async () => {
+  const server = start((req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onmessage = (e) => socket.send(`echo ${e.data}`);
+    return response;
+  });
+  const ws = new WebSocket(`ws://127.0.0.1:${server.addr.port}/`);
+  try {
+    await new Promise((resolve, reject) => {
+      ws.onopen = resolve;
+      ws.onerror = reject;
+    });
+    await new Promise((r) => setTimeout(r, IDLE_MS * 4));
+    const answer = new Promise<string>((resolve) => (ws.onmessage = (e) => resolve(e.data)));
+    ws.send("hi");
+    assertEquals(await answer, "echo hi");
+  } finally {
+    const closed = new Promise((r) => (ws.onclose = r));
+    ws.close();
+    await closed;
+    await server.shutdown();
+  }
+});
+
+Deno.test("shutdown waits for the request in flight, then refuses new connections", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const server = serve({ hostname: "127.0.0.1", port: 0, idleTimeoutMs: 30_000 }, async () => {
+    await held;
+    return new Response("done");
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  const inFlight = fetch(base).then((r) => r.text());
+  await new Promise((r) => setTimeout(r, 100));
+  let stopped = false;
+  const stopping = server.shutdown().then(() => (stopped = true));
+  await new Promise((r) => setTimeout(r, 100));
+  assert(!stopped, "shutdown did not wait for the request in flight");
+  release();
+  assertEquals(await inFlight, "done");
+  await stopping;
+  const refused = await fetch(base).then(() => false, () => true);
+  assert(refused, "a new connection was accepted after shutdown");
+});
+
+Deno.test("a handler that throws is answered by onError and the connection serves on", async () => {
+  const server = serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeoutMs: 30_000,
+    onError: () => new Response("sorry", { status: 500 }),
+  }, (req) => {
+    if (new URL(req.url).pathname === "/boom") throw new Error("boom");
+    return new Response("fine");
+  });
+  try {
+    const base = `http://127.0.0.1:${server.addr.port}`;
+    const boom = await fetch(`${base}/boom`);
+    assertEquals([boom.status, await boom.text()], [500, "sorry"]);
+    assertEquals(await (await fetch(`${base}/ok`)).text(), "fine");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("an answer with Connection: close ends the connection while the client still sends its body", async () => {
+  const server = start(() => new Response("too slow", { status: 408, headers: { connection: "close" } }));
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+  try {
+    await conn.write(encoder.encode("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 100000\r\n\r\n{"));
+    let stop = false;
+    const dribbling = (async () => {
+      while (!stop) {
+        await new Promise((r) => setTimeout(r, 50));
+        await conn.write(encoder.encode(" ")).catch(() => (stop = true));
+      }
+    })();
+    const { closed, text } = await readUntilClosed(conn);
+    stop = true;
+    await dribbling;
+    assert(closed, "the connection is still open");
+    assert(text.startsWith("HTTP/1.1 408"), text);
+  } finally {
+    conn.close();
+    await server.shutdown();
+  }
+});
