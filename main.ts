@@ -1,6 +1,6 @@
 import { createHandler } from "./routes/mod.ts";
 import { loadConfig } from "./services/config.ts";
-import { describeError, log } from "./services/log.ts";
+import { describeError, log } from "./lib/log.ts";
 import { closePlatform, openPlatform, type Platform } from "./services/platform.ts";
 import { startWorkers } from "./workers/mod.ts";
 import { serve } from "./lib/serve.ts";

@@ -2,7 +2,7 @@
 // against the same handler under a bare Deno.serve; cold start (deploy, then first invoke); a wasm hello world.
 // Targets: warm throughput >= 30% of bare; added p50 <= 1 ms; cold start p50 <= 50 ms; wasm >= 5,000 invokes/s.
 import wabtInit from "wabt";
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { makeSandbox, spawnPlatform } from "../tests/harness.ts";
 import { type Bare, type BareMode, startBare } from "./bare.ts";
 import { best, requireWrk, runWrk, type WrkResult } from "./wrk.ts";

@@ -9,7 +9,7 @@
  */
 import { createHandler } from "../routes/mod.ts";
 import { loadConfig } from "../services/config.ts";
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { closePlatform, openPlatform } from "../services/platform.ts";
 import { makeSandbox } from "../tests/harness.ts";
 import { startWorkers } from "../workers/mod.ts";

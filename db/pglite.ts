@@ -24,7 +24,7 @@ import {
   unwatch,
   watch,
 } from "./pglite_health.ts";
-import { log } from "../services/log.ts";
+import { log } from "../lib/log.ts";
 
 interface Pending {
   resolve(value: unknown): void;

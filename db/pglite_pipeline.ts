@@ -2,7 +2,7 @@ import { type PGlite, types } from "@electric-sql/pglite";
 import type { PipelineStatement } from "./driver.ts";
 import { type BackendMessage, type DatabaseError, readBackend } from "./pg_backend.ts";
 import { WireWriter } from "./pg_wire.ts";
-import { concatBytes } from "../services/encoding.ts";
+import { concatBytes } from "../lib/encoding.ts";
 
 /**
  * The most statement texts one PGlite instance keeps prepared for pipelines: the bound caps the memory that many

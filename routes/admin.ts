@@ -3,7 +3,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { CONSOLE_SESSION_HOURS } from "../services/admin/admins.ts";
 import type { Context } from "hono";
 import { type Project as ProjectRecord, PROJECT_REF } from "../services/projects/projects.ts";
-import { errors } from "../services/errors.ts";
+import { errors } from "../lib/errors.ts";
 import { bearerToken, CONSOLE_COOKIE, consoleToken, requireAdmin } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
 import { accountLimited, passwordRateLimit } from "./middleware/rate_limit.ts";

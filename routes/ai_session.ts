@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { buildMessages, type ChatRequest as ChatBody, promptTokenBound } from "../services/ai/chat.ts";
-import { errors } from "../services/errors.ts";
+import { errors } from "../lib/errors.ts";
 import { noCache, sseResponse } from "./ai.ts";
 import { ChatRequest, ChatResult, SSE_RESPONSE } from "./ai_schemas.ts";
 import type { AppEnv } from "./env.ts";

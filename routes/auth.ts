@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { MIN_PASSWORD_LENGTH, refuseWeakPassword } from "../services/auth/password_policy.ts";
-import { errors } from "../services/errors.ts";
+import { errors } from "../lib/errors.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { resolveProject } from "./middleware/project.ts";
 import { accountLimited, passwordRateLimit } from "./middleware/rate_limit.ts";

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { RestError, restErrors } from "../db/rest/errors.ts";
+import { RestError, restErrors } from "../lib/rest_errors.ts";
 import { rowsToCsv } from "../services/data/csv.ts";
 import type { DataIdentity, DataRequest, DataResult, RpcRequest } from "../services/data/data.ts";
 import type { AppEnv, Caller } from "./env.ts";

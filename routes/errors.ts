@@ -1,21 +1,20 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import { AppError, errors } from "../services/errors.ts";
-import { describeError, log } from "../services/log.ts";
+import { AppError, errors } from "../lib/errors.ts";
+import { describeError, log } from "../lib/log.ts";
 
 /** Maps any thrown value to an AppError; unknown errors become a bare 500 whose cause is only logged. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof HTTPException) {
-    if (err.status === 413) return new AppError(413, "PAYLOAD_TOO_LARGE", "Request body is too large");
+    if (err.status === 413) return errors.tooLarge();
     if (err.status === 400) return errors.validation(publicHttpMessage(err.message));
     if (err.status === 415) {
-      return new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+      return errors.unsupportedMediaType();
     }
     if (err.status === 401) return errors.unauthorized(err.message || "Unauthorized");
-    return new AppError(err.status as ContentfulStatusCode, "ERROR", err.message || "Request failed");
+    return errors.http(err.status, err.message || "Request failed");
   }
   return errors.internal(err);
 }

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { encodeBase64 } from "../services/encoding.ts";
-import { AppError, errors } from "../services/errors.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
+import { errors } from "../lib/errors.ts";
 import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts";
 import type { EdgeEnv } from "./env.ts";
 import { failureResponse } from "./errors.ts";
@@ -48,7 +48,7 @@ async function readInvokeBody(
   });
   if (bytes.byteLength === 0) return {};
   if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(headers.get("content-type") ?? "")) {
-    throw new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+    throw errors.unsupportedMediaType();
   }
   if (jsonTooDeep(bytes)) {
     throw errors.validation(`The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);

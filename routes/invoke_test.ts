@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/assert.ts";
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import type { InvokeResult } from "../services/functions/invoke.ts";
 import { envelopeText } from "./invoke.ts";
 

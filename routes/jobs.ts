@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { errors } from "../services/errors.ts";
+import { errors } from "../lib/errors.ts";
 import { JOB_STATUSES } from "../services/jobs/store.ts";
 import { FUNCTION_NAME } from "../services/functions/validate_code.ts";
 import type { AppEnv } from "./env.ts";

@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { except } from "hono/combine";
 import { toAppError } from "./errors.ts";
-import { errors } from "../services/errors.ts";
+import { errors } from "../lib/errors.ts";
 import { ingestEvent, listEvents } from "../services/notifications/events.ts";
 import {
   listAttempts,

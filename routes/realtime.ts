@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { errors } from "../services/errors.ts";
+import { errors } from "../lib/errors.ts";
 import { CHANNEL_NAME } from "../services/realtime/protocol.ts";
 import { serveSse, serveWebSocket } from "../services/realtime/transports.ts";
 import type { AppEnv } from "./env.ts";

@@ -1,4 +1,4 @@
-import { concatBytes } from "../services/encoding.ts";
+import { concatBytes } from "../lib/encoding.ts";
 
 /** A message between the platform and a runtime host: a JSON header and optional bytes. */
 export interface Frame {

@@ -1,6 +1,6 @@
 import { assertEquals } from "../tests/assert.ts";
 import { encodeFrame, FrameReader, FrameWriter } from "./frames.ts";
-import { concatBytes } from "../services/encoding.ts";
+import { concatBytes } from "../lib/encoding.ts";
 
 /** A connection that keeps a copy of every write. */
 function recordingConn(): { writes: Uint8Array[]; conn: Deno.Conn } {

@@ -60,7 +60,7 @@ const WORKER_FILES = [
   "wasm/wasi.ts",
   "egress/worker_net.ts",
   "egress/wire.ts",
-  "../services/encoding.ts",
+  "../lib/encoding.ts",
 ].map((f) => join(RUNTIME_DIR, f));
 const SPAWN_TIMEOUT_MS = 15_000;
 

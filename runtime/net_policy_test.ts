@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../tests/assert.ts";
-import { inCidr, parseCidr, parseIp } from "./ip.ts";
+import { inCidr, parseCidr, parseIp } from "../lib/ip.ts";
 import { EgressPolicy } from "./egress/policy.ts";
 import { ALLOW_NET_ENTRY, denyList, EGRESS_HOST, netFlags, openedRange, ownAddresses } from "./net_policy.ts";
 

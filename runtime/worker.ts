@@ -6,7 +6,7 @@
  * the user module or compiles the wasm module, then answers request messages from the host.
  */
 import { installEgress } from "./egress/worker_net.ts";
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { droppedLinesText, LogBudget } from "./log_budget.ts";
 import {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { MIN_PASSWORD_LENGTH, refuseWeakPassword } from "./auth/password_policy.ts";
-import { parseTrustedProxies } from "./client_address.ts";
+import { parseTrustedProxies } from "../lib/client_address.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const ref = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be a project ref");

@@ -9,8 +9,8 @@ import { TokenService } from "./auth/tokens.ts";
 import { AuthService } from "./auth/users.ts";
 import { DataService } from "./data/data.ts";
 import type { Config } from "./config.ts";
-import { Cipher, randomToken } from "./crypto.ts";
-import { setLogLevel } from "./log.ts";
+import { Cipher, randomToken } from "../lib/crypto.ts";
+import { setLogLevel } from "../lib/log.ts";
 import { NetGuard } from "./notifications/net_guard.ts";
 import { NotificationService } from "./notifications/service.ts";
 import { SettingsStore } from "./notifications/settings.ts";
@@ -18,8 +18,9 @@ import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
 import { CronService } from "./jobs/cron.ts";
 import { JobService } from "./jobs/service.ts";
 import { ProjectService } from "./projects/projects.ts";
-import { TokenBucket } from "./rate_limit.ts";
+import { TokenBucket } from "../lib/token_bucket.ts";
 import { RealtimeService } from "./realtime/service.ts";
+import { HealthService } from "./system/health.ts";
 
 /** Everything a route or a worker needs, built once by {@linkcode openPlatform}. */
 export interface Platform {
@@ -45,6 +46,8 @@ export interface Platform {
   jobs: JobService;
   /** Cron entries that queue jobs. */
   cron: CronService;
+  /** Readiness of the databases and KV. */
+  health: HealthService;
   /** What the first start created, for the banner. */
   bootstrap: { createdDefaultProject: boolean; admin: BootstrapResult | null };
 }
@@ -132,6 +135,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       ai: new AiGateway(config, dbs, kv),
       jobs,
       cron: new CronService(dbs, jobs),
+      health: new HealthService(dbs, kv),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {

@@ -117,7 +117,7 @@ Deno.test("deno task migrate and postgrest-js over a real socket", async () => {
   });
   const child = await spawnPlatform(sandbox.env);
   try {
-    const cli = new URL("../db/migrate_cli.ts", import.meta.url).pathname;
+    const cli = new URL("../cli/migrate.ts", import.meta.url).pathname;
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", "--allow-all", "--unstable-kv", cli, dir, "--url", child.url, "--key", sandbox.secretKey],
       stdout: "piped",

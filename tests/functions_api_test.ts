@@ -1,4 +1,4 @@
-import { sha256Hex } from "../services/crypto.ts";
+import { sha256Hex } from "../lib/crypto.ts";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "./assert.ts";
 import { type Json, json, startPlatform } from "./harness.ts";
 

@@ -1,4 +1,4 @@
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { planKey } from "../services/functions/quota.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { json, startPlatform } from "./harness.ts";

@@ -2,7 +2,7 @@
 // for certain), memory off the V8 heap, no threads of a function's own, and raw answers that cannot touch the
 // platform's cookies or CORS policy.
 import wabtInit from "wabt";
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { json, startPlatform } from "./harness.ts";
 

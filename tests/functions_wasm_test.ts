@@ -1,5 +1,5 @@
 import wabtInit from "wabt";
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { json, startPlatform } from "./harness.ts";
 

@@ -2,7 +2,7 @@ import postgres from "postgres";
 import { Databases } from "../db/databases.ts";
 import { createHandler, type Handler } from "../routes/mod.ts";
 import { type Config, loadConfig } from "../services/config.ts";
-import { randomHex } from "../services/crypto.ts";
+import { randomHex } from "../lib/crypto.ts";
 import { closePlatform, openPlatform, type Platform } from "../services/platform.ts";
 import { startWorkers, type Workers } from "../workers/mod.ts";
 

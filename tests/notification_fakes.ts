@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI, jwtVerify } from "jose";
 import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
-import { concatBytes } from "../services/encoding.ts";
+import { concatBytes } from "../lib/encoding.ts";
 
 /** A local HTTP server started by a test, on 127.0.0.1 and port 0. */
 export interface FakeServer {

@@ -1,4 +1,4 @@
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { assert, assertEquals } from "./assert.ts";
 import { type Json, json, makeSandbox, spawnPlatform, startPlatform } from "./harness.ts";
 import { webhookReceiver } from "./notification_fakes.ts";

@@ -1,4 +1,4 @@
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { assertEquals, assertMatch } from "./assert.ts";
 import { type Json, json, startPlatform } from "./harness.ts";
 import { smtpSink, webhookReceiver } from "./notification_fakes.ts";

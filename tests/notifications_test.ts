@@ -1,4 +1,4 @@
-import { encodeBase64 } from "../services/encoding.ts";
+import { encodeBase64 } from "../lib/encoding.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { type Json, json, rawRequest, startPlatform } from "./harness.ts";
 import {

@@ -1,4 +1,4 @@
-import { describeError, log } from "../services/log.ts";
+import { describeError, log } from "../lib/log.ts";
 import type { Platform } from "../services/platform.ts";
 import { startCronTicker } from "./cron_ticker.ts";
 import { QueueDispatcher } from "./queue.ts";

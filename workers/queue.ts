@@ -1,4 +1,4 @@
-import { describeError, log } from "../services/log.ts";
+import { describeError, log } from "../lib/log.ts";
 
 /**
  * The messages of the platform's one Deno KV queue, discriminated by `kind`. Each area adds its own kinds here

@@ -9,7 +9,7 @@ import type {
   SelectEmbed,
   SelectItem,
 } from "./ast.ts";
-import { RestError, restErrors } from "./errors.ts";
+import { RestError, restErrors } from "../../lib/rest_errors.ts";
 import { resolveRelationship } from "./relationships.ts";
 import { EXPOSED_SCHEMA, type FunctionInfo, type SchemaCache, type TableInfo } from "./schema.ts";
 

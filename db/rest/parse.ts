@@ -12,7 +12,7 @@ import {
   type ParsedQuery,
   type SelectItem,
 } from "./ast.ts";
-import { restErrors } from "./errors.ts";
+import { restErrors } from "../../lib/rest_errors.ts";
 
 /** The most elements an `in.(…)` or `{…}` list may have. */
 export const MAX_LIST_ITEMS = 10_000;

@@ -9,7 +9,7 @@ import {
   parseQuery,
   parseSelect,
 } from "./parse.ts";
-import { RestError } from "./errors.ts";
+import { RestError } from "../../lib/rest_errors.ts";
 
 function code(fn: () => unknown): string {
   try {

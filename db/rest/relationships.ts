@@ -1,4 +1,4 @@
-import { restErrors } from "./errors.ts";
+import { restErrors } from "../../lib/rest_errors.ts";
 import type { ForeignKey, SchemaCache } from "./schema.ts";
 
 /** How an embedded resource is reached from its parent. */

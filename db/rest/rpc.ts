@@ -1,6 +1,6 @@
 import { FTS_OPERATORS, OPERATORS } from "./ast.ts";
 import type { CallArguments } from "./compile.ts";
-import { RestError } from "./errors.ts";
+import { RestError } from "../../lib/rest_errors.ts";
 import { EXPOSED_SCHEMA, type FunctionInfo, type FunctionParam, type SchemaCache } from "./schema.ts";
 
 const RESERVED = new Set(["select", "columns", "on_conflict"]);

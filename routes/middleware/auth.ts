@@ -4,7 +4,7 @@ import { createMiddleware } from "hono/factory";
 import type { Context, Next } from "hono";
 import type { AdminIdentity } from "../../services/admin/admins.ts";
 import { looksLikeJwt, type UserClaims } from "../../services/auth/tokens.ts";
-import { errors } from "../../services/errors.ts";
+import { errors } from "../../lib/errors.ts";
 import type { Platform } from "../../services/platform.ts";
 import type { KeyOwner, Project } from "../../services/projects/projects.ts";
 import type { AppEnv, Caller, Role } from "../env.ts";

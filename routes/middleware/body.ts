@@ -1,5 +1,5 @@
-import { concatBytes } from "../../services/encoding.ts";
-import { AppError, errors } from "../../services/errors.ts";
+import { concatBytes } from "../../lib/encoding.ts";
+import { AppError, errors } from "../../lib/errors.ts";
 
 /** Limits of {@linkcode readBody}. */
 export interface BodyLimits {

@@ -1,5 +1,5 @@
-import { RestError } from "../../db/rest/errors.ts";
-import { errors } from "../../services/errors.ts";
+import { RestError } from "../../lib/rest_errors.ts";
+import { errors } from "../../lib/errors.ts";
 import type { Platform } from "../../services/platform.ts";
 import type { EdgeEnv } from "../env.ts";
 import { failureResponse, toAppError } from "../errors.ts";

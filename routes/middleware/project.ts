@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { errors } from "../../services/errors.ts";
+import { errors } from "../../lib/errors.ts";
 import type { Context } from "hono";
 import { type Project, PROJECT_REF } from "../../services/projects/projects.ts";
 import type { Platform } from "../../services/platform.ts";

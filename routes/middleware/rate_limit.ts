@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { Cidr } from "../../runtime/ip.ts";
-import { AppError } from "../../services/errors.ts";
-import type { Take, TokenBucket } from "../../services/rate_limit.ts";
+import type { Cidr } from "../../lib/ip.ts";
+import { errors } from "../../lib/errors.ts";
+import type { Take, TokenBucket } from "../../lib/token_bucket.ts";
 import type { AppEnv, EdgeEnv } from "../env.ts";
-import { clientAddress as addressOf, parseTrustedProxies } from "../../services/client_address.ts";
+import { clientAddress as addressOf, parseTrustedProxies } from "../../lib/client_address.ts";
 
 // TRUSTED_PROXIES as parsed, for the configuration it was parsed from (validated at start-up).
 let trusted: { list: string; ranges: Cidr[] } | undefined;
@@ -30,9 +30,7 @@ function peerOf(info: { remoteAddr: Deno.Addr } | undefined): string | undefined
 
 function refuse(taken: Take): void {
   if (!taken.ok) {
-    throw new AppError(429, "rate_limit_exceeded", "Too many requests: try again later", {
-      headers: { "retry-after": String(taken.retryAfterSeconds) },
-    });
+    throw errors.rateLimited("Too many requests: try again later", taken.retryAfterSeconds);
   }
 }
 

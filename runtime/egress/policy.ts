@@ -4,7 +4,16 @@
  * the runtime machine's own addresses), minus what the operator opened, where the platform's ports stay closed.
  */
 import { lookup } from "node:dns/promises";
-import { type Cidr, embeddedIpv4, formatIp, inCidr, type Ip, isMapped, parseCidr, parseIp } from "../ip.ts";
+import {
+  type Cidr,
+  embeddedIpv4,
+  formatIp,
+  inCidr,
+  type Ip,
+  isMapped,
+  parseCidr,
+  parseIp,
+} from "../../lib/ip.ts";
 import { openedRange, PRIVATE_V4, PRIVATE_V6_RANGES } from "../net_policy.ts";
 
 /** What the policy is built from (sent by the platform with the function). */

@@ -1,4 +1,4 @@
-import { concatBytes } from "../../services/encoding.ts";
+import { concatBytes } from "../../lib/encoding.ts";
 
 /** Bytes of one WebAssembly memory page. */
 export const PAGE_BYTES = 65536;

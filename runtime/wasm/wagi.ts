@@ -1,6 +1,6 @@
 import type { HeaderList } from "../protocol.ts";
 import { Wasi } from "./wasi.ts";
-import { concatBytes } from "../../services/encoding.ts";
+import { concatBytes } from "../../lib/encoding.ts";
 
 /** One HTTP request as a WAGI module sees it. */
 export interface WagiRequest {

@@ -1,8 +1,8 @@
 import type { Db } from "../../db/driver.ts";
-import { randomToken, sha256Hex } from "../crypto.ts";
-import { errors } from "../errors.ts";
-import { DUMMY_HASH, hashPassword, verifyPassword } from "../passwords.ts";
-import { TtlCache } from "../ttl_cache.ts";
+import { randomToken, sha256Hex } from "../../lib/crypto.ts";
+import { errors } from "../../lib/errors.ts";
+import { DUMMY_HASH, hashPassword, verifyPassword } from "../auth/passwords.ts";
+import { TtlCache } from "../../lib/ttl_cache.ts";
 
 /** Hours a console session lives. */
 export const CONSOLE_SESSION_HOURS = 12;

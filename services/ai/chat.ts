@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../../lib/log.ts";
 import type { Embedder } from "./embedder.ts";
 import { type ChatCall, type ChatMessage, providerError, type Providers, type Usage } from "./providers.ts";
 import { partitionKey, type SemanticCache } from "./semantic_cache.ts";

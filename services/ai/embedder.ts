@@ -1,4 +1,4 @@
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 import { countTokens, embedLocally, LOCAL_EMBEDDING_MODEL } from "./local_embedder.ts";
 import type { Provider, Providers, Usage } from "./providers.ts";
 import { normalize } from "./vectors.ts";

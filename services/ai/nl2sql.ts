@@ -1,6 +1,6 @@
 import type { Databases } from "../../db/databases.ts";
 import { quoteIdent, sqlState } from "../../db/driver.ts";
-import { AppError, errors } from "../errors.ts";
+import { AppError, errors } from "../../lib/errors.ts";
 import type { ChatMessage, Providers } from "./providers.ts";
 import { checkSelect, type TableName } from "./sql_guard.ts";
 import type { UsageLog } from "./usage_log.ts";
@@ -171,7 +171,7 @@ function planCost(row: Record<string, unknown> | undefined): number {
 function sqlFailure(err: unknown, timeoutMs: number): AppError {
   if (err instanceof AppError) return err;
   const state = sqlState(err);
-  if (state === "57014") return new AppError(504, "TIMEOUT", `Generated SQL ran longer than ${timeoutMs} ms`);
+  if (state === "57014") return errors.timeout(`Generated SQL ran longer than ${timeoutMs} ms`);
   if (state === "42501") return errors.forbidden("Generated SQL reads data the caller may not read");
   if (state === "25006") return errors.validation("Generated SQL refused: it tries to write");
   if (state && /^[0-9A-Z]{5}$/.test(state)) {

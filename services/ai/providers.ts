@@ -1,7 +1,7 @@
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { z } from "zod";
 import type { Config } from "../config.ts";
-import { AppError, errors } from "../errors.ts";
+import { AppError, errors } from "../../lib/errors.ts";
 
 /** One OpenAI-compatible model server (OpenAI, Ollama, vLLM…). */
 export interface ProviderConfig {
@@ -185,19 +185,20 @@ export function usageOf(
 export function providerError(name: string, err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof APIUserAbortError) {
-    return new AppError(400, "REQUEST_ABORTED", "Request aborted by the client");
+    return errors.requestAborted();
   }
   if (err instanceof APIConnectionTimeoutError) {
-    return new AppError(504, "TIMEOUT", `AI provider "${name}" did not answer in time`, { cause: err });
+    return errors.timeout(`AI provider "${name}" did not answer in time`, err);
   }
   if (err instanceof APIError && typeof err.status === "number") {
     const status = err.status;
     if (status === 429) {
       const retry = err.headers?.get("retry-after") ?? "1";
-      return new AppError(429, "rate_limit_exceeded", `AI provider "${name}" is rate limiting: retry later`, {
-        headers: { "retry-after": /^\d+$/.test(retry) ? retry : "1" },
-        cause: err,
-      });
+      return errors.rateLimited(
+        `AI provider "${name}" is rate limiting: retry later`,
+        /^\d+$/.test(retry) ? retry : 1,
+        err,
+      );
     }
     if (status === 401 || status === 403) {
       return errors.unavailable(`AI provider "${name}" rejected the gateway's credentials (${status})`, err);

@@ -1,5 +1,5 @@
 import type { Databases } from "../../db/databases.ts";
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 import { chunkText, DEFAULT_CHUNKING } from "./chunker.ts";
 import type { ChunkHit, Corpus, Namespace, NamespaceSummary } from "./corpus.ts";
 import type { Embedder } from "./embedder.ts";

@@ -1,4 +1,4 @@
-import { sha256Hex } from "../crypto.ts";
+import { sha256Hex } from "../../lib/crypto.ts";
 import type { ChatMessage } from "./providers.ts";
 
 /** Options of a {@linkcode SemanticCache}. */

@@ -1,5 +1,5 @@
-import { randomToken, sha256Hex } from "../crypto.ts";
-import { AppError, errors } from "../errors.ts";
+import { randomToken, sha256Hex } from "../../lib/crypto.ts";
+import { errors } from "../../lib/errors.ts";
 
 /** Options of {@linkcode AiSessions}. */
 export interface AiSessionsOptions {
@@ -45,7 +45,7 @@ export const TICKET_PREFIX = "ait_";
 
 /** 403 QUOTA_EXCEEDED (type `quota`): the session's budget cannot pay for the call. */
 export const quotaExceeded = (message = "AI session budget is spent: mint a new session") =>
-  new AppError(403, "QUOTA_EXCEEDED", message, { type: "quota" });
+  errors.quotaExceeded(message);
 const invalid = () => errors.invalidToken("AI session ticket is invalid or expired");
 
 /**
@@ -123,12 +123,10 @@ export class AiSessions {
       if (left < need) {
         if (left <= 0 && held <= 0) throw quotaExceeded();
         if (held > 0 && left + held >= need) {
-          throw new AppError(
-            429,
-            "rate_limit_exceeded",
+          throw errors.rateLimited(
             "The rest of this AI session's budget is reserved by a call in flight: retry when it ends, " +
               "or send a smaller max_tokens",
-            { headers: { "retry-after": "1" } },
+            1,
           );
         }
         throw quotaExceeded(

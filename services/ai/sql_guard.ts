@@ -1,5 +1,5 @@
 import { parse, type Statement } from "pgsql-ast-parser";
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 import { printChecked } from "./sql_print.ts";
 
 /** Functions a generated query may call: pure, read-only, none that sleeps, reads files or sets settings. */

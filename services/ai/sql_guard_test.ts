@@ -1,6 +1,6 @@
 import { parse } from "pgsql-ast-parser";
 import { assertEquals, assertMatch } from "../../tests/assert.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { checkSelect } from "./sql_guard.ts";
 import { fixQuantifiers, printChecked, tokenize } from "./sql_print.ts";
 

@@ -1,5 +1,5 @@
 import type { Databases } from "../../db/databases.ts";
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../../lib/log.ts";
 import type { Usage } from "./providers.ts";
 
 /** One call to count. */

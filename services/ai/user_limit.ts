@@ -1,4 +1,4 @@
-import { AppError } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 
 /**
  * UserLimit caps the AI calls of each signed-in user per project and minute (`AI_USER_RATE_PER_MIN`), in a
@@ -22,14 +22,7 @@ export class UserLimit {
     }
     if (w.count >= this.perMinute) {
       const retry = Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
-      throw new AppError(
-        429,
-        "rate_limit_exceeded",
-        `Too many ${this.what}: at most ${this.perMinute} a minute`,
-        {
-          headers: { "retry-after": String(retry) },
-        },
-      );
+      throw errors.rateLimited(`Too many ${this.what}: at most ${this.perMinute} a minute`, retry);
     }
     w.count++;
   }

@@ -1,7 +1,7 @@
 import { errors as joseErrors, importJWK, type JWTPayload, jwtVerify, SignJWT } from "jose";
-import { type AppError, errors } from "../errors.ts";
+import { type AppError, errors } from "../../lib/errors.ts";
 import type { Project, ProjectService } from "../projects/projects.ts";
-import { TtlCache } from "../ttl_cache.ts";
+import { TtlCache } from "../../lib/ttl_cache.ts";
 import type { RevokedSessions } from "./revoked_sessions.ts";
 
 /** Seconds an access token lives (1 h). */

@@ -1,8 +1,8 @@
 import type { Databases } from "../../db/databases.ts";
 import { type Queryable, sqlState } from "../../db/driver.ts";
-import { randomToken, sha256Hex } from "../crypto.ts";
-import { errors } from "../errors.ts";
-import { DUMMY_HASH, hashPassword, verifyPassword } from "../passwords.ts";
+import { randomToken, sha256Hex } from "../../lib/crypto.ts";
+import { errors } from "../../lib/errors.ts";
+import { DUMMY_HASH, hashPassword, verifyPassword } from "./passwords.ts";
 import type { Project } from "../projects/projects.ts";
 import type { TokenService, UserClaims } from "./tokens.ts";
 

@@ -1,9 +1,9 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Db, PipelineOptions, PipelineStatement } from "../../db/driver.ts";
 import type { SchemaCache } from "../../db/rest/schema.ts";
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 import { Compiler, type Statement } from "../../db/rest/compile.ts";
-import { restErrors } from "../../db/rest/errors.ts";
+import { restErrors } from "../../lib/rest_errors.ts";
 import type { Node, ParsedQuery } from "../../db/rest/ast.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
 import {

@@ -1,5 +1,5 @@
 import { sqlState } from "../../db/driver.ts";
-import { RestError } from "../../db/rest/errors.ts";
+import { RestError } from "../../lib/rest_errors.ts";
 
 /** The HTTP status PostgREST gives a SQLSTATE; `anon` turns 42501 into 401. */
 export function statusOfSqlState(state: string, role: string): number {

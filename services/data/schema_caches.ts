@@ -1,6 +1,6 @@
 import type { Db } from "../../db/driver.ts";
 import { introspect, type SchemaCache } from "../../db/rest/schema.ts";
-import { log } from "../log.ts";
+import { log } from "../../lib/log.ts";
 
 /** The channel the project migration 0030 notifies after DDL (an event trigger). */
 export const SCHEMA_CHANNEL = "platform_schema";

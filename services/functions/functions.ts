@@ -1,9 +1,9 @@
 import type { Databases } from "../../db/databases.ts";
 import { functionQueries, type FunctionRow, type FunctionWrite } from "../../db/functions.ts";
 import type { FunctionSpec } from "../../runtime/supervisor.ts";
-import { type Cipher, sha256Hex } from "../crypto.ts";
-import { errors } from "../errors.ts";
-import { TtlCache } from "../ttl_cache.ts";
+import { type Cipher, sha256Hex } from "../../lib/crypto.ts";
+import { errors } from "../../lib/errors.ts";
+import { TtlCache } from "../../lib/ttl_cache.ts";
 import {
   DEFAULT_PERMISSIONS,
   mergePermissions,

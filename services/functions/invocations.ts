@@ -1,6 +1,6 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Outcome } from "../../runtime/protocol.ts";
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../../lib/log.ts";
 import { percentile } from "./duration_histogram.ts";
 import { Rollup } from "./rollup.ts";
 

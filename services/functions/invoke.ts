@@ -1,13 +1,13 @@
 import { cpuLimitText, HEADER_NAME, HEADER_VALUE, type HeaderList } from "../../runtime/protocol.ts";
 import { type Runtime, RuntimeUnavailable } from "../../runtime/supervisor.ts";
-import { decodeBase64 } from "../encoding.ts";
+import { decodeBase64 } from "../../lib/encoding.ts";
 import { publicErrorText } from "./error_text.ts";
-import { AppError, errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 import type { FunctionService } from "./functions.ts";
 import type { InvocationRecorder } from "./invocations.ts";
 import type { FunctionLogs } from "./logs.ts";
 import type { InvocationQuota } from "./quota.ts";
-import type { TokenBucket } from "../rate_limit.ts";
+import type { TokenBucket } from "../../lib/token_bucket.ts";
 
 /** The body of POST /v1/functions/{name}/invoke (docs/functions.md). */
 export interface InvokeInput {
@@ -154,13 +154,9 @@ export class Invoker {
       ? { ok: true as const }
       : this.deps.rateLimit.take(`${ctx.ref}\u0000${fn.id}\u0000${ctx.clientId}`);
     if (!taken.ok) {
-      throw new AppError(
-        429,
-        "rate_limit_exceeded",
+      throw errors.rateLimited(
         `Too many calls of function "${name}": try again later`,
-        {
-          headers: { "retry-after": String(taken.retryAfterSeconds) },
-        },
+        taken.retryAfterSeconds,
       );
     }
     const quota = this.deps.quota.take(ctx.ref);
@@ -202,7 +198,7 @@ export class Invoker {
       const limit = result.message === cpuLimitText(spec.cpuMs)
         ? `used more than its CPU time of ${spec.cpuMs} ms`
         : `did not answer within its time limit of ${spec.timeoutSecs} s`;
-      throw new AppError(504, "TIMEOUT", `Function "${fn.name}" ${limit}`);
+      throw errors.timeout(`Function "${fn.name}" ${limit}`);
     }
     record(500);
     const code = result.outcome === "oom"
@@ -210,6 +206,6 @@ export class Invoker {
       : result.outcome === "crash"
       ? "FUNCTION_CRASHED"
       : "FUNCTION_ERROR";
-    throw new AppError(500, code, `Function "${fn.name}" failed: ${message}`);
+    throw errors.functionFailed(code, `Function "${fn.name}" failed: ${message}`);
   }
 }

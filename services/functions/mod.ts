@@ -1,8 +1,8 @@
 import type { Databases } from "../../db/databases.ts";
 import { Runtime } from "../../runtime/supervisor.ts";
 import type { Config } from "../config.ts";
-import type { Cipher } from "../crypto.ts";
-import { TokenBucket } from "../rate_limit.ts";
+import type { Cipher } from "../../lib/crypto.ts";
+import { TokenBucket } from "../../lib/token_bucket.ts";
 import { FunctionService } from "./functions.ts";
 import { InvocationRecorder } from "./invocations.ts";
 import { Invoker } from "./invoke.ts";

@@ -1,5 +1,5 @@
-import { AppError } from "../errors.ts";
-import { describeError, log } from "../log.ts";
+import { errors } from "../../lib/errors.ts";
+import { describeError, log } from "../../lib/log.ts";
 
 /** The KV key of a project's plan: `{ invocations_per_month: number }` (absent: the configured default). */
 export function planKey(ref: string): Deno.KvKey {
@@ -87,11 +87,8 @@ export class InvocationQuota {
 
   private count(ref: string, u: ProjectUsage): void {
     if (u.limit > 0 && u.stored + u.pending >= u.limit) {
-      throw new AppError(
-        403,
-        "QUOTA_EXCEEDED",
+      throw errors.quotaExceeded(
         `Monthly invocation quota of project "${ref}" is exhausted (${u.limit} per month)`,
-        { type: "quota" },
       );
     }
     u.pending++;

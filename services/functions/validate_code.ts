@@ -1,7 +1,7 @@
 import { parse } from "@babel/parser";
 import { capMemory, PAGE_BYTES } from "../../runtime/wasm/memory_cap.ts";
-import { decodeBase64 } from "../encoding.ts";
-import { errors } from "../errors.ts";
+import { decodeBase64 } from "../../lib/encoding.ts";
+import { errors } from "../../lib/errors.ts";
 
 /** Function names: a lowercase letter, then up to 62 lowercase letters, digits, `_` or `-`. */
 export const FUNCTION_NAME = /^[a-z][a-z0-9_-]{0,62}$/;

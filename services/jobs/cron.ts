@@ -1,6 +1,6 @@
 import type { Databases } from "../../db/databases.ts";
-import { errors } from "../errors.ts";
-import { describeError, log } from "../log.ts";
+import { errors } from "../../lib/errors.ts";
+import { describeError, log } from "../../lib/log.ts";
 import {
   claimTick,
   type CronRow,

@@ -1,5 +1,5 @@
 import { Cron } from "croner";
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 
 const NICKNAMES: Record<string, string> = {
   "@yearly": "0 0 0 1 1 *",

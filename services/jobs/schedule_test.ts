@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../tests/assert.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { nextRun, normalizeSchedule } from "./schedule.ts";
 
 Deno.test("cron schedules are stored as 6 fields and stepped in UTC", async (t) => {

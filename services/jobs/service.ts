@@ -1,11 +1,11 @@
 import type { Databases } from "../../db/databases.ts";
 import { enqueue } from "../../workers/queue.ts";
-import { AppError, errors } from "../errors.ts";
+import { AppError, errors } from "../../lib/errors.ts";
 import type { Invoker } from "../functions/invoke.ts";
-import { describeError, log } from "../log.ts";
-import { backoffMs } from "../notifications/backoff.ts";
-import { Semaphore } from "../notifications/semaphore.ts";
-import { TtlCache } from "../ttl_cache.ts";
+import { describeError, log } from "../../lib/log.ts";
+import { backoffMs } from "../../lib/backoff.ts";
+import { Semaphore } from "../../lib/semaphore.ts";
+import { TtlCache } from "../../lib/ttl_cache.ts";
 import { RunBatcher } from "./batcher.ts";
 import {
   type AttemptEnd,

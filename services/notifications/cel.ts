@@ -1,5 +1,5 @@
 import { Environment } from "@marcbachmann/cel-js";
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 
 // `type` is a CEL built-in: the event is exposed as the variable `event` (event.type, event.data.…).
 const env = new Environment({

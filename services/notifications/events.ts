@@ -1,6 +1,6 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Queryable } from "../../db/driver.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { evaluateExpression } from "./cel.ts";
 import type { Page } from "./queries.ts";
 import { rulesFor } from "./rules.ts";

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { EgressPolicy } from "../../runtime/egress/policy.ts";
-import { parseCidr, parseIp } from "../../runtime/ip.ts";
+import { parseCidr, parseIp } from "../../lib/ip.ts";
 import { openedRange, ownAddresses } from "../../runtime/net_policy.ts";
 
 /** Why a target was refused. */

@@ -1,5 +1,5 @@
 import { Liquid } from "liquidjs";
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 
 /** Limits of template rendering: source size, parse cost, render time and memory. */
 export const TEMPLATE_LIMITS = {

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/driver.ts";
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 import { checkExpression } from "./cel.ts";
 import type { Channel } from "./providers/provider.ts";
 import { checkTemplate } from "./render.ts";

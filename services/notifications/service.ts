@@ -1,16 +1,16 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Db } from "../../db/driver.ts";
 import { enqueue, type QueueMessageOf } from "../../workers/queue.ts";
-import { AppError, errors } from "../errors.ts";
-import { describeError, log } from "../log.ts";
-import { TtlCache } from "../ttl_cache.ts";
-import { backoffMs } from "./backoff.ts";
+import { AppError, errors } from "../../lib/errors.ts";
+import { describeError, log } from "../../lib/log.ts";
+import { TtlCache } from "../../lib/ttl_cache.ts";
+import { backoffMs } from "../../lib/backoff.ts";
 import type { NetGuard } from "./net_guard.ts";
 import type { Channel, OutboundMessage, ProviderResult } from "./providers/provider.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
 import { DispatchCoalescer, type DispatchItem } from "./coalescer.ts";
 import { renderTemplate } from "./render.ts";
-import { Semaphore } from "./semaphore.ts";
+import { Semaphore } from "../../lib/semaphore.ts";
 import { type NotifySettings, SettingsStore } from "./settings.ts";
 import {
   claim,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Db } from "../../db/driver.ts";
-import type { Cipher } from "../crypto.ts";
-import { errors } from "../errors.ts";
+import type { Cipher } from "../../lib/crypto.ts";
+import { errors } from "../../lib/errors.ts";
 
 const url = z.string().url().max(2000).refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL");
 const secret = z.string().min(1).max(20_000).nullable();

@@ -1,6 +1,6 @@
 import type { Queryable } from "../../db/driver.ts";
 import { sqlState } from "../../db/driver.ts";
-import { errors } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 import type { Channel } from "./providers/provider.ts";
 import { checkTemplate, renderTemplate } from "./render.ts";
 

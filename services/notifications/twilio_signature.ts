@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { timingSafeEqual } from "../crypto.ts";
+import { timingSafeEqual } from "../../lib/crypto.ts";
 
 /**
  * Twilio's request signature (`X-Twilio-Signature`): base64 of HMAC-SHA1, keyed with the account's auth

@@ -1,9 +1,9 @@
 import { exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type JWK } from "jose";
 import type { Databases } from "../../db/databases.ts";
 import { sqlState } from "../../db/driver.ts";
-import { type Cipher, randomHex, sha256Hex } from "../crypto.ts";
-import { errors } from "../errors.ts";
-import { TtlCache } from "../ttl_cache.ts";
+import { type Cipher, randomHex, sha256Hex } from "../../lib/crypto.ts";
+import { errors } from "../../lib/errors.ts";
+import { TtlCache } from "../../lib/ttl_cache.ts";
 
 /** The kinds of project key: `public` gives role anon, `secret` gives role service_role. */
 export type KeyKind = "public" | "secret";

@@ -1,6 +1,6 @@
 import type { OwnerSession } from "../../db/databases.ts";
 import { quoteIdent, sqlState } from "../../db/driver.ts";
-import { AppError } from "../errors.ts";
+import { errors } from "../../lib/errors.ts";
 
 /** Seconds a statement of `POST /v1/sql` may run. */
 export const OWNER_SQL_TIMEOUT_SECONDS = 60;
@@ -25,7 +25,7 @@ export async function runOwnerSql(
   } catch (err) {
     const state = sqlState(err);
     if (state && /^[0-9A-Z]{5}$/.test(state)) {
-      throw new AppError(400, state, (err as Error).message);
+      throw errors.sqlState(state, (err as Error).message);
     }
     throw err;
   }

@@ -1,5 +1,5 @@
 import type { Db } from "../../db/driver.ts";
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../../lib/log.ts";
 import { matchesFilter } from "./filter.ts";
 import type { Change, Connection, Subscription } from "./types.ts";
 import { visibleTo } from "./visibility.ts";

@@ -1,8 +1,8 @@
 import type { Databases } from "../../db/databases.ts";
 import type { TokenService } from "../auth/tokens.ts";
-import { randomHex } from "../crypto.ts";
-import { AppError, errors } from "../errors.ts";
-import { describeError, log } from "../log.ts";
+import { randomHex } from "../../lib/crypto.ts";
+import { AppError, errors } from "../../lib/errors.ts";
+import { describeError, log } from "../../lib/log.ts";
 import type { Project, ProjectService } from "../projects/projects.ts";
 import { FilterError, parseFilter } from "./filter.ts";
 import { ProjectHub } from "./project_hub.ts";
@@ -218,11 +218,8 @@ export class RealtimeService {
       }
       case "subscribe": {
         if (!conn.channels.has(message.channel) && conn.channels.size >= this.options.maxChannels) {
-          throw new AppError(
-            429,
-            "LIMIT_EXCEEDED",
+          throw errors.limitExceeded(
             `A connection may subscribe to at most ${this.options.maxChannels} channels`,
-            { type: "rate_limit" },
           );
         }
         await this.checkChannel(conn.project, message.channel);

@@ -1,4 +1,4 @@
-import { retryAfterMs } from "../backoff.ts";
+import { retryAfterMs } from "../../../lib/backoff.ts";
 import { BlockedTargetError } from "../net_guard.ts";
 
 /** A notification channel. */

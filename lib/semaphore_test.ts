@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assertEquals } from "../tests/assert.ts";
 import { Semaphore } from "./semaphore.ts";
 
 Deno.test("Semaphore never runs more than its limit and runs everything", async () => {

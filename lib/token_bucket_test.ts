@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/assert.ts";
-import { TokenBucket } from "./rate_limit.ts";
+import { TokenBucket } from "./token_bucket.ts";
 
 Deno.test("TokenBucket: bursts up to the limit, refills over time, keys are independent", () => {
   const bucket = new TokenBucket({ perMinute: 3 });

@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertNotEquals, assertRejects } from "../tests/assert.ts";
 import { Cipher, sha256Hex, timingSafeEqual } from "./crypto.ts";
-import { hashPassword, verifyPassword } from "./passwords.ts";
+import { hashPassword, verifyPassword } from "../services/auth/passwords.ts";
 
 const SECRET = "a-platform-secret-of-at-least-32-bytes!!";
 

@@ -1,22 +1,5 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { AppError } from "../../services/errors.ts";
-
-const TYPE_BY_STATUS: Record<number, string> = {
-  300: "invalid_request",
-  400: "invalid_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  405: "invalid_request",
-  406: "invalid_request",
-  409: "conflict",
-  413: "invalid_request",
-  415: "invalid_request",
-  416: "invalid_request",
-  500: "internal",
-  503: "unavailable",
-  504: "timeout",
-};
+import { AppError, typeOfStatus } from "./errors.ts";
 
 /**
  * RestError is a data API failure with PostgREST's code (`PGRST100`, `42703`, `23505`…), its HTTP status and
@@ -39,7 +22,7 @@ export class RestError extends AppError {
     } = {},
   ) {
     super(status as ContentfulStatusCode, code, message, {
-      type: TYPE_BY_STATUS[status] ?? "invalid_request",
+      type: typeOfStatus(status),
       cause: extra.cause,
       headers: extra.headers,
     });

@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assertEquals } from "../tests/assert.ts";
 import { backoffMs, retryAfterMs } from "./backoff.ts";
 
 Deno.test("backoff grows exponentially with equal jitter and a cap; Retry-After parses", () => {

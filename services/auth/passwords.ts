@@ -1,6 +1,6 @@
 import { scrypt } from "node:crypto";
-import { decodeBase64, encodeBase64 } from "./encoding.ts";
-import { timingSafeEqual } from "./crypto.ts";
+import { decodeBase64, encodeBase64 } from "../../lib/encoding.ts";
+import { timingSafeEqual } from "../../lib/crypto.ts";
 
 /** OWASP's minimum scrypt parameters (Password Storage Cheat Sheet): N=2^17, r=8, p=1. */
 const PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const;

@@ -1,13 +1,4 @@
-import {
-  type Cidr,
-  embeddedIpv4,
-  formatIp,
-  inCidr,
-  type Ip,
-  isMapped,
-  parseCidr,
-  parseIp,
-} from "../runtime/ip.ts";
+import { type Cidr, embeddedIpv4, formatIp, inCidr, type Ip, isMapped, parseCidr, parseIp } from "./ip.ts";
 
 /** Parses `TRUSTED_PROXIES`: addresses or CIDR ranges, comma-separated; null when an entry is neither. */
 export function parseTrustedProxies(list: string): Cidr[] | null {

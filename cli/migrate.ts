@@ -8,8 +8,13 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../services/config.ts";
 import { platformSecret } from "../services/platform.ts";
-import { Databases } from "./databases.ts";
-import { applyUserMigrations, databaseTarget, httpTarget, readUserMigrations } from "./user_migrations.ts";
+import { Databases } from "../db/databases.ts";
+import {
+  applyUserMigrations,
+  databaseTarget,
+  httpTarget,
+  readUserMigrations,
+} from "../db/user_migrations.ts";
 
 if (import.meta.main) {
   const { values, positionals } = parseArgs({

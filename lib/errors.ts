@@ -1,20 +1,28 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-/** The `type` of every error code in the catalogue. */
+/** The `type` of an error, from its status (the data API's PostgREST errors use the same table). */
 const TYPE_BY_STATUS: Record<number, string> = {
+  300: "invalid_request",
   400: "invalid_request",
   401: "unauthorized",
   403: "forbidden",
   404: "not_found",
+  405: "invalid_request",
+  406: "invalid_request",
   408: "timeout",
   409: "conflict",
   413: "invalid_request",
   415: "invalid_request",
+  416: "invalid_request",
   429: "rate_limit",
   500: "internal",
   503: "unavailable",
   504: "timeout",
 };
+
+/** The `type` of a status: from the table, else `internal` for 5xx and `invalid_request` below. */
+export const typeOfStatus = (status: number): string =>
+  TYPE_BY_STATUS[status] ?? (status >= 500 ? "internal" : "invalid_request");
 
 /** Options of an {@linkcode AppError}. */
 export interface AppErrorOptions {
@@ -41,7 +49,7 @@ export class AppError extends Error {
     this.name = "AppError";
     this.status = status;
     this.code = code;
-    this.type = options.type ?? TYPE_BY_STATUS[status] ?? "internal";
+    this.type = options.type ?? typeOfStatus(status);
     this.headers = options.headers ?? {};
   }
 }
@@ -69,8 +77,34 @@ export const errors = {
         headers: { connection: "close" },
       },
     ),
-  tooLarge: (limit: number) =>
-    new AppError(413, "PAYLOAD_TOO_LARGE", `Request body is larger than the limit of ${limit} bytes`),
+  tooLarge: (limit?: number) =>
+    new AppError(
+      413,
+      "PAYLOAD_TOO_LARGE",
+      limit === undefined
+        ? "Request body is too large"
+        : `Request body is larger than the limit of ${limit} bytes`,
+    ),
+  /** The spec's own code, lower case: a client, a key or a caller asked too often (`Retry-After` in seconds). */
+  rateLimited: (message: string, retryAfterSeconds: number | string, cause?: unknown) =>
+    new AppError(429, "rate_limit_exceeded", message, {
+      headers: { "retry-after": String(retryAfterSeconds) },
+      cause,
+    }),
+  /** A count limit of a connection or a resource (429, type `rate_limit`, no retry: it will not pass). */
+  limitExceeded: (message: string) => new AppError(429, "LIMIT_EXCEEDED", message, { type: "rate_limit" }),
+  quotaExceeded: (message: string) => new AppError(403, "QUOTA_EXCEEDED", message, { type: "quota" }),
+  unsupportedMediaType: (message = "Content-Type must be application/json") =>
+    new AppError(415, "UNSUPPORTED_MEDIA_TYPE", message),
+  requestAborted: () => new AppError(400, "REQUEST_ABORTED", "Request aborted by the client"),
+  timeout: (message: string, cause?: unknown) => new AppError(504, "TIMEOUT", message, { cause }),
+  /** A statement of the owner's SQL failed: its SQLSTATE is the code, its message the database's own. */
+  sqlState: (state: string, message: string) => new AppError(400, state, message),
+  /** A function ran and failed: `FUNCTION_ERROR` (it threw), `FUNCTION_CRASHED` or `FUNCTION_OOM`. */
+  functionFailed: (code: "FUNCTION_ERROR" | "FUNCTION_CRASHED" | "FUNCTION_OOM", message: string) =>
+    new AppError(500, code, message),
+  /** An HTTP error of the framework with no code of its own (the status is kept). */
+  http: (status: number, message: string) => new AppError(status as ContentfulStatusCode, "ERROR", message),
   unavailable: (message: string, cause?: unknown) =>
     new AppError(503, "SERVICE_UNAVAILABLE", message, { cause }),
   internal: (cause?: unknown) => new AppError(500, "INTERNAL_ERROR", "Internal server error", { cause }),

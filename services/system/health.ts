@@ -1,0 +1,58 @@
+import type { Databases } from "../../db/databases.ts";
+import { pgliteHealth } from "../../db/pglite_health.ts";
+import { errors } from "../../lib/errors.ts";
+import { describeError, log } from "../../lib/log.ts";
+
+/** How long readiness waits for the control database. */
+const READY_TIMEOUT_MS = 5000;
+
+/** What `/v1/ready` reports when every part answers. */
+export interface Readiness {
+  /** The embedded databases open in this process (PGlite only). */
+  pglite?: { instances: number; restarts: number; stuck_threads: number };
+}
+
+/** `work`, or a rejection once `ms` have passed. */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** Readiness of the platform's parts: the control database, every embedded database and Deno KV. */
+export class HealthService {
+  constructor(private readonly dbs: Databases, private readonly kv: Deno.Kv) {}
+
+  /** Resolves when every part answers; throws 503 naming the first that does not. */
+  async ready(): Promise<Readiness> {
+    try {
+      await within(this.dbs.control.query("select 1"), READY_TIMEOUT_MS);
+    } catch (err) {
+      log.warn("readiness: database unreachable", { cause: describeError(err) });
+      throw errors.unavailable("Database is unreachable");
+    }
+    const embedded = this.dbs.kind === "pglite" ? pgliteHealth() : null;
+    const down = embedded?.instances.find((i) => i.state !== "ok");
+    if (down) {
+      throw errors.unavailable(
+        `Embedded database "${down.name}" is restarting (${down.last_restart?.reason ?? "unknown"})`,
+      );
+    }
+    try {
+      await this.kv.get(["platform", "ready"]);
+    } catch (err) {
+      log.warn("readiness: kv unreachable", { cause: describeError(err) });
+      throw errors.unavailable("Deno KV is unreachable");
+    }
+    if (!embedded) return {};
+    return {
+      pglite: {
+        instances: embedded.instances.length,
+        restarts: embedded.instances.reduce((n, i) => n + i.restarts, 0),
+        stuck_threads: embedded.stuck_threads,
+      },
+    };
+  }
+}
