@@ -85,7 +85,7 @@ export const errors = {
         ? "Request body is too large"
         : `Request body is larger than the limit of ${limit} bytes`,
     ),
-  /** The spec's own code, lower case: a client, a key or a caller asked too often (`Retry-After` in seconds). */
+  /** The catalogue's one lower-case code: a client, a key or a caller asked too often (`Retry-After`, s). */
   rateLimited: (message: string, retryAfterSeconds: number | string, cause?: unknown) =>
     new AppError(429, "rate_limit_exceeded", message, {
       headers: { "retry-after": String(retryAfterSeconds) },

@@ -217,7 +217,7 @@ export async function serveInvoke(
     const credentials = credentialsOf(headers);
     const callerOrPromise = callerFor(platform, project, credentials);
     const caller = callerOrPromise instanceof Promise ? await callerOrPromise : callerOrPromise;
-    // Spec §4.3: `apikey` is required on invoke; a user token rides along with it (a console admin needs none).
+    // Invoke requires `apikey` (docs/api.md); a user token rides along with it (a console admin needs none).
     if (caller.role !== "admin" && credentials.apikey === undefined) {
       throw errors.unauthorized(
         'No API key found in request: invoke needs the project key in the "apikey" header',

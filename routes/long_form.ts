@@ -1,13 +1,13 @@
 /** Sub-routes of a function (`/v1/functions/{name}/<sub>`): a path with one of these is always the short form. */
 const FUNCTION_SUBROUTES = new Set(["code", "env", "invoke", "logs", "stats"]);
-/** Top-level names under `/v1/functions/` that belong to the spec's own routes. */
+/** Top-level names under `/v1/functions/` reserved for the platform's own routes (never a project). */
 const RESERVED = new Set(["jobs", "cron", "alerts", "metrics"]);
 
 /**
  * Splits the long form `/v1/functions/{project_id}/…` into the project and the short path,
  * or returns null for a short-form path. A path is long-form when its first segment is a project and
  * something follows it that is not a function's own sub-route: `/v1/functions/demo/hello/invoke` is
- * long-form, `/v1/functions/demo/invoke` invokes the function "demo" (docs/routing.md).
+ * long-form, `/v1/functions/demo/invoke` invokes the function "demo" (docs/projects-and-auth.md).
  */
 export async function splitLongForm(
   pathname: string,

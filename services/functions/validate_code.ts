@@ -5,7 +5,7 @@ import { errors } from "../../lib/errors.ts";
 
 /** Function names: a lowercase letter, then up to 62 lowercase letters, digits, `_` or `-`. */
 export const FUNCTION_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
-/** Names the spec's own routes use under `/v1/functions/`: refused at deploy. */
+/** Names reserved for the platform's own routes under `/v1/functions/`: refused at deploy. */
 export const RESERVED_NAMES = new Set(["jobs", "cron", "alerts", "metrics"]);
 
 /** Refuses a reserved function name with 400. */
