@@ -1,7 +1,7 @@
 import { concatBytes } from "../lib/encoding.ts";
 
 /** A message between the platform and a runtime host: a JSON header and optional bytes. */
-export interface Frame {
+interface Frame {
   header: Record<string, unknown>;
   body: Uint8Array | null;
 }
@@ -10,7 +10,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** Largest frame accepted from a peer (bodies are capped well below this). */
-export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 /** The header type of a frame that carries several frames (one JSON header to encode and parse, not many). */
 const BATCH = "batch";

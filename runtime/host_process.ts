@@ -32,7 +32,7 @@ export type HostResult =
   | { outcome: Exclude<Outcome, "ok">; message: string; logs: string[] };
 
 /** Options of {@linkcode HostProcess.spawn}. */
-export interface HostSpawnOptions {
+interface HostSpawnOptions {
   id: string;
   /** V8 heap cap of the process (the memory_mb of the functions it may serve). */
   memoryMb: number;
@@ -45,7 +45,7 @@ export interface HostSpawnOptions {
 }
 
 /** Receives the console lines and raw stdout/stderr lines of the function a host serves. */
-export type HostLogSink = (level: "debug" | "info" | "warn" | "error", text: string) => void;
+type HostLogSink = (level: "debug" | "info" | "warn" | "error", text: string) => void;
 
 const RUNTIME_DIR = new URL(".", import.meta.url).pathname.replace(/\/$/, "");
 const HOST_MAIN = join(RUNTIME_DIR, "host.ts");

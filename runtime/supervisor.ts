@@ -63,7 +63,7 @@ function ownAddresses(): string[] {
 }
 
 /** Receives the console lines of a function. */
-export type LogSink = (functionId: string, level: "debug" | "info" | "warn" | "error", text: string) => void;
+type LogSink = (functionId: string, level: "debug" | "info" | "warn" | "error", text: string) => void;
 
 /** The runtime could not take the call (capacity or start failure): the caller answers 503. */
 export class RuntimeUnavailable extends Error {
