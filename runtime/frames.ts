@@ -1,8 +1,8 @@
 import { concatBytes } from "../lib/encoding.ts";
 
-/** A message between the platform and a runtime host: a JSON header and optional bytes. */
-export interface Frame {
-  header: Record<string, unknown>;
+/** A message between the platform and a runtime host: a JSON header (a message of protocol.ts) and optional bytes. */
+interface Frame<H> {
+  header: H;
   body: Uint8Array | null;
 }
 
@@ -10,7 +10,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** Largest frame accepted from a peer (bodies are capped well below this). */
-export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 /** The header type of a frame that carries several frames (one JSON header to encode and parse, not many). */
 const BATCH = "batch";
@@ -20,7 +20,7 @@ const MAX_BATCH_FRAMES = 4096;
 const BATCH_BYTES = 4 * 1024 * 1024;
 
 /** Encodes a frame as `[u32 total][u32 header length][header JSON][body]`, little-endian. */
-export function encodeFrame(header: Record<string, unknown>, body: Uint8Array | null = null): Uint8Array {
+export function encodeFrame(header: object, body: Uint8Array | null = null): Uint8Array {
   const head = encoder.encode(JSON.stringify(header));
   const bodyLength = body?.byteLength ?? 0;
   const out = new Uint8Array(8 + head.byteLength + bodyLength);
@@ -32,8 +32,12 @@ export function encodeFrame(header: Record<string, unknown>, body: Uint8Array | 
   return out;
 }
 
-/** FrameReader reassembles frames from a byte stream delivered in arbitrary chunks. */
-export class FrameReader {
+/**
+ * FrameReader reassembles frames from a byte stream delivered in arbitrary chunks. `H` is the type of the headers
+ * the peer sends: the reader checks only that each is an object (a receiver that does not trust its peer uses
+ * protocol.ts's Received).
+ */
+export class FrameReader<H extends object = Record<string, unknown>> {
   // Bytes not yet parsed are buffer[start, end). Appending copies only the new chunk (the buffer grows by
   // doubling), so a large frame arriving in many reads costs linear time, not a copy of all so far per read.
   private buffer: Uint8Array = new Uint8Array(0);
@@ -47,9 +51,9 @@ export class FrameReader {
    * Adds bytes and returns every frame now complete; throws on a malformed or oversized frame. The chunk becomes
    * the reader's (bodies are views into it): the caller must not change it afterwards.
    */
-  push(chunk: Uint8Array): Frame[] {
+  push(chunk: Uint8Array): Frame<H>[] {
     this.append(chunk);
-    const frames: Frame[] = [];
+    const frames: Frame<H>[] = [];
     while (this.end - this.start >= 8) {
       const offset = this.start;
       const view = new DataView(this.buffer.buffer, this.buffer.byteOffset + offset);
@@ -97,7 +101,7 @@ export class FrameReader {
   }
 
   /** Splits a batch frame: its header lists the frames' headers and body sizes, its body their bodies. */
-  private unbatch(header: Record<string, unknown>, start: number, end: number, out: Frame[]): void {
+  private unbatch(header: Record<string, unknown>, start: number, end: number, out: Frame<H>[]): void {
     const { frames, sizes } = header as { frames?: unknown; sizes?: unknown };
     if (
       !Array.isArray(frames) || !Array.isArray(sizes) || frames.length !== sizes.length ||
@@ -128,8 +132,8 @@ export class FrameReader {
  * Each write is a system call on both ends and, on the host, a wake-up of the worker: batching them is most of
  * the cost of a call under load.
  */
-export class FrameWriter {
-  private headers: Record<string, unknown>[] = [];
+export class FrameWriter<H extends object = Record<string, unknown>> {
+  private headers: H[] = [];
   private bodies: (Uint8Array | null)[] = [];
   private busy = false;
   private scheduled = false;
@@ -137,7 +141,7 @@ export class FrameWriter {
   constructor(private readonly conn: Deno.Conn, private readonly onError: () => void) {}
 
   /** Queues one frame (`header` and `body` must not change afterwards: they are encoded at the flush). */
-  write(header: Record<string, unknown>, body: Uint8Array | null = null): void {
+  write(header: H, body: Uint8Array | null = null): void {
     this.headers.push(header);
     this.bodies.push(body);
     if (!this.busy && !this.scheduled) {
@@ -161,7 +165,7 @@ export class FrameWriter {
   };
 
   /** Encodes the queued frames: one frame alone, several as batch frames of at most BATCH_BYTES of bodies. */
-  private encode(headers: Record<string, unknown>[], bodies: (Uint8Array | null)[]): Uint8Array[] {
+  private encode(headers: H[], bodies: (Uint8Array | null)[]): Uint8Array[] {
     if (headers.length === 1) return [encodeFrame(headers[0]!, bodies[0]!)];
     const out: Uint8Array[] = [];
     let from = 0;

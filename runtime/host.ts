@@ -10,11 +10,13 @@ import { type EgressAddress, workerNetPermission } from "./egress/wire.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { EGRESS_HOST } from "./net_policy.ts";
 import {
+  type HostToPlatform,
+  type HostToWorker,
   type InitMessage,
-  type LostMessage,
+  type PlatformToHost,
   timeLimitText,
   WATCH,
-  type WorkerInitMessage,
+  type WorkerToHost,
 } from "./protocol.ts";
 import { capMemory, PAGE_BYTES } from "./wasm/memory_cap.ts";
 
@@ -28,7 +30,7 @@ const RESTART_BACKOFF_MS = 1_000;
 if (!Deno.args[0]) throw new Error("usage: host.ts <socket>");
 const socketPath: string = Deno.args[0];
 const conn = await Deno.connect({ transport: "unix", path: socketPath });
-const writer = new FrameWriter(conn, () => Deno.exit(0));
+const writer = new FrameWriter<HostToPlatform>(conn, () => Deno.exit(0));
 
 let init: InitMessage | null = null;
 let wasmModule: WebAssembly.Module | null = null;
@@ -46,12 +48,11 @@ interface Running {
 let running: Running | null = null;
 let generation = 0;
 
-function lost(r: Running, outcome: LostMessage["outcome"], message: string): void {
+function lost(r: Running, outcome: HostToPlatform["outcome"], message: string): void {
   if (running !== r) return;
   running = null;
   r.worker.terminate();
-  const msg: LostMessage = { t: "lost", generation: r.generation, outcome, message };
-  writer.write({ ...msg });
+  writer.write({ t: "lost", generation: r.generation, outcome, message });
   const wait = Date.now() - r.startedAt < RESTART_BACKOFF_MS ? RESTART_BACKOFF_MS : 0;
   setTimeout(startWorker, wait);
 }
@@ -119,14 +120,15 @@ async function startWorker(): Promise<void> {
   watch[WATCH.deadline] = 0x7fffffffffffffffn;
   const r: Running = { worker: w, generation: ++generation, watch, startedAt: Date.now() };
   running = r;
-  w.onmessage = (e: MessageEvent) => {
+  // The function's code can post too: a message is only ever a reason to replace the worker.
+  w.onmessage = (e: MessageEvent<WorkerToHost | null>) => {
     if (e.data?.t === "closed") lost(r, "error", "Function runtime lost its worker");
   };
   w.onerror = (e: ErrorEvent) => {
     e.preventDefault();
     lost(r, "error", `Function crashed: ${e.message}`);
   };
-  const workerInit: WorkerInitMessage = {
+  const workerInit: HostToWorker = {
     ...msg,
     ...(msg.kind === "wasm" ? { code: "", module: wasmModule ?? undefined } : {}),
     gate,
@@ -159,10 +161,10 @@ function setup(msg: InitMessage): void {
   startWorker();
 }
 
-const reader = new FrameReader();
+const reader = new FrameReader<PlatformToHost>();
 for await (const chunk of readChunks(conn)) {
   for (const { header } of reader.push(chunk)) {
-    if (header.t === "init" && !init) setup(header as unknown as InitMessage);
+    if (header.t === "init" && !init) setup(header);
   }
 }
 Deno.exit(0); // the platform closed the socket

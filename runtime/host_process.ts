@@ -9,13 +9,17 @@ import {
   HEADER_NAME,
   HEADER_VALUE,
   type HeaderList,
-  type HelloMessage,
+  type HostToPlatform,
   type InitMessage,
-  type LostMessage,
+  type LogLevel,
   MAX_LOG_LINE,
   MAX_RESPONSE_BYTES,
   type Outcome,
+  type PlatformToHost,
+  type PlatformToWorker,
+  type Received,
   timeLimitText,
+  type WorkerToPlatform,
 } from "./protocol.ts";
 
 /** One call handed to a host. */
@@ -32,7 +36,7 @@ export type HostResult =
   | { outcome: Exclude<Outcome, "ok">; message: string; logs: string[] };
 
 /** Options of {@linkcode HostProcess.spawn}. */
-export interface HostSpawnOptions {
+interface HostSpawnOptions {
   id: string;
   /** V8 heap cap of the process (the memory_mb of the functions it may serve). */
   memoryMb: number;
@@ -45,7 +49,7 @@ export interface HostSpawnOptions {
 }
 
 /** Receives the console lines and raw stdout/stderr lines of the function a host serves. */
-export type HostLogSink = (level: "debug" | "info" | "warn" | "error", text: string) => void;
+type HostLogSink = (level: LogLevel, text: string) => void;
 
 const RUNTIME_DIR = new URL(".", import.meta.url).pathname.replace(/\/$/, "");
 const HOST_MAIN = join(RUNTIME_DIR, "host.ts");
@@ -85,7 +89,7 @@ function withSocket(flags: string[], socket: string): string[] {
 /** The connection of one worker of the host: the calls sent on it are answered on it, or lost with it. */
 interface WorkerChannel {
   generation: number;
-  writer: FrameWriter;
+  writer: FrameWriter<PlatformToWorker>;
   /** "loading" until the worker loaded the function; then "ready", or why the function cannot run. */
   state: "loading" | "ready" | { error: string };
 }
@@ -143,7 +147,7 @@ export class HostProcess {
   private budget: CpuBudget | null = null;
   /** CPU time of the process when last sampled (ms). */
   private cpuSeen = 0;
-  private control: FrameWriter | null = null;
+  private control: FrameWriter<PlatformToHost> | null = null;
   private stderrTail = "";
   private exited = false;
   /** Why the platform stopped the process, if it did. */
@@ -175,7 +179,7 @@ export class HostProcess {
     this.budget = new CpuBudget(init.cpuMs, LOAD_CPU_MS);
     this.cpuSeen = processUsage(this.child.pid)?.cpuMs ?? 0;
     this.meter = setInterval(() => this.sample(), SAMPLE_MS);
-    this.control!.write({ ...init });
+    this.control!.write(init);
   }
 
   /**
@@ -281,7 +285,7 @@ export class HostProcess {
   }
 
   /** A line of the function's (console or process output) to its log, within the host's log budget. */
-  private budgetedLog(level: "debug" | "info" | "warn" | "error", text: string): void {
+  private budgetedLog(level: LogLevel, text: string): void {
     if (!this.logBudget.take()) return;
     const dropped = this.logBudget.report();
     if (dropped > 0) this.logSink("warn", droppedLinesText(dropped));
@@ -290,12 +294,12 @@ export class HostProcess {
 
   /** The host's own connection: the function to run goes out on it, news of lost workers comes back. */
   private attachControl(conn: Deno.Conn): void {
-    this.control = new FrameWriter(conn, () => this.kill());
+    this.control = new FrameWriter<PlatformToHost>(conn, () => this.kill());
     (async () => {
-      const reader = new FrameReader();
+      const reader = new FrameReader<Received<HostToPlatform>>();
       for await (const chunk of readChunks(conn)) {
         for (const { header } of reader.push(chunk)) {
-          if (header.t === "lost") this.onLost(header as unknown as LostMessage);
+          if (header.t === "lost") this.onLost(header);
         }
       }
     })().catch(() => this.kill());
@@ -311,11 +315,11 @@ export class HostProcess {
   private attachWorker(conn: Deno.Conn): void {
     const channel: WorkerChannel = {
       generation: 0,
-      writer: new FrameWriter(conn, () => conn.close()),
+      writer: new FrameWriter<PlatformToWorker>(conn, () => conn.close()),
       state: "loading",
     };
     (async () => {
-      const reader = new FrameReader(MAX_WORKER_FRAME_BYTES);
+      const reader = new FrameReader<Received<WorkerToPlatform>>(MAX_WORKER_FRAME_BYTES);
       for await (const chunk of readChunks(conn)) {
         for (const { header, body } of reader.push(chunk)) this.fromWorker(channel, header, body);
       }
@@ -354,27 +358,36 @@ export class HostProcess {
   }
 
   /** One frame from a worker: only ever about the calls sent to that worker. */
-  private fromWorker(channel: WorkerChannel, header: Record<string, unknown>, body: Uint8Array | null): void {
+  private fromWorker(
+    channel: WorkerChannel,
+    header: Received<WorkerToPlatform>,
+    body: Uint8Array | null,
+  ): void {
     const t = header.t;
     if (t === "log") {
-      const level = LOG_LEVELS.has(header.level as string) ? header.level as "info" : "info";
+      const level = LOG_LEVELS.has(header.level as string) ? header.level as LogLevel : "info";
       this.budgetedLog(level, String(header.text).slice(0, MAX_LOG_LINE));
       return;
     }
     if (channel.state === "loading") {
       if (t !== "ready" && t !== "init_error") return;
-      const hello = header as unknown as HelloMessage;
+      const generation = header.generation;
       // Workers are numbered in the order the host starts them: a generation at or below one already seen is a
       // worker already replaced (its news may cross its own hello) or a forgery.
-      if (!Number.isInteger(hello.generation) || hello.generation <= this.lastGeneration) return;
-      this.lastGeneration = hello.generation;
-      channel.generation = hello.generation;
-      channel.state = t === "ready" ? "ready" : { error: String(hello.message) };
+      if (
+        typeof generation !== "number" || !Number.isInteger(generation) || generation <= this.lastGeneration
+      ) {
+        return;
+      }
+      this.lastGeneration = generation;
+      channel.generation = generation;
+      channel.state = t === "ready" ? "ready" : { error: String(header.message) };
       this.channels.set(channel.generation, channel);
       this.channel = channel;
       this.sendWaiting();
       return;
     }
+    if (t !== "res" && t !== "fail") return;
     const id = header.id as number;
     const call = this.calls.get(id);
     if (!call || call.channel !== channel) return;
@@ -403,7 +416,7 @@ export class HostProcess {
         body: bytes,
         logs,
       });
-    } else if (t === "fail") {
+    } else {
       this.settle(id, {
         outcome: header.outcome === "timeout" ? "timeout" : "error",
         message: String(header.message),
@@ -413,9 +426,12 @@ export class HostProcess {
   }
 
   /** The host stopped a worker (stuck past a time limit, or crashed): the calls it held fail with the reason. */
-  private onLost(msg: LostMessage): void {
-    if (Number.isInteger(msg.generation)) this.lastGeneration = Math.max(this.lastGeneration, msg.generation);
-    const channel = this.channels.get(msg.generation);
+  private onLost(msg: Received<HostToPlatform>): void {
+    const generation = msg.generation;
+    // Channels are keyed by integer generations: another value names none.
+    if (typeof generation !== "number" || !Number.isInteger(generation)) return;
+    this.lastGeneration = Math.max(this.lastGeneration, generation);
+    const channel = this.channels.get(generation);
     if (!channel) return;
     const outcome = msg.outcome === "timeout" ? "timeout" : "error";
     this.dropChannel(channel, { outcome, message: String(msg.message), logs: [] });

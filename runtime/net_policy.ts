@@ -59,7 +59,7 @@ export function ownAddresses(): string[] {
  * IPv6 addresses the host process flags deny one by one: Deno's deny list takes no IPv6 ranges (`fc00::/7`
  * does not parse). They are a second fence only: the egress gate checks every range on the address it connects.
  */
-export const DENY_V6_EXACT = ["[::1]", "[::]"];
+const DENY_V6_EXACT = ["[::1]", "[::]"];
 
 /**
  * The address of a host's egress gate (its HTTP gateway and SOCKS server). Workers may connect to it and to

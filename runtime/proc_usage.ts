@@ -1,5 +1,5 @@
 /** What a process has used: CPU time (all its threads) and private resident memory (ArrayBuffers and wasm too). */
-export interface ProcessUsage {
+interface ProcessUsage {
   cpuMs: number;
   privateMb: number;
 }

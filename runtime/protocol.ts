@@ -53,22 +53,23 @@ export const WATCH = {
   length: 2,
 } as const;
 
-/** The first frame on a worker's connection, once it loaded the function: ready, or why it cannot be. */
-export interface HelloMessage {
-  t: "ready" | "init_error";
-  generation: number;
-  message?: string;
-}
+/** A console line's level. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /** From a host to the platform: its worker `generation` is gone, and with it every call it held. */
-export interface LostMessage {
+interface LostMessage {
   t: "lost";
   generation: number;
   outcome: "error" | "timeout";
   message: string;
 }
 
-/** One call of the function (its body travels beside the header in a frame, or as `body` to a worker). */
+/** From a worker to its host (postMessage): its connection to the platform closed, or never opened. */
+interface ClosedMessage {
+  t: "closed";
+}
+
+/** One call of the function (its body travels beside the header in its frame). */
 export interface RequestMessage {
   t: "req";
   id: number;
@@ -77,8 +78,28 @@ export interface RequestMessage {
   headers: HeaderList;
 }
 
-/** A function's answer. */
-export interface ResponseMessage {
+/** The first frame on a worker's connection, once it loaded the function. */
+interface ReadyMessage {
+  t: "ready";
+  generation: number;
+}
+
+/** The first frame on a worker's connection when the function cannot run: it answers every call with why. */
+interface InitErrorMessage {
+  t: "init_error";
+  generation: number;
+  message: string;
+}
+
+/** A `console.*` line of the function. */
+interface LogMessage {
+  t: "log";
+  level: LogLevel;
+  text: string;
+}
+
+/** A function's answer (its body travels beside the header in its frame). */
+interface ResponseMessage {
   t: "res";
   id: number;
   status: number;
@@ -88,7 +109,7 @@ export interface ResponseMessage {
 }
 
 /** A call that produced no answer. */
-export interface FailMessage {
+interface FailMessage {
   t: "fail";
   id: number;
   outcome: "error" | "timeout";
@@ -96,12 +117,22 @@ export interface FailMessage {
   logs: string[];
 }
 
-/** A `console.*` line of the function. */
-export interface LogMessage {
-  t: "log";
-  level: "debug" | "info" | "warn" | "error";
-  text: string;
-}
+// Each direction of each channel, tagged by `t`. Frames: platform ↔ host on the host's control connection,
+// platform ↔ worker on the worker's own connection. postMessage: host ↔ worker inside the host.
+export type PlatformToHost = InitMessage;
+export type HostToPlatform = LostMessage;
+export type HostToWorker = WorkerInitMessage;
+export type WorkerToHost = ClosedMessage;
+export type PlatformToWorker = RequestMessage;
+export type WorkerToPlatform = ReadyMessage | InitErrorMessage | LogMessage | ResponseMessage | FailMessage;
+
+/**
+ * A message as the platform receives it from a host or a worker, which run the function's code: the tag picks
+ * the member, every other field is unchecked until the platform checks it (compile time only: no cost).
+ */
+export type Received<M extends { t: string }> = M extends unknown
+  ? { readonly t: M["t"] } & { readonly [K in Exclude<keyof M, "t">]?: unknown }
+  : never;
 
 /** Why a call failed at its time limit. */
 export const timeLimitText = (timeoutMs: number) =>

@@ -1,6 +1,6 @@
 import { HostProcess, type HostRequest, type HostResult } from "./host_process.ts";
 import { netFlags } from "./net_policy.ts";
-import type { RuntimeKind } from "./protocol.ts";
+import type { LogLevel, RuntimeKind } from "./protocol.ts";
 
 /** Limits and policy of the runtime, in one typed object. */
 export interface RuntimeOptions {
@@ -63,7 +63,7 @@ function ownAddresses(): string[] {
 }
 
 /** Receives the console lines of a function. */
-export type LogSink = (functionId: string, level: "debug" | "info" | "warn" | "error", text: string) => void;
+type LogSink = (functionId: string, level: LogLevel, text: string) => void;
 
 /** The runtime could not take the call (capacity or start failure): the caller answers 503. */
 export class RuntimeUnavailable extends Error {

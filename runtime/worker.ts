@@ -10,13 +10,18 @@ import { encodeBase64 } from "../lib/encoding.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { droppedLinesText, LogBudget } from "./log_budget.ts";
 import {
+  type HostToWorker,
   type InitMessage,
+  type LogLevel,
   MAX_LOG_LINE,
   MAX_RESPONSE_BYTES,
+  type PlatformToWorker,
   type RequestMessage,
   timeLimitText,
   WATCH,
   type WorkerInitMessage,
+  type WorkerToHost,
+  type WorkerToPlatform,
 } from "./protocol.ts";
 import { runWagi, WagiError } from "./wasm/wagi.ts";
 
@@ -25,18 +30,18 @@ type Handler = (req: Request, info: unknown) => Response | Promise<Response>;
 // Captured before the user module loads: the function may replace the globals, not the worker's channel.
 const connect = Deno.connect;
 const revoke = Deno.permissions.revokeSync.bind(Deno.permissions);
-const rawPost = self.postMessage.bind(self);
+const rawPost: (msg: WorkerToHost) => void = self.postMessage.bind(self);
 const now = Date.now;
 const atomicStore = Atomics.store;
 const toBigInt = BigInt;
 const every = setInterval;
 const stopEvery = clearInterval;
 const NotCapable = Deno.errors.NotCapable;
-let writer: FrameWriter | null = null;
+let writer: FrameWriter<WorkerToPlatform> | null = null;
 /** Frames written before the connection is open (console lines of the bootstrap): sent once it is. */
-const early: Record<string, unknown>[] = [];
+const early: WorkerToPlatform[] = [];
 
-function send(header: Record<string, unknown>, body: Uint8Array | null = null): void {
+function send(header: WorkerToPlatform, body: Uint8Array | null = null): void {
   if (writer) writer.write(header, body);
   else early.push(header);
 }
@@ -53,7 +58,7 @@ function format(args: unknown[]): string {
 // connection otherwise). A line over budget is not even formatted: formatting costs more than sending.
 const logBudget = new LogBudget();
 
-function sendLog(level: string, text: () => string): void {
+function sendLog(level: LogLevel, text: () => string): void {
   if (!logBudget.take()) return;
   reportDropped(false);
   send({ t: "log", level, text: text() });
@@ -66,7 +71,14 @@ function reportDropped(force: boolean): void {
 }
 
 function installConsole(): void {
-  const levels = { debug: "debug", log: "info", info: "info", warn: "warn", error: "error", trace: "debug" };
+  const levels: Record<string, LogLevel> = {
+    debug: "debug",
+    log: "info",
+    info: "info",
+    warn: "warn",
+    error: "error",
+    trace: "debug",
+  };
   const shim: Record<string, unknown> = { ...console };
   for (const [method, level] of Object.entries(levels)) {
     shim[method] = (...args: unknown[]) => sendLog(level, () => format(args));
@@ -369,7 +381,7 @@ async function openChannel(init: WorkerInitMessage): Promise<Deno.Conn> {
 
 /** Answers the calls of its connection until the platform closes it. */
 async function serve(conn: Deno.Conn, initError: string | null): Promise<void> {
-  const reader = new FrameReader();
+  const reader = new FrameReader<PlatformToWorker>();
   for await (const chunk of readChunks(conn)) {
     let frames;
     try {
@@ -379,7 +391,7 @@ async function serve(conn: Deno.Conn, initError: string | null): Promise<void> {
     }
     for (const { header, body } of frames) {
       if (header.t !== "req") continue;
-      const msg = header as unknown as RequestMessage;
+      const msg = header;
       if (initError !== null) send({ t: "fail", id: msg.id, outcome: "error", message: initError, logs: [] });
       else if (wasm) serveWasm(msg, body);
       else serveDeno(msg, body);
@@ -388,8 +400,8 @@ async function serve(conn: Deno.Conn, initError: string | null): Promise<void> {
   rawPost({ t: "closed" });
 }
 
-self.onmessage = async (e: MessageEvent) => {
-  const init = e.data as WorkerInitMessage;
+self.onmessage = async (e: MessageEvent<HostToWorker>) => {
+  const init = e.data;
   if (init.t !== "init") return;
   self.onmessage = null;
   timeoutMs = init.timeoutMs;

@@ -29,13 +29,13 @@ export interface EgressRules {
 }
 
 /** Why a target may not be reached: refused by the policy, or invalid. */
-export interface Refusal {
+interface Refusal {
   refused: boolean;
   message: string;
 }
 
 /** The outcome of {@linkcode EgressPolicy.resolve}. */
-export type Resolution = { ok: true; addresses: string[] } | ({ ok: false } & Refusal);
+type Resolution = { ok: true; addresses: string[] } | ({ ok: false } & Refusal);
 
 /** The message of a refusal for a closed address. */
 export function closed(where: string, reason: string): string {
@@ -64,7 +64,7 @@ function parseAllowEntry(entry: string): AllowEntry {
 }
 
 /** The host of a URL or a SOCKS request in the form the policy compares: lowercase, no brackets or final dot. */
-export function normalizeHost(host: string): string {
+function normalizeHost(host: string): string {
   return host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
 }
 

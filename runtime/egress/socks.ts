@@ -139,6 +139,3 @@ export async function serveSocks(listener: Deno.Listener, policy: EgressPolicy):
     });
   }
 }
-
-/** The reply codes of a SOCKS5 server (for the worker's client side). */
-export const SOCKS_REPLY = REPLY;

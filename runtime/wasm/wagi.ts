@@ -3,7 +3,7 @@ import { Wasi } from "./wasi.ts";
 import { concatBytes } from "../../lib/encoding.ts";
 
 /** One HTTP request as a WAGI module sees it. */
-export interface WagiRequest {
+interface WagiRequest {
   method: string;
   url: string;
   headers: HeaderList;
@@ -14,7 +14,7 @@ export interface WagiRequest {
 }
 
 /** The parsed CGI answer of a module. */
-export interface WagiResponse {
+interface WagiResponse {
   status: number;
   headers: HeaderList;
   body: Uint8Array;

@@ -1,8 +1,8 @@
 /** WASI preview1 errno values used by the shim. */
-export const Errno = { SUCCESS: 0, BADF: 8, INVAL: 28, NOSYS: 52, SPIPE: 70, NOTCAPABLE: 76 } as const;
+const Errno = { SUCCESS: 0, BADF: 8, INVAL: 28, NOSYS: 52, SPIPE: 70, NOTCAPABLE: 76 } as const;
 
 /** Thrown by `proc_exit` to unwind out of `_start`. */
-export class ProcExit extends Error {
+class ProcExit extends Error {
   constructor(readonly code: number) {
     super(`exit ${code}`);
     this.name = "ProcExit";
@@ -10,7 +10,7 @@ export class ProcExit extends Error {
 }
 
 /** Options of a {@linkcode Wasi} instance: one run of a command module. */
-export interface WasiOptions {
+interface WasiOptions {
   args: string[];
   env: Record<string, string>;
   stdin: Uint8Array;
