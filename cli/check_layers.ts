@@ -6,7 +6,8 @@
  *   main.ts, cli/ → workers/ → services/
  *
  * and no two folders import each other, directly or around a loop (a folder importing its own subfolders is
- * composition, not a cycle).
+ * composition, not a cycle). Also fails when a route touches the databases (`platform.dbs`, a `Db`, SQL): routes
+ * call area facades; and when a service runs SQL outside its area's `store.ts` (see SQL_EXCEPTIONS).
  *
  * Tests and benchmarks may import anything. Run: `deno run --allow-read cli/check_layers.ts`.
  */
@@ -29,6 +30,18 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const IMPORT =
   /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
+/** SQL calls: postgres.js's sql`…`, and the driver's query, unsafe, execRows, pipeline and exec of a literal. */
+const SQL_CALL =
+  /(?<![\w/.])sql`|\.(?:query|unsafe|execRows|pipeline)\s*(?:<[^>()]*>)?\s*\(|\.exec\(\s*[`"']/;
+/** What a route may not mention: the databases, a driver type, SQL. */
+const ROUTE_DB = new RegExp(`\\.dbs\\b|\\bdbs\\.|\\b(?:Db|Databases|Queryable)\\b|${SQL_CALL.source}`);
+/** Services that may run SQL outside a `store.ts`, and why. */
+const SQL_EXCEPTIONS: Record<string, string> = {
+  "services/projects/sql.ts": "runs the owner's own SQL: that is POST /v1/sql",
+  "services/system/health.ts": "its `select 1` is the readiness probe",
+  "services/data/data.ts": "runs the statements the PostgREST compiler (db/rest/) writes",
+};
+
 interface Edge {
   from: string;
   to: string;
@@ -49,18 +62,35 @@ const layerOf = (path: string) => (path.includes("/") ? path.split("/")[0]! : ".
 const folderOf = (path: string) => (path.includes("/") ? dirname(path) : ".");
 
 const edges: Edge[] = [];
+const problems: string[] = [];
+const excepted = new Set<string>();
 for await (const file of sources(ROOT)) {
   const from = relative(ROOT, file);
   if (!CHECKED.includes(layerOf(from))) continue; // tests/, bench/
   const text = await Deno.readTextFile(file);
+  // The line of the first match (0: none); matched on the whole text, so a call split over lines counts.
+  const line = (pattern: RegExp) => {
+    const found = pattern.exec(text);
+    return found ? text.slice(0, found.index).split("\n").length : 0;
+  };
+  if (layerOf(from) === "routes" && line(ROUTE_DB)) {
+    problems.push(`${from}:${line(ROUTE_DB)} touches the databases: routes call area facades`);
+  }
+  const store = from.startsWith("services/") && from.endsWith("/store.ts");
+  if (SQL_EXCEPTIONS[from] && line(SQL_CALL)) excepted.add(from);
+  else if (layerOf(from) === "services" && !store && line(SQL_CALL)) {
+    problems.push(`${from}:${line(SQL_CALL)} runs SQL: it belongs in its area's store.ts`);
+  }
   for (const match of text.matchAll(IMPORT)) {
     const spec = match[1] ?? match[2]!;
     if (!spec.startsWith(".")) continue;
     edges.push({ from, to: relative(ROOT, resolve(dirname(file), spec)) });
   }
 }
+for (const file of Object.keys(SQL_EXCEPTIONS)) {
+  if (!excepted.has(file)) problems.push(`${file} runs no SQL any more: remove it from SQL_EXCEPTIONS`);
+}
 
-const problems: string[] = [];
 for (const { from, to } of edges) {
   const [a, b] = [layerOf(from), layerOf(to)];
   if (a === b) continue;
@@ -118,4 +148,7 @@ if (problems.length > 0) {
   console.error(`\n${problems.length} layering problem(s)`);
   Deno.exit(1);
 }
-console.log(`layers: ${edges.length} imports checked, none crosses a layer the wrong way, no folder cycle`);
+console.log(
+  `layers: ${edges.length} imports checked, none crosses a layer the wrong way, no folder cycle; ` +
+    "no route touches the databases, no service runs SQL outside a store",
+);

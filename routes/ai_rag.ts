@@ -111,7 +111,7 @@ aiRagRoutes.openapi(
     },
   }),
   async (c) => {
-    const result = await c.env.platform.ai.rag.query(
+    const result = await c.env.platform.ai.rag.answer(
       c.var.project.ref,
       c.req.valid("json"),
       c.req.raw.signal,

@@ -2,7 +2,6 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { allow, authenticate } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
-import { runOwnerSql } from "../services/projects/sql.ts";
 
 const CurrentProject = z.object({
   ref: z.string(),
@@ -56,7 +55,7 @@ projectRoutes.openapi(
   }),
   async (c) => {
     const { query, params } = c.req.valid("json");
-    const rows = await runOwnerSql(await c.env.platform.dbs.ownerSession(c.var.project.ref), query, params);
+    const rows = await c.env.platform.projects.runSql(c.var.project.ref, query, params);
     c.env.platform.data.schemaChanged(c.var.project.ref); // the SQL may have been DDL
     return c.json({ data: rows, meta: null }, 200);
   },

@@ -3,6 +3,7 @@ import { quoteIdent, sqlState } from "../../db/driver.ts";
 import { AppError, errors } from "../../lib/errors.ts";
 import type { ChatMessage, Providers } from "./providers.ts";
 import { checkSelect, type TableName } from "./sql_guard.ts";
+import { type ColumnRow, nl2sqlStore } from "./store.ts";
 import type { UsageLog } from "./usage_log.ts";
 
 /** The database role a query runs as. */
@@ -24,14 +25,6 @@ export interface Nl2SqlRequest {
   execute?: boolean;
   model?: string;
   provider?: string;
-}
-
-/** A column of a readable table. */
-interface ColumnRow {
-  schema: string;
-  table: string;
-  column: string;
-  type: string;
 }
 
 // Schemas of the platform itself: never offered to the model, whatever the role may read.
@@ -62,20 +55,7 @@ export class Nl2Sql {
   /** The tables and columns `role` may select, outside the platform's internal schemas. */
   async readableColumns(ref: string, role: SqlRole): Promise<ColumnRow[]> {
     const db = await this.deps.dbs.project(ref);
-    return await db.query<ColumnRow>(
-      `select n.nspname as schema, c.relname as "table", a.attname as "column",
-              format_type(a.atttypid, a.atttypmod) as type
-         from pg_class c
-         join pg_namespace n on n.oid = c.relnamespace
-         join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-        where c.relkind in ('r', 'v', 'm', 'p', 'f')
-          and n.nspname <> all ($2::text[]) and n.nspname not like 'pg\\_%'
-          and has_schema_privilege($1, n.oid, 'USAGE')
-          and has_any_column_privilege($1, c.oid, 'SELECT')
-          and has_column_privilege($1, c.oid, a.attnum, 'SELECT')
-        order by n.nspname, c.relname, a.attnum`,
-      [role, `{${INTERNAL_SCHEMAS.join(",")}}`],
-    );
+    return await nl2sqlStore.readableColumns(db, role, INTERNAL_SCHEMAS);
   }
 
   /** Generates (and optionally runs) the SQL for a question. */
@@ -129,25 +109,20 @@ export class Nl2Sql {
     const db = await this.deps.dbs.tenant(ref);
     try {
       return await db.transaction(async (tx) => {
-        await tx.exec("set transaction read only");
-        await tx.exec("set local search_path = public");
-        await tx.query("select set_config('request.jwt.claims', $1, true)", [JSON.stringify(caller.claims)]);
-        await tx.exec(`set local role ${quoteIdent(caller.role)}`);
-        // One statement through the extended protocol: a second statement could not run even if one slipped in.
-        const wrapped = `select * from (${sql}) as nl2sql_result limit $1`;
+        await nl2sqlStore.actAs(tx, caller.role, caller.claims);
         // The planner's estimate bounds the work before it starts: the embedded PGlite answers the timeout but
         // cannot interrupt a query once it runs (docs/data.md), so the timeout alone would not contain a huge
         // join there.
-        const [plan] = await tx.query<Record<string, unknown>>(`explain (format json) ${wrapped}`, [limit]);
-        const cost = planCost(plan);
-        if (cost > this.deps.maxCost) {
-          throw errors.validation(
-            `Generated SQL refused: its estimated cost ${
-              Math.round(cost)
-            } is above the bound ${this.deps.maxCost}`,
-          );
-        }
-        return [...await tx.query(wrapped, [limit])];
+        return await nl2sqlStore.select(tx, sql, limit, (plan) => {
+          const cost = planCost(plan);
+          if (cost > this.deps.maxCost) {
+            throw errors.validation(
+              `Generated SQL refused: its estimated cost ${
+                Math.round(cost)
+              } is above the bound ${this.deps.maxCost}`,
+            );
+          }
+        });
       }, { timeoutMs: this.deps.timeoutMs, prepare: false });
     } catch (err) {
       throw sqlFailure(err, this.deps.timeoutMs);

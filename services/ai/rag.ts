@@ -131,7 +131,7 @@ export class RagService {
    * the answer from the numbered passages; without one the answer is the best passage itself (model
    * `local-extractive`), so RAG works offline.
    */
-  async query(ref: string, req: RagRequest, signal?: AbortSignal): Promise<{
+  async answer(ref: string, req: RagRequest, signal?: AbortSignal): Promise<{
     answer: string;
     citations: Citation[];
     model: string;

@@ -1,6 +1,7 @@
 import type { Databases } from "../../db/databases.ts";
 import { describeError, log } from "../../lib/log.ts";
 import type { Usage } from "./providers.ts";
+import { usageStore } from "./store.ts";
 
 /** One call to count. */
 export interface UsageEntry {
@@ -43,26 +44,7 @@ export class UsageLog {
 
   private async write(ref: string, e: UsageEntry): Promise<void> {
     const db = await this.dbs.project(ref);
-    await db.query(
-      `insert into platform.ai_usage as u
-         (day, provider, model, kind, requests, cache_hits, prompt_tokens, completion_tokens, total_tokens)
-       values (current_date, $1, $2, $3, 1, $4, $5, $6, $7)
-       on conflict (day, provider, model, kind) do update set
-         requests = u.requests + 1,
-         cache_hits = u.cache_hits + excluded.cache_hits,
-         prompt_tokens = u.prompt_tokens + excluded.prompt_tokens,
-         completion_tokens = u.completion_tokens + excluded.completion_tokens,
-         total_tokens = u.total_tokens + excluded.total_tokens`,
-      [
-        e.provider,
-        e.model,
-        e.kind,
-        e.cacheHit ? 1 : 0,
-        e.usage.prompt_tokens,
-        e.usage.completion_tokens,
-        e.usage.total_tokens,
-      ],
-    );
+    await usageStore.add(db, e);
   }
 
   /** Waits for the writes in flight (tests, shutdown). */
@@ -73,13 +55,7 @@ export class UsageLog {
   /** The project's usage of the last `days` days, newest first. */
   async list(ref: string, days: number): Promise<UsageRow[]> {
     const db = await this.dbs.project(ref);
-    const rows = await db.query<Record<string, unknown>>(
-      `select day::text as day, provider, model, kind, requests, cache_hits, prompt_tokens, completion_tokens,
-              total_tokens
-         from platform.ai_usage where day > current_date - $1::int
-        order by day desc, provider, model, kind`,
-      [days],
-    );
+    const rows = await usageStore.list(db, days);
     return rows.map((r) => ({
       day: String(r.day),
       provider: String(r.provider),

@@ -1,4 +1,5 @@
 import type { Databases } from "../../db/databases.ts";
+import { authStore } from "./store.ts";
 import { ACCESS_TOKEN_SECONDS } from "./tokens.ts";
 
 /** How stale a process's list of revoked sessions may be: a revocation made elsewhere takes effect within it. */
@@ -70,15 +71,11 @@ export class RevokedSessions {
   private async read(ref: string, p: ProjectRevocations): Promise<void> {
     const startedAt = Date.now();
     const db = await this.dbs.project(ref);
-    const [row] = await db.query<{ now: number; ids: string[] | null }>(
-      `select extract(epoch from now())::float8 * 1000 as now, array_agg(id::text) as ids
-         from auth.sessions where revoked_at > to_timestamp($1::float8 / 1000)`,
-      [p.since],
-    );
+    const revoked = await authStore.revokedSince(db, p.since);
     const now = Date.now();
-    for (const id of row?.ids ?? []) if (!p.ids.has(id)) p.ids.set(id, now);
+    for (const id of revoked.ids) if (!p.ids.has(id)) p.ids.set(id, now);
     for (const [id, learnedAt] of p.ids) if (now - learnedAt > KEEP_MS) p.ids.delete(id);
-    p.since = Number(row!.now) - OVERLAP_MS;
+    p.since = revoked.now - OVERLAP_MS;
     p.readAt = startedAt;
   }
 }

@@ -4,6 +4,7 @@ import { randomToken, sha256Hex } from "../../lib/crypto.ts";
 import { errors } from "../../lib/errors.ts";
 import { DUMMY_HASH, hashPassword, verifyPassword } from "./passwords.ts";
 import type { Project } from "../projects/projects.ts";
+import { authStore, type UserRow } from "./store.ts";
 import type { TokenService, UserClaims } from "./tokens.ts";
 
 /** A user as the API shows it: never with a password or a hash. */
@@ -29,14 +30,6 @@ export interface UserSession {
   session: Session;
 }
 
-interface UserRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  user_metadata: Record<string, unknown>;
-  created_at: Date | string;
-}
-
 function toUser(row: UserRow): User {
   return {
     id: row.id,
@@ -48,8 +41,6 @@ function toUser(row: UserRow): User {
 
 /** A refresh's failure (with the session it revoked, on reuse) or its new session. */
 type RefreshOutcome = { error: string; revoked?: string } | { error?: undefined; value: UserSession };
-
-const USER_COLUMNS = "id, email, password_hash, user_metadata, created_at";
 
 /**
  * AuthService signs users up and in, rotates refresh tokens (a reused one revokes its whole session, as
@@ -64,11 +55,8 @@ export class AuthService {
     const hash = await hashPassword(input.password);
     try {
       return await db.transaction(async (tx) => {
-        const [row] = await tx.query<UserRow>(
-          `insert into auth.users (email, password_hash, user_metadata) values ($1, $2, $3::text::jsonb) returning ${USER_COLUMNS}`,
-          [input.email.toLowerCase(), hash, JSON.stringify(input.data ?? {})],
-        );
-        return await this.startSession(tx, project, row!);
+        const row = await authStore.insertUser(tx, input.email.toLowerCase(), hash, input.data ?? {});
+        return await this.startSession(tx, project, row);
       });
     } catch (err) {
       if (sqlState(err) === "23505") {
@@ -81,12 +69,7 @@ export class AuthService {
   /** The password grant; the same 401 for an unknown email and a wrong password. */
   async signInWithPassword(project: Project, email: string, password: string): Promise<UserSession> {
     const db = await this.dbs.project(project.ref);
-    const [row] = await db.query<UserRow>(
-      `select ${USER_COLUMNS} from auth.users where lower(email) = lower($1)`,
-      [
-        email,
-      ],
-    );
+    const row = await authStore.userByEmail(db, email);
     const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
     if (!row || !ok) throw errors.unauthorized("Invalid login credentials");
     return await db.transaction((tx) => this.startSession(tx, project, row));
@@ -99,24 +82,17 @@ export class AuthService {
     // The transaction returns the failure instead of throwing it, so that a detected reuse stays revoked.
     const outcome = await db.transaction(
       async (tx): Promise<RefreshOutcome> => {
-        const [token] = await tx.query<{ session_id: string; used_at: Date | null; revoked_at: Date | null }>(
-          `select t.session_id, t.used_at, s.revoked_at from auth.refresh_tokens t
-         join auth.sessions s on s.id = t.session_id where t.token_hash = $1 for update of t`,
-          [hash],
-        );
+        const token = await authStore.lockRefreshToken(tx, hash);
         if (!token || token.revoked_at) return { error: "Refresh token is invalid or revoked" };
         if (token.used_at) {
-          await tx.query("update auth.sessions set revoked_at = now() where id = $1", [token.session_id]);
+          await authStore.revokeSession(tx, token.session_id);
           return {
             error: "Refresh token was already used; the session is revoked",
             revoked: token.session_id,
           };
         }
-        await tx.query("update auth.refresh_tokens set used_at = now() where token_hash = $1", [hash]);
-        const [row] = await tx.query<UserRow>(
-          `select ${USER_COLUMNS} from auth.users u where id = (select user_id from auth.sessions where id = $1)`,
-          [token.session_id],
-        );
+        await authStore.spendRefreshToken(tx, hash);
+        const row = await authStore.userOfSession(tx, token.session_id);
         if (!row) return { error: "Refresh token is invalid or revoked" };
         return { error: undefined, value: await this.issue(tx, project, row, token.session_id) };
       },
@@ -131,11 +107,7 @@ export class AuthService {
   /** The user of a verified token, if its session is still live; 401 otherwise. */
   async getUser(project: Project, claims: UserClaims): Promise<User> {
     const db = await this.dbs.project(project.ref);
-    const [row] = await db.query<UserRow>(
-      `select ${USER_COLUMNS} from auth.users u
-       where u.id = $1 and exists (select 1 from auth.sessions s where s.id = $2 and s.user_id = u.id and s.revoked_at is null)`,
-      [claims.sub, claims.session_id],
-    );
+    const row = await authStore.userWithLiveSession(db, claims.sub, claims.session_id);
     if (!row) throw errors.invalidToken("Session has ended: sign in again");
     return toUser(row);
   }
@@ -143,24 +115,16 @@ export class AuthService {
   /** Ends the token's session (`local`) or every session of its user (`global`); their tokens stop working. */
   async signOut(project: Project, claims: UserClaims, scope: "local" | "global"): Promise<void> {
     const db = await this.dbs.project(project.ref);
-    const ended = await db.query<{ id: string }>(
-      `update auth.sessions set revoked_at = now()
-        where ${
-        scope === "global" ? "user_id = $1" : "id = $1"
-      } and revoked_at is null returning id::text as id`,
-      [scope === "global" ? claims.sub : claims.session_id],
+    const ended = await authStore.revokeSessions(
+      db,
+      scope,
+      scope === "global" ? claims.sub : claims.session_id,
     );
-    this.tokens.revoked.add(project.ref, ended.map((s) => s.id));
+    this.tokens.revoked.add(project.ref, ended);
   }
 
   private async startSession(tx: Queryable, project: Project, user: UserRow): Promise<UserSession> {
-    const [session] = await tx.query<{ id: string }>(
-      "insert into auth.sessions (user_id) values ($1) returning id",
-      [
-        user.id,
-      ],
-    );
-    return await this.issue(tx, project, user, session!.id);
+    return await this.issue(tx, project, user, await authStore.insertSession(tx, user.id));
   }
 
   private async issue(
@@ -170,10 +134,7 @@ export class AuthService {
     sessionId: string,
   ): Promise<UserSession> {
     const refreshToken = `rt_${randomToken(32)}`;
-    await tx.query("insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)", [
-      await sha256Hex(refreshToken),
-      sessionId,
-    ]);
+    await authStore.insertRefreshToken(tx, await sha256Hex(refreshToken), sessionId);
     const access = await this.tokens.sign(project, user, sessionId);
     return {
       user: toUser(user),

@@ -1,5 +1,5 @@
 import type { Databases } from "../../db/databases.ts";
-import type { Db, PipelineOptions, PipelineStatement } from "../../db/driver.ts";
+import type { Db, PipelineOptions } from "../../db/driver.ts";
 import type { SchemaCache } from "../../db/rest/schema.ts";
 import { errors } from "../../lib/errors.ts";
 import { Compiler, type Statement } from "../../db/rest/compile.ts";
@@ -16,6 +16,7 @@ import {
 import { fromDatabaseError } from "./pg_errors.ts";
 import { parsePrefer } from "./prefer.ts";
 import { SchemaCaches } from "./schema_caches.ts";
+import { transactionSetup } from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
 export interface DataIdentity {
@@ -69,17 +70,7 @@ export interface DataLimits {
 
 const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
 
-/** The first statement of every data transaction: the caller's role, its JWT claims and the timeout, local. */
-const SETUP_SQL = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " +
-  "set_config('statement_timeout', $3, true)";
-
-/** The statement that starts a data transaction as `identity` (see SETUP_SQL). */
-export function transactionSetup(identity: DataIdentity, statementTimeoutMs: number): PipelineStatement {
-  return {
-    sql: SETUP_SQL,
-    params: [identity.role, JSON.stringify(identity.claims), String(statementTimeoutMs)],
-  };
-}
+export { transactionSetup }; // the bare-server benchmark starts its transactions the same way
 
 /**
  * DataService is the engine of the data API: parse (PostgREST grammar) → compile against the schema cache →

@@ -1,5 +1,5 @@
 import type { Databases } from "../../db/databases.ts";
-import { functionQueries, type FunctionRow, type FunctionWrite } from "../../db/functions.ts";
+import { type FunctionRow, functionStore, type FunctionWrite } from "./store.ts";
 import type { FunctionSpec } from "../../runtime/supervisor.ts";
 import { type Cipher, sha256Hex } from "../../lib/crypto.ts";
 import { errors } from "../../lib/errors.ts";
@@ -111,7 +111,7 @@ export class FunctionService {
 
   private async require(ref: string, nameOrId: string): Promise<FunctionRow> {
     const db = await this.dbs.project(ref);
-    const row = await functionQueries.find(db, nameOrId);
+    const row = await functionStore.find(db, nameOrId);
     if (!row) throw errors.notFound(`Function "${nameOrId}" does not exist`);
     return row;
   }
@@ -119,7 +119,7 @@ export class FunctionService {
   /** Every function of a project. */
   async list(ref: string): Promise<FunctionObject[]> {
     const db = await this.dbs.project(ref);
-    return await Promise.all((await functionQueries.list(db)).map((row) => this.view(ref, row)));
+    return await Promise.all((await functionStore.list(db)).map((row) => this.view(ref, row)));
   }
 
   /** One function by name, or by id when no function has that name; 404 otherwise. */
@@ -137,7 +137,7 @@ export class FunctionService {
     const codeHash = await sha256Hex(input.code);
     const newEnv = input.env_vars ? await this.encryptEnv(input.env_vars) : undefined;
     const result = await db.transaction(async (tx) => {
-      const existing = await functionQueries.find(tx, input.name, true).then((r) =>
+      const existing = await functionStore.find(tx, input.name, true).then((r) =>
         r?.name === input.name ? r : null
       );
       const permissions = mergePermissions(
@@ -154,8 +154,8 @@ export class FunctionService {
         permissions,
         is_active: input.is_active ?? existing?.is_active ?? true,
       };
-      if (existing) return { row: await functionQueries.update(tx, existing.id, write), created: false };
-      const row = await functionQueries.insert(tx, write);
+      if (existing) return { row: await functionStore.update(tx, existing.id, write), created: false };
+      const row = await functionStore.insert(tx, write);
       if (!row) throw errors.conflict(`Function "${input.name}" is being deployed concurrently: try again`);
       return { row, created: true };
     });
@@ -166,7 +166,7 @@ export class FunctionService {
   async update(ref: string, nameOrId: string, input: UpdateInput): Promise<FunctionObject> {
     const db = await this.dbs.project(ref);
     const row = await db.transaction(async (tx) => {
-      const current = await functionQueries.find(tx, nameOrId, true);
+      const current = await functionStore.find(tx, nameOrId, true);
       if (!current) throw errors.notFound(`Function "${nameOrId}" does not exist`);
       const permissions = mergePermissions(
         storedPermissions(current.permissions),
@@ -176,7 +176,7 @@ export class FunctionService {
       if (input.code !== undefined || input.permissions?.memory_mb !== undefined) {
         this.check(current.name, current.runtime, code, permissions);
       }
-      return await functionQueries.update(tx, current.id, {
+      return await functionStore.update(tx, current.id, {
         name: current.name,
         runtime: current.runtime,
         code,
@@ -192,7 +192,7 @@ export class FunctionService {
   /** Deletes a function; 404 when it does not exist. */
   async delete(ref: string, nameOrId: string): Promise<void> {
     const row = await this.require(ref, nameOrId);
-    await functionQueries.delete(await this.dbs.project(ref), row.id);
+    await functionStore.delete(await this.dbs.project(ref), row.id);
     this.forget(ref, row);
     this.hooks.removed(row.id);
   }
@@ -226,7 +226,7 @@ export class FunctionService {
   private async loadUncached(ref: string, name: string, key: string): Promise<LoadedFunction | null> {
     const writes = this.writes;
     const db = await this.dbs.project(ref);
-    const row = await functionQueries.find(db, name);
+    const row = await functionStore.find(db, name);
     const loaded = row && row.is_active ? await this.load(ref, row) : null;
     // A write while this load ran made its row stale: caching it would undo the write's own entry.
     if (writes === this.writes) this.cache.set(key, loaded);

@@ -1,11 +1,11 @@
-import { functionQueries } from "../../db/functions.ts";
+import { functionStore } from "./store.ts";
 import { assertEquals } from "../../tests/assert.ts";
 import { startPlatform } from "../../tests/harness.ts";
 
 Deno.test("FunctionService: a load that overlaps a redeploy never caches the old version", async () => {
   const p = await startPlatform();
   const service = p.platform.functions.service;
-  const find = functionQueries.find;
+  const find = functionStore.find;
   try {
     await service.deploy("default", {
       name: "race",
@@ -19,7 +19,7 @@ Deno.test("FunctionService: a load that overlaps a redeploy never caches the old
     const { promise: redeployed, resolve } = Promise.withResolvers<void>();
     const { promise: read, resolve: hasRead } = Promise.withResolvers<void>();
     let held = false;
-    functionQueries.find = async (...args: Parameters<typeof find>) => {
+    functionStore.find = async (...args: Parameters<typeof find>) => {
       const row = await find(...args);
       if (!held && !args[2]) {
         held = true;
@@ -43,7 +43,7 @@ Deno.test("FunctionService: a load that overlaps a redeploy never caches the old
       "once the redeploy finished, invokes get the new version",
     );
   } finally {
-    functionQueries.find = find;
+    functionStore.find = find;
     await p.close();
   }
 });

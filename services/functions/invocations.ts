@@ -3,6 +3,7 @@ import type { Outcome } from "../../runtime/protocol.ts";
 import { describeError, log } from "../../lib/log.ts";
 import { percentile } from "./duration_histogram.ts";
 import { Rollup } from "./rollup.ts";
+import { invocationStore } from "./store.ts";
 
 /** One finished invocation. */
 export interface InvocationRecord {
@@ -42,7 +43,6 @@ const MINUTE_MS = 60_000;
 // project database stays unreachable.
 const MAX_ROLLUPS = 50_000;
 const DROP_WARNING_MS = 60_000;
-const RETENTION = "30 days";
 const RETENTION_EVERY_MS = 10 * MINUTE_MS;
 
 /** The rollups of one function waiting to be written, by minute. */
@@ -158,24 +158,7 @@ export class InvocationRecorder {
     if (rollups.length === 0) return;
     try {
       const db = await this.dbs.project(ref);
-      await db.query(UPSERT, [
-        rollups.map((r) => r.functionId),
-        rollups.map((r) => r.functionName),
-        rollups.map((r) => new Date(r.minute * MINUTE_MS).toISOString()),
-        rollups.map((r) => r.count),
-        rollups.map((r) => r.errors),
-        rollups.map((r) => r.timeouts),
-        rollups.map((r) => r.oom),
-        rollups.map((r) => r.sumMs),
-        rollups.map((r) => r.minMs),
-        rollups.map((r) => r.maxMs),
-        rollups.map((r) => r.histLiteral()),
-        rollups.map((r) => r.status1xx),
-        rollups.map((r) => r.status2xx),
-        rollups.map((r) => r.status3xx),
-        rollups.map((r) => r.status4xx),
-        rollups.map((r) => r.status5xx),
-      ]);
+      await invocationStore.upsert(db, rollups);
       this.held -= rollups.length;
     } catch (err) {
       this.putBack(ref, rollups);
@@ -195,10 +178,7 @@ export class InvocationRecorder {
     if (now - (this.prunedAt.get(ref) ?? 0) < RETENTION_EVERY_MS) return;
     this.prunedAt.set(ref, now);
     try {
-      const db = await this.dbs.project(ref);
-      await db.query(
-        `delete from platform.function_invocation_rollups where bucket < now() - interval '${RETENTION}'`,
-      );
+      await invocationStore.prune(await this.dbs.project(ref));
     } catch (err) {
       log.warn("cannot delete old invocation rollups", { project: ref, cause: describeError(err) });
     }
@@ -218,7 +198,7 @@ export class InvocationRecorder {
   async stats(ref: string, functionId: string, window: keyof typeof STATS_WINDOWS): Promise<InvocationStats> {
     await this.flush(ref);
     const db = await this.dbs.project(ref);
-    const [row] = await db.query<StatsRow>(STATS, [functionId, STATS_WINDOWS[window]]);
+    const row = await invocationStore.stats(db, functionId, STATS_WINDOWS[window]);
     const count = Number(row?.count ?? 0);
     const hist = (row?.hist ?? []).map(Number);
     const min = Number(row?.min_ms);
@@ -242,49 +222,3 @@ export class InvocationRecorder {
     await this.flushAll();
   }
 }
-
-type StatsRow = Record<string, string | number | null> & { hist: (string | number)[] | null };
-
-// Adds each minute to the stored one: counts and sums add up, histograms add slot by slot (the shorter one is
-// padded with zeros: stored histograms end at their last non-empty slot).
-const UPSERT = `
-  insert into platform.function_invocation_rollups as r
-    (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist,
-     status_1xx, status_2xx, status_3xx, status_4xx, status_5xx)
-  select f, n, b, c, e, t, o, s, lo, hi, h::int[], s1, s2, s3, s4, s5
-  from unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],
-              $8::float8[], $9::float8[], $10::float8[], $11::text[],
-              $12::int8[], $13::int8[], $14::int8[], $15::int8[], $16::int8[])
-    as u(f, n, b, c, e, t, o, s, lo, hi, h, s1, s2, s3, s4, s5)
-  on conflict (function_id, bucket) do update set
-    function_name = excluded.function_name,
-    count = r.count + excluded.count,
-    errors = r.errors + excluded.errors,
-    timeouts = r.timeouts + excluded.timeouts,
-    oom = r.oom + excluded.oom,
-    status_1xx = r.status_1xx + excluded.status_1xx,
-    status_2xx = r.status_2xx + excluded.status_2xx,
-    status_3xx = r.status_3xx + excluded.status_3xx,
-    status_4xx = r.status_4xx + excluded.status_4xx,
-    status_5xx = r.status_5xx + excluded.status_5xx,
-    sum_ms = r.sum_ms + excluded.sum_ms,
-    min_ms = least(r.min_ms, excluded.min_ms),
-    max_ms = greatest(r.max_ms, excluded.max_ms),
-    hist = array(select coalesce(x, 0) + coalesce(y, 0)
-                 from unnest(r.hist, excluded.hist) with ordinality as m(x, y, i) order by i)`;
-
-// Sums of the window's minutes, and their histograms added slot by slot.
-const STATS = `
-  with minutes as (
-    select * from platform.function_invocation_rollups where function_id = $1 and bucket > now() - $2::interval
-  )
-  select (select sum(count) from minutes)::float8 as count,
-         (select sum(errors) from minutes)::float8 as errors,
-         (select sum(timeouts) from minutes)::float8 as timeouts,
-         (select sum(oom) from minutes)::float8 as oom,
-         (select sum(sum_ms) from minutes) as sum_ms,
-         (select min(min_ms) from minutes) as min_ms,
-         (select max(max_ms) from minutes) as max_ms,
-         (select array_agg(n order by i)
-          from (select i, sum(v)::float8 as n from minutes, unnest(hist) with ordinality as h(v, i) group by i) s
-         ) as hist`;

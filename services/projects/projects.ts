@@ -4,6 +4,8 @@ import { sqlState } from "../../db/driver.ts";
 import { type Cipher, randomHex, sha256Hex } from "../../lib/crypto.ts";
 import { errors } from "../../lib/errors.ts";
 import { TtlCache } from "../../lib/ttl_cache.ts";
+import { runOwnerSql } from "./sql.ts";
+import { type ProjectRow, projectStore } from "./store.ts";
 
 /** The kinds of project key: `public` gives role anon, `secret` gives role service_role. */
 export type KeyKind = "public" | "secret";
@@ -35,14 +37,6 @@ export const PROJECT_REF = /^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/;
 const KEY_PREFIX: Record<KeyKind, string> = { public: "pk", secret: "sk" };
 // Lookups are cached briefly: a revoked key stops working everywhere within this time (at once locally).
 const CACHE_MS = 10_000;
-
-interface ProjectRow {
-  ref: string;
-  name: string;
-  created_at: Date | string;
-  jwt_kid: string;
-  jwt_public_jwk: JWK;
-}
 
 function toProject(row: ProjectRow): Project {
   return {
@@ -82,10 +76,7 @@ export class ProjectService {
   async find(ref: string): Promise<Project | null> {
     const cached = this.projects.get(ref);
     if (cached !== undefined) return cached;
-    const [row] = await this.dbs.control.query<ProjectRow>(
-      "select ref, name, created_at, jwt_kid, jwt_public_jwk from platform.projects where ref = $1",
-      [ref],
-    );
+    const row = await projectStore.find(this.dbs.control, ref);
     const project = row ? toProject(row) : null;
     this.projects.set(ref, project);
     return project;
@@ -100,9 +91,7 @@ export class ProjectService {
 
   /** Every project, oldest first. */
   async list(): Promise<Project[]> {
-    const rows = await this.dbs.control.query<ProjectRow>(
-      "select ref, name, created_at, jwt_kid, jwt_public_jwk from platform.projects order by created_at, ref",
-    );
+    const rows = await projectStore.list(this.dbs.control);
     return rows.map(toProject);
   }
 
@@ -124,16 +113,16 @@ export class ProjectService {
     };
     try {
       await this.dbs.control.transaction(async (tx) => {
-        await tx.query(
-          `insert into platform.projects (ref, name, jwt_kid, jwt_private_key, jwt_public_jwk)
-           values ($1, $2, $3, $4, $5::text::jsonb)`,
-          [input.ref, input.name ?? input.ref, kid, pkcs8, JSON.stringify(jwk)],
-        );
+        await projectStore.insert(tx, {
+          ref: input.ref,
+          name: input.name ?? input.ref,
+          jwtKid: kid,
+          jwtPrivateKey: pkcs8,
+          jwtPublicJwk: jwk,
+        });
         for (const kind of ["public", "secret"] as const) {
-          await tx.query(
-            "insert into platform.api_keys (project_ref, kind, key_hash, key_encrypted) values ($1, $2, $3, $4)",
-            [input.ref, kind, await sha256Hex(keys[kind]), await this.cipher.encrypt(keys[kind])],
-          );
+          const encrypted = await this.cipher.encrypt(keys[kind]);
+          await projectStore.insertKey(tx, input.ref, kind, await sha256Hex(keys[kind]), encrypted);
         }
       });
     } catch (err) {
@@ -144,7 +133,7 @@ export class ProjectService {
     try {
       await this.dbs.createProject(input.ref);
     } catch (err) {
-      await this.dbs.control.query("delete from platform.projects where ref = $1", [input.ref]);
+      await projectStore.delete(this.dbs.control, input.ref);
       throw errors.unavailable(`Cannot create the database of project "${input.ref}"`, err);
     }
     return await this.get(input.ref);
@@ -153,18 +142,14 @@ export class ProjectService {
   /** Deletes a project, its keys and its database. */
   async delete(ref: string): Promise<void> {
     await this.get(ref);
-    await this.dbs.control.query("delete from platform.projects where ref = $1", [ref]);
+    await projectStore.delete(this.dbs.control, ref);
     this.forget(ref);
     await this.dbs.dropProject(ref);
   }
 
   /** The current keys of a project, decrypted. */
   async keys(ref: string): Promise<ProjectKeys> {
-    const rows = await this.dbs.control.query<{ kind: KeyKind; key_encrypted: string }>(
-      `select kind, key_encrypted from platform.api_keys
-       where project_ref = $1 and revoked_at is null order by created_at`,
-      [ref],
-    );
+    const rows = await projectStore.liveKeys(this.dbs.control, ref);
     const out: Partial<ProjectKeys> = {};
     for (const row of rows) {
       out[row.kind === "public" ? "public_key" : "secret_key"] = await this.cipher.decrypt(row.key_encrypted);
@@ -178,14 +163,8 @@ export class ProjectService {
     await this.get(ref);
     const key = newKey(ref, kind);
     await this.dbs.control.transaction(async (tx) => {
-      await tx.query(
-        "update platform.api_keys set revoked_at = now() where project_ref = $1 and kind = $2 and revoked_at is null",
-        [ref, kind],
-      );
-      await tx.query(
-        "insert into platform.api_keys (project_ref, kind, key_hash, key_encrypted) values ($1, $2, $3, $4)",
-        [ref, kind, await sha256Hex(key), await this.cipher.encrypt(key)],
-      );
+      await projectStore.revokeKeys(tx, ref, kind);
+      await projectStore.insertKey(tx, ref, kind, await sha256Hex(key), await this.cipher.encrypt(key));
     });
     this.keyOwners.deleteWhere((owner) => owner?.ref === ref);
     return await this.keys(ref);
@@ -200,10 +179,7 @@ export class ProjectService {
   async lookupKey(key: string): Promise<KeyOwner | null> {
     const cached = this.keyOwners.get(key);
     if (cached !== undefined) return cached;
-    const [row] = await this.dbs.control.query<{ project_ref: string; kind: KeyKind }>(
-      "select project_ref, kind from platform.api_keys where key_hash = $1 and revoked_at is null",
-      [await sha256Hex(key)],
-    );
+    const row = await projectStore.keyOwner(this.dbs.control, await sha256Hex(key));
     const owner = row ? { ref: row.project_ref, kind: row.kind } : null;
     this.keyOwners.set(key, owner);
     return owner;
@@ -214,17 +190,19 @@ export class ProjectService {
     let key = this.signingKeys.get(ref);
     if (!key) {
       key = (async () => {
-        const [row] = await this.dbs.control.query<{ jwt_private_key: string }>(
-          "select jwt_private_key from platform.projects where ref = $1",
-          [ref],
-        );
-        if (!row) throw errors.projectNotFound(ref);
-        return await importPKCS8(await this.cipher.decrypt(row.jwt_private_key), "ES256");
+        const encrypted = await projectStore.privateKey(this.dbs.control, ref);
+        if (encrypted === null) throw errors.projectNotFound(ref);
+        return await importPKCS8(await this.cipher.decrypt(encrypted), "ES256");
       })();
       this.signingKeys.set(ref, key);
       key.catch(() => this.signingKeys.delete(ref));
     }
     return key;
+  }
+
+  /** Runs the owner's SQL in the project database (`POST /v1/sql`); see {@linkcode runOwnerSql}. */
+  async runSql(ref: string, query: string, params?: unknown[]): Promise<Record<string, unknown>[]> {
+    return await runOwnerSql(await this.dbs.ownerSession(ref), query, params);
   }
 
   private forget(ref: string): void {

@@ -1,6 +1,7 @@
 import type { OwnerSession } from "../../db/databases.ts";
-import { quoteIdent, sqlState } from "../../db/driver.ts";
+import { sqlState } from "../../db/driver.ts";
 import { errors } from "../../lib/errors.ts";
+import { projectStore } from "./store.ts";
 
 /** Seconds a statement of `POST /v1/sql` may run. */
 export const OWNER_SQL_TIMEOUT_SECONDS = 60;
@@ -18,7 +19,7 @@ export async function runOwnerSql(
 ): Promise<Record<string, unknown>[]> {
   try {
     return await owner.db.transaction(async (tx) => {
-      await tx.query(`set local role ${quoteIdent(owner.role)}`);
+      await projectStore.setLocalRole(tx, owner.role);
       if (params && params.length > 0) return await tx.query(query, params);
       return await tx.execRows(query);
     }, { timeoutMs: OWNER_SQL_TIMEOUT_SECONDS * 1000 });

@@ -1,6 +1,7 @@
 import type { Db } from "../../db/driver.ts";
 import { describeError, log } from "../../lib/log.ts";
 import { matchesFilter } from "./filter.ts";
+import { realtimeStore } from "./store.ts";
 import type { Change, Connection, Subscription } from "./types.ts";
 import { visibleTo } from "./visibility.ts";
 
@@ -65,9 +66,7 @@ export class ProjectHub {
     }
     // Overflow payloads were read by every listener within moments; old ones are only clutter.
     this.cleaner = setInterval(() => {
-      db.query(
-        `delete from realtime.overflow where created_at < now() - interval '${OVERFLOW_KEEP_SECONDS} seconds'`,
-      )
+      realtimeStore.pruneOverflow(db, OVERFLOW_KEEP_SECONDS)
         .catch((err) => log.warn("realtime overflow cleanup failed", { cause: describeError(err) }));
     }, OVERFLOW_KEEP_SECONDS * 1000);
   }
@@ -194,7 +193,7 @@ export class ProjectHub {
   private publish(message: BusBody): void {
     if (!this.options.useBus) return;
     const text = JSON.stringify({ ...message, from: this.options.instanceId });
-    this.options.db.query("select realtime.publish('realtime_bus', $1)", [text]).catch((err) =>
+    realtimeStore.publishBus(this.options.db, text).catch((err) =>
       log.warn("realtime bus publish failed", { project: this.options.ref, cause: describeError(err) })
     );
   }
@@ -231,12 +230,9 @@ export class ProjectHub {
   private async resolveOverflow(text: string): Promise<string> {
     if (!text.startsWith('{"overflow"')) return text;
     const { overflow } = JSON.parse(text) as { overflow: number };
-    const [row] = await this.options.db.query<{ payload: string }>(
-      "select payload from realtime.overflow where id = $1",
-      [overflow],
-    );
-    if (!row) throw new Error("overflow payload is gone");
-    return row.payload;
+    const payload = await realtimeStore.overflow(this.options.db, overflow);
+    if (payload === null) throw new Error("overflow payload is gone");
+    return payload;
   }
 
   // ---- changes (CDC) ----

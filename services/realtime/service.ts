@@ -6,6 +6,7 @@ import { describeError, log } from "../../lib/log.ts";
 import type { Project, ProjectService } from "../projects/projects.ts";
 import { FilterError, parseFilter } from "./filter.ts";
 import { ProjectHub } from "./project_hub.ts";
+import { realtimeStore } from "./store.ts";
 import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
 import { type ChangeSpec, type Connection, type Credentials, groupKeyOf, type Sink } from "./types.ts";
 
@@ -288,16 +289,7 @@ export class RealtimeService {
       if (INTERNAL_SCHEMAS.has(spec.schema) || spec.schema.startsWith("pg_")) {
         throw errors.forbidden(`Table "${name}" is internal and cannot be subscribed to`);
       }
-      const [table] = await db!.query<{ columns: string[]; readable: boolean }>(
-        `select array(select a.attname::text from pg_catalog.pg_attribute a
-                       where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns,
-                pg_catalog.has_table_privilege($3, c.oid, 'SELECT') as readable
-           from realtime.tables t
-           join pg_catalog.pg_namespace n on n.nspname = t.schema_name
-           join pg_catalog.pg_class c on c.relnamespace = n.oid and c.relname = t.table_name
-          where t.schema_name = $1 and t.table_name = $2`,
-        [spec.schema, spec.table, conn.credentials.role],
-      );
+      const table = await realtimeStore.capturedTable(db!, spec.schema, spec.table, conn.credentials.role);
       if (!table) {
         throw errors.notFound(
           `Table "${name}" does not exist or is not enabled for realtime: run select realtime.enable('${name}')`,
@@ -336,11 +328,7 @@ export class RealtimeService {
     const schema = dot > 0 ? input.name.slice(0, dot) : "public";
     const table = dot > 0 ? input.name.slice(dot + 1) : input.name;
     const db = await this.deps.dbs.project(project.ref);
-    const [captured] = await db.query(
-      "select 1 from realtime.tables where schema_name = $1 and table_name = $2",
-      [schema, table],
-    );
-    if (!captured) {
+    if (!await realtimeStore.isCaptured(db, schema, table)) {
       if (input.filter !== undefined) {
         throw errors.notFound(`Table "${schema}.${table}" does not exist or is not enabled for realtime`);
       }

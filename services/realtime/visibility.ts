@@ -1,18 +1,12 @@
 import type { Queryable } from "../../db/driver.ts";
 import { quoteIdent } from "../../db/driver.ts";
+import { type PolicyRow, realtimeStore } from "./store.ts";
 import type { Change, SubscriberRole } from "./types.ts";
 
 /** The role and claims of one group of subscribers. */
 export interface Viewer {
   role: SubscriberRole;
   claims?: Record<string, unknown>;
-}
-
-interface PolicyRow {
-  relrowsecurity: boolean;
-  permissive: boolean | null;
-  roles: string[] | null;
-  qual: string | null;
 }
 
 /**
@@ -60,16 +54,7 @@ export async function visibleTo(db: Queryable, change: Change, viewers: Viewer[]
   const table = `${quoteIdent(change.schema)}.${quoteIdent(change.table)}`;
   const row = change.type === "DELETE" ? change.old_record : change.record;
   if (!row) return viewers.map(() => false);
-  const policies = await db.query<PolicyRow>(
-    `select c.relrowsecurity, p.polpermissive as permissive,
-            (select array_agg(case when o = 0 then 'public' else pg_catalog.pg_get_userbyid(o)::text end)
-               from unnest(p.polroles) o) as roles,
-            pg_catalog.pg_get_expr(p.polqual, p.polrelid) as qual
-       from pg_catalog.pg_class c
-       left join pg_catalog.pg_policy p on p.polrelid = c.oid and p.polcmd in ('r', '*')
-      where c.oid = $1::regclass`,
-    [table],
-  );
+  const policies = await realtimeStore.readPolicies(db, table);
   // The check is planned once (as the owner) and run per group, so the viewer's USAGE of the schema, which a
   // query of the viewer's own would need to name the table, is checked here.
   const check = `select (pg_catalog.has_schema_privilege(${
@@ -77,14 +62,12 @@ export async function visibleTo(db: Queryable, change: Change, viewers: Viewer[]
   }, 'USAGE') and pg_catalog.has_table_privilege(${quoteLiteral(table)}, 'SELECT') and ${
     policyExpression(policies)
   }) from pg_catalog.json_populate_record(null::${table}, $1::json) as ${quoteIdent(change.table)}`;
-  const [result] = await db.query<{ visible: boolean[] }>(
-    "select realtime.visible_to($1::text[], $2::text[], $3, $4) as visible",
-    [
-      viewers.map((v) => v.role),
-      viewers.map((v) => JSON.stringify(v.claims ?? { role: v.role })),
-      check,
-      JSON.stringify(row),
-    ],
+  const visible = await realtimeStore.visibleTo(
+    db,
+    viewers.map((v) => v.role),
+    viewers.map((v) => JSON.stringify(v.claims ?? { role: v.role })),
+    check,
+    row,
   );
-  return viewers.map((_, i) => result?.visible[i] === true);
+  return viewers.map((_, i) => visible?.[i] === true);
 }

@@ -1,0 +1,115 @@
+import type { Queryable } from "../../db/driver.ts";
+
+/** A row of `auth.users`. */
+export interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  user_metadata: Record<string, unknown>;
+  created_at: Date | string;
+}
+
+/** The refresh token being spent and the state of its session. */
+export interface RefreshTokenRow {
+  session_id: string;
+  used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const USER_COLUMNS = "id, email, password_hash, user_metadata, created_at";
+
+/** The SQL of users, sessions and refresh tokens in a project's `auth` schema. */
+export const authStore = {
+  /** Inserts a user; a taken email fails with SQLSTATE 23505. */
+  async insertUser(db: Queryable, email: string, passwordHash: string, metadata: unknown): Promise<UserRow> {
+    const [row] = await db.query<UserRow>(
+      `insert into auth.users (email, password_hash, user_metadata) values ($1, $2, $3::text::jsonb) returning ${USER_COLUMNS}`,
+      [email, passwordHash, JSON.stringify(metadata)],
+    );
+    return row!;
+  },
+
+  /** The user of an email, whatever its case. */
+  async userByEmail(db: Queryable, email: string): Promise<UserRow | null> {
+    const [row] = await db.query<UserRow>(
+      `select ${USER_COLUMNS} from auth.users where lower(email) = lower($1)`,
+      [email],
+    );
+    return row ?? null;
+  },
+
+  /** The user of a session. */
+  async userOfSession(db: Queryable, sessionId: string): Promise<UserRow | null> {
+    const [row] = await db.query<UserRow>(
+      `select ${USER_COLUMNS} from auth.users u where id = (select user_id from auth.sessions where id = $1)`,
+      [sessionId],
+    );
+    return row ?? null;
+  },
+
+  /** The user, when the session is theirs and not revoked. */
+  async userWithLiveSession(db: Queryable, userId: string, sessionId: string): Promise<UserRow | null> {
+    const [row] = await db.query<UserRow>(
+      `select ${USER_COLUMNS} from auth.users u
+       where u.id = $1 and exists (select 1 from auth.sessions s where s.id = $2 and s.user_id = u.id and s.revoked_at is null)`,
+      [userId, sessionId],
+    );
+    return row ?? null;
+  },
+
+  /** The refresh token of a hash with its session, locked for the rest of the transaction. */
+  async lockRefreshToken(tx: Queryable, tokenHash: string): Promise<RefreshTokenRow | null> {
+    const [row] = await tx.query<RefreshTokenRow>(
+      `select t.session_id, t.used_at, s.revoked_at from auth.refresh_tokens t
+         join auth.sessions s on s.id = t.session_id where t.token_hash = $1 for update of t`,
+      [tokenHash],
+    );
+    return row ?? null;
+  },
+
+  async spendRefreshToken(tx: Queryable, tokenHash: string): Promise<void> {
+    await tx.query("update auth.refresh_tokens set used_at = now() where token_hash = $1", [tokenHash]);
+  },
+
+  async insertRefreshToken(tx: Queryable, tokenHash: string, sessionId: string): Promise<void> {
+    await tx.query("insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)", [
+      tokenHash,
+      sessionId,
+    ]);
+  },
+
+  /** Starts a session; returns its id. */
+  async insertSession(tx: Queryable, userId: string): Promise<string> {
+    const [session] = await tx.query<{ id: string }>(
+      "insert into auth.sessions (user_id) values ($1) returning id",
+      [userId],
+    );
+    return session!.id;
+  },
+
+  async revokeSession(tx: Queryable, sessionId: string): Promise<void> {
+    await tx.query("update auth.sessions set revoked_at = now() where id = $1", [sessionId]);
+  },
+
+  /** Revokes the live session `id` (`local`) or every live session of the user `id` (`global`); their ids. */
+  async revokeSessions(db: Queryable, scope: "local" | "global", id: string): Promise<string[]> {
+    const ended = await db.query<{ id: string }>(
+      `update auth.sessions set revoked_at = now()
+        where ${
+        scope === "global" ? "user_id = $1" : "id = $1"
+      } and revoked_at is null returning id::text as id`,
+      [id],
+    );
+    return ended.map((s) => s.id);
+  },
+
+  /** Sessions revoked after `sinceMs` (epoch ms) and the database's clock, in epoch ms. */
+  async revokedSince(db: Queryable, sinceMs: number): Promise<{ now: number; ids: string[] }> {
+    const [row] = await db.query<{ now: number; ids: string[] | null }>(
+      `select extract(epoch from now())::float8 * 1000 as now, array_agg(id::text) as ids
+         from auth.sessions where revoked_at > to_timestamp($1::float8 / 1000)`,
+      [sinceMs],
+    );
+    return { now: Number(row!.now), ids: row!.ids ?? [] };
+  },
+};

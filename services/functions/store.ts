@@ -1,0 +1,171 @@
+// Rows are JSON text cast in SQL (`$n::text::jsonb`) so that both drivers store the same value.
+import type { Queryable } from "../../db/driver.ts";
+import type { Rollup } from "./rollup.ts";
+
+/** A row of `platform.functions` (env_vars still encrypted). */
+export interface FunctionRow {
+  id: string;
+  name: string;
+  runtime: "deno" | "wasm";
+  code: string;
+  code_hash: string;
+  env_vars: string;
+  permissions: { allow_net: string[]; memory_mb: number; timeout_secs: number };
+  is_active: boolean;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+const COLUMNS =
+  "id, name, runtime, code, code_hash, env_vars, permissions, is_active, created_at, updated_at";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The fields written by a deploy or an update. */
+export interface FunctionWrite {
+  name: string;
+  runtime: "deno" | "wasm";
+  code: string;
+  code_hash: string;
+  env_vars: string;
+  permissions: FunctionRow["permissions"];
+  is_active: boolean;
+}
+
+/** The SQL of `platform.functions` in a project database. */
+export const functionStore = {
+  /** Every function, by name. */
+  async list(db: Queryable): Promise<FunctionRow[]> {
+    return await db.query<FunctionRow>(`select ${COLUMNS} from platform.functions order by name`);
+  },
+
+  /** The function named `ref`, or else the one whose id is `ref`. `lock` takes a row lock. */
+  async find(db: Queryable, ref: string, lock = false): Promise<FunctionRow | null> {
+    if (ref.includes("\u0000")) return null; // PostgreSQL text cannot hold a NUL: no function has one
+    const forUpdate = lock ? " for update" : "";
+    const [byName] = await db.query<FunctionRow>(
+      `select ${COLUMNS} from platform.functions where name = $1${forUpdate}`,
+      [ref],
+    );
+    if (byName || !UUID.test(ref)) return byName ?? null;
+    const [byId] = await db.query<FunctionRow>(
+      `select ${COLUMNS} from platform.functions where id = $1${forUpdate}`,
+      [ref],
+    );
+    return byId ?? null;
+  },
+
+  /** Inserts a function; null when the name was taken meanwhile. */
+  async insert(db: Queryable, f: FunctionWrite): Promise<FunctionRow | null> {
+    const [row] = await db.query<FunctionRow>(
+      `insert into platform.functions (name, runtime, code, code_hash, env_vars, permissions, is_active)
+       values ($1, $2, $3, $4, $5, $6::text::jsonb, $7) on conflict (name) do nothing returning ${COLUMNS}`,
+      [f.name, f.runtime, f.code, f.code_hash, f.env_vars, JSON.stringify(f.permissions), f.is_active],
+    );
+    return row ?? null;
+  },
+
+  /** Replaces every field of the function `id`. */
+  async update(db: Queryable, id: string, f: FunctionWrite): Promise<FunctionRow> {
+    const [row] = await db.query<FunctionRow>(
+      `update platform.functions set name = $2, runtime = $3, code = $4, code_hash = $5, env_vars = $6,
+         permissions = $7::text::jsonb, is_active = $8, updated_at = now()
+       where id = $1 returning ${COLUMNS}`,
+      [id, f.name, f.runtime, f.code, f.code_hash, f.env_vars, JSON.stringify(f.permissions), f.is_active],
+    );
+    return row!;
+  },
+
+  /** Deletes the function `id`. */
+  async delete(db: Queryable, id: string): Promise<void> {
+    await db.query("delete from platform.functions where id = $1", [id]);
+  },
+};
+
+/** Sums of a window of rollups (numbers may arrive as text). */
+export type StatsRow = Record<string, string | number | null> & { hist: (string | number)[] | null };
+
+// Adds each minute to the stored one: counts and sums add up, histograms add slot by slot (the shorter one is
+// padded with zeros: stored histograms end at their last non-empty slot).
+const UPSERT = `
+  insert into platform.function_invocation_rollups as r
+    (function_id, function_name, bucket, count, errors, timeouts, oom, sum_ms, min_ms, max_ms, hist,
+     status_1xx, status_2xx, status_3xx, status_4xx, status_5xx)
+  select f, n, b, c, e, t, o, s, lo, hi, h::int[], s1, s2, s3, s4, s5
+  from unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],
+              $8::float8[], $9::float8[], $10::float8[], $11::text[],
+              $12::int8[], $13::int8[], $14::int8[], $15::int8[], $16::int8[])
+    as u(f, n, b, c, e, t, o, s, lo, hi, h, s1, s2, s3, s4, s5)
+  on conflict (function_id, bucket) do update set
+    function_name = excluded.function_name,
+    count = r.count + excluded.count,
+    errors = r.errors + excluded.errors,
+    timeouts = r.timeouts + excluded.timeouts,
+    oom = r.oom + excluded.oom,
+    status_1xx = r.status_1xx + excluded.status_1xx,
+    status_2xx = r.status_2xx + excluded.status_2xx,
+    status_3xx = r.status_3xx + excluded.status_3xx,
+    status_4xx = r.status_4xx + excluded.status_4xx,
+    status_5xx = r.status_5xx + excluded.status_5xx,
+    sum_ms = r.sum_ms + excluded.sum_ms,
+    min_ms = least(r.min_ms, excluded.min_ms),
+    max_ms = greatest(r.max_ms, excluded.max_ms),
+    hist = array(select coalesce(x, 0) + coalesce(y, 0)
+                 from unnest(r.hist, excluded.hist) with ordinality as m(x, y, i) order by i)`;
+
+// Sums of the window's minutes, and their histograms added slot by slot.
+const STATS = `
+  with minutes as (
+    select * from platform.function_invocation_rollups where function_id = $1 and bucket > now() - $2::interval
+  )
+  select (select sum(count) from minutes)::float8 as count,
+         (select sum(errors) from minutes)::float8 as errors,
+         (select sum(timeouts) from minutes)::float8 as timeouts,
+         (select sum(oom) from minutes)::float8 as oom,
+         (select sum(sum_ms) from minutes) as sum_ms,
+         (select min(min_ms) from minutes) as min_ms,
+         (select max(max_ms) from minutes) as max_ms,
+         (select array_agg(n order by i)
+          from (select i, sum(v)::float8 as n from minutes, unnest(hist) with ordinality as h(v, i) group by i) s
+         ) as hist`;
+
+const MINUTE_MS = 60_000;
+// How long rollups are kept.
+const RETENTION = "30 days";
+
+/** The SQL of `platform.function_invocation_rollups` in a project database. */
+export const invocationStore = {
+  /** Adds each rollup to the stored one of its function and minute. */
+  async upsert(db: Queryable, rollups: Rollup[]): Promise<void> {
+    await db.query(UPSERT, [
+      rollups.map((r) => r.functionId),
+      rollups.map((r) => r.functionName),
+      rollups.map((r) => new Date(r.minute * MINUTE_MS).toISOString()),
+      rollups.map((r) => r.count),
+      rollups.map((r) => r.errors),
+      rollups.map((r) => r.timeouts),
+      rollups.map((r) => r.oom),
+      rollups.map((r) => r.sumMs),
+      rollups.map((r) => r.minMs),
+      rollups.map((r) => r.maxMs),
+      rollups.map((r) => r.histLiteral()),
+      rollups.map((r) => r.status1xx),
+      rollups.map((r) => r.status2xx),
+      rollups.map((r) => r.status3xx),
+      rollups.map((r) => r.status4xx),
+      rollups.map((r) => r.status5xx),
+    ]);
+  },
+
+  /** Deletes the rollups past the retention. */
+  async prune(db: Queryable): Promise<void> {
+    await db.query(
+      `delete from platform.function_invocation_rollups where bucket < now() - interval '${RETENTION}'`,
+    );
+  },
+
+  /** The sums of a function's minutes within `interval` (an SQL interval such as "1 hour"). */
+  async stats(db: Queryable, functionId: string, interval: string): Promise<StatsRow | null> {
+    const [row] = await db.query<StatsRow>(STATS, [functionId, interval]);
+    return row ?? null;
+  },
+};

@@ -1,0 +1,91 @@
+import type { Queryable } from "../../db/driver.ts";
+
+/** A read policy of a table (all null when the table has none), with whether its RLS is on. */
+export interface PolicyRow {
+  relrowsecurity: boolean;
+  permissive: boolean | null;
+  roles: string[] | null;
+  qual: string | null;
+}
+
+/** The SQL of realtime in a project database: captured tables, the bus, overflow payloads, visibility. */
+export const realtimeStore = {
+  /** Deletes overflow payloads older than `seconds`. */
+  async pruneOverflow(db: Queryable, seconds: number): Promise<void> {
+    await db.query(
+      `delete from realtime.overflow where created_at < now() - interval '${Math.trunc(seconds)} seconds'`,
+    );
+  },
+
+  /** The payload of a notification too large for NOTIFY, or null when it is gone. */
+  async overflow(db: Queryable, id: number): Promise<string | null> {
+    const [row] = await db.query<{ payload: string }>(
+      "select payload from realtime.overflow where id = $1",
+      [id],
+    );
+    return row?.payload ?? null;
+  },
+
+  /** Sends a message to the other instances (`realtime_bus`). */
+  async publishBus(db: Queryable, text: string): Promise<void> {
+    await db.query("select realtime.publish('realtime_bus', $1)", [text]);
+  },
+
+  /** Whether the table is enabled for realtime. */
+  async isCaptured(db: Queryable, schema: string, table: string): Promise<boolean> {
+    const [row] = await db.query(
+      "select 1 from realtime.tables where schema_name = $1 and table_name = $2",
+      [schema, table],
+    );
+    return row !== undefined;
+  },
+
+  /** The columns of a table enabled for realtime and whether `role` may select it; null when not enabled. */
+  async capturedTable(
+    db: Queryable,
+    schema: string,
+    table: string,
+    role: string,
+  ): Promise<{ columns: string[]; readable: boolean } | null> {
+    const [row] = await db.query<{ columns: string[]; readable: boolean }>(
+      `select array(select a.attname::text from pg_catalog.pg_attribute a
+                     where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns,
+              pg_catalog.has_table_privilege($3, c.oid, 'SELECT') as readable
+         from realtime.tables t
+         join pg_catalog.pg_namespace n on n.nspname = t.schema_name
+         join pg_catalog.pg_class c on c.relnamespace = n.oid and c.relname = t.table_name
+        where t.schema_name = $1 and t.table_name = $2`,
+      [schema, table, role],
+    );
+    return row ?? null;
+  },
+
+  /** The read policies of a table (`table` quoted and qualified). */
+  async readPolicies(db: Queryable, table: string): Promise<PolicyRow[]> {
+    return await db.query<PolicyRow>(
+      `select c.relrowsecurity, p.polpermissive as permissive,
+              (select array_agg(case when o = 0 then 'public' else pg_catalog.pg_get_userbyid(o)::text end)
+                 from unnest(p.polroles) o) as roles,
+              pg_catalog.pg_get_expr(p.polqual, p.polrelid) as qual
+         from pg_catalog.pg_class c
+         left join pg_catalog.pg_policy p on p.polrelid = c.oid and p.polcmd in ('r', '*')
+        where c.oid = $1::regclass`,
+      [table],
+    );
+  },
+
+  /** Runs the `check` (on `row`, as JSON in $1) once per role and claims: one answer each, in order. */
+  async visibleTo(
+    db: Queryable,
+    roles: string[],
+    claims: string[],
+    check: string,
+    row: unknown,
+  ): Promise<boolean[] | null> {
+    const [result] = await db.query<{ visible: boolean[] }>(
+      "select realtime.visible_to($1::text[], $2::text[], $3, $4) as visible",
+      [roles, claims, check, JSON.stringify(row)],
+    );
+    return result?.visible ?? null;
+  },
+};
