@@ -8,22 +8,41 @@ import type { NetGuard } from "./net_guard.ts";
 import type { Channel, OutboundMessage, ProviderResult } from "./providers/provider.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
 import { renderTemplate } from "./render.ts";
-import { type NotifySettings, SettingsStore } from "./settings.ts";
+import { type NotifySettings, SettingsPatch, SettingsStore } from "./settings.ts";
 import {
   claim,
-  countToday,
+  type EVENT_STATUSES,
+  type EventRow,
   expireLeases,
   findByIdempotencyKey,
   finishAttempt,
   getNotification,
   insertNotification,
+  insertUnderQuota,
+  listAttempts,
+  listDeadLetters,
+  type ListFilter,
+  listNotifications,
+  listProviderLogs,
   type Next,
   type NotificationRow,
   overdue,
+  type Page,
+  queueRows,
+  type ReceiptResult,
   renewLeases,
   requeue,
+  type Rule,
+  type RuleInput,
+  statsRows,
+  type Template,
 } from "./store.ts";
 import { getTemplate, renderWith } from "./templates.ts";
+import * as templates from "./templates.ts";
+import * as rules from "./rules.ts";
+import * as events from "./events.ts";
+import { queueDepth, stats, WINDOWS } from "./queries.ts";
+import { smsStatusCallback } from "./sms_status.ts";
 
 /** A send request (docs/notifications.md). */
 export interface SendInput {
@@ -85,11 +104,6 @@ export class NotificationService {
   constructor(private readonly options: NotificationServiceOptions) {
     this.providers = new ProviderRegistry(options.guard, Math.max(1, Math.min(options.concurrency, 10)));
     this.work = this.workArea();
-  }
-
-  /** The settings store (for the settings routes). */
-  get settingsStore(): SettingsStore {
-    return this.options.settings;
   }
 
   /** A project's settings, cached for 5 seconds. */
@@ -188,21 +202,11 @@ export class NotificationService {
     };
     const row = quota === null
       ? await insertNotification(db, { ...base, suppressedReason: null, dispatchId })
-      : await db.transaction(async (tx) => {
-        // One sender at a time per channel while a quota applies, so the count cannot be overtaken.
-        await tx.query("select pg_advisory_xact_lock(hashtext($1))", [
-          `notifications.quota.${input.channel}`,
-        ]);
-        const used = await countToday(tx, input.channel);
-        const reason = used >= quota
-          ? `Daily quota of ${quota} ${input.channel} notifications reached`
-          : null;
-        return await insertNotification(tx, {
-          ...base,
-          suppressedReason: reason,
-          dispatchId: reason ? null : dispatchId,
-        });
-      });
+      : await insertUnderQuota(db, input.channel, quota, (reason) => ({
+        ...base,
+        suppressedReason: reason,
+        dispatchId: reason ? null : dispatchId,
+      }));
     if (!row) {
       const existing = await findByIdempotencyKey(db, input.idempotencyKey!);
       if (existing) return existing;
@@ -339,6 +343,154 @@ export class NotificationService {
       startedAt,
       durationMs: performance.now() - started,
     };
+  }
+
+  // The area's API for the routes: each call names its project, never a database.
+
+  /** Lists notifications with filters, search and sort. */
+  async list(ref: string, f: ListFilter): Promise<NotificationRow[]> {
+    return await listNotifications(await this.options.dbs.project(ref), f);
+  }
+
+  /** A notification (404 when unknown). */
+  async get(ref: string, id: string): Promise<NotificationRow> {
+    const row = await getNotification(await this.options.dbs.project(ref), id);
+    if (!row) throw errors.notFound(`Notification "${id}" does not exist`);
+    return row;
+  }
+
+  /** The attempts of a notification (404 when unknown). */
+  async attempts(ref: string, id: string): Promise<Record<string, unknown>[]> {
+    const db = await this.options.dbs.project(ref);
+    if (!await getNotification(db, id)) throw errors.notFound(`Notification "${id}" does not exist`);
+    return await listAttempts(db, id);
+  }
+
+  /** Dead letters, newest first. */
+  async deadLetters(
+    ref: string,
+    f: Page & { channel?: Channel; search?: string },
+  ): Promise<NotificationRow[]> {
+    return await listDeadLetters(await this.options.dbs.project(ref), f);
+  }
+
+  /** Provider logs, newest first. */
+  async providerLogs(
+    ref: string,
+    f: Page & { channel?: Channel; status?: "success" | "error" },
+  ): Promise<Record<string, unknown>[]> {
+    return await listProviderLogs(await this.options.dbs.project(ref), f);
+  }
+
+  /** The queue depth. */
+  async queueDepth(ref: string): Promise<ReturnType<typeof queueDepth>> {
+    return queueDepth(await queueRows(await this.options.dbs.project(ref)));
+  }
+
+  /** The stats over a window. */
+  async stats(
+    ref: string,
+    window: keyof typeof WINDOWS,
+    channel?: Channel,
+  ): Promise<ReturnType<typeof stats>> {
+    return stats(
+      await statsRows(await this.options.dbs.project(ref), WINDOWS[window], channel),
+      window,
+      channel,
+    );
+  }
+
+  /** The public settings (secrets shown as `*_set`), read afresh. */
+  async publicSettings(ref: string): Promise<ReturnType<typeof SettingsStore.publicView>> {
+    return SettingsStore.publicView(await this.options.settings.load(await this.options.dbs.project(ref)));
+  }
+
+  /** Applies a settings patch; returns the public settings after it. */
+  async patchSettings(
+    ref: string,
+    patch: SettingsPatch,
+  ): Promise<ReturnType<typeof SettingsStore.publicView>> {
+    const db = await this.options.dbs.project(ref);
+    await this.options.settings.patch(db, patch);
+    this.invalidateSettings(ref);
+    return SettingsStore.publicView(await this.options.settings.load(db));
+  }
+
+  /** Templates by name. */
+  async listTemplates(ref: string): Promise<Template[]> {
+    return await templates.listTemplates(await this.options.dbs.project(ref));
+  }
+
+  /** A template (404 when unknown). */
+  async getTemplate(ref: string, id: string): Promise<Template> {
+    return await templates.getTemplate(await this.options.dbs.project(ref), id);
+  }
+
+  /** Creates a template. */
+  async createTemplate(
+    ref: string,
+    input: Parameters<typeof templates.createTemplate>[1],
+  ): Promise<Template> {
+    return await templates.createTemplate(await this.options.dbs.project(ref), input);
+  }
+
+  /** Updates a template. */
+  async updateTemplate(
+    ref: string,
+    id: string,
+    input: Parameters<typeof templates.updateTemplate>[2],
+  ): Promise<Template> {
+    return await templates.updateTemplate(await this.options.dbs.project(ref), id, input);
+  }
+
+  /** Deletes a template (404 when unknown). */
+  async deleteTemplate(ref: string, id: string): Promise<void> {
+    await templates.deleteTemplate(await this.options.dbs.project(ref), id);
+  }
+
+  /** Rules, newest first. */
+  async listRules(ref: string): Promise<Rule[]> {
+    return await rules.listRules(await this.options.dbs.project(ref));
+  }
+
+  /** A rule (404 when unknown). */
+  async getRule(ref: string, id: string): Promise<Rule> {
+    return await rules.getRule(await this.options.dbs.project(ref), id);
+  }
+
+  /** Creates a rule. */
+  async createRule(ref: string, input: RuleInput): Promise<Rule> {
+    return await rules.createRule(await this.options.dbs.project(ref), input);
+  }
+
+  /** Changes the fields given of a rule. */
+  async updateRule(ref: string, id: string, patch: Partial<RuleInput>): Promise<Rule> {
+    return await rules.updateRule(await this.options.dbs.project(ref), id, patch);
+  }
+
+  /** Deletes a rule (404 when unknown). */
+  async deleteRule(ref: string, id: string): Promise<void> {
+    await rules.deleteRule(await this.options.dbs.project(ref), id);
+  }
+
+  /** Rules-engine events, newest first. */
+  async listEvents(ref: string, f: Page & { status?: typeof EVENT_STATUSES[number] }): Promise<EventRow[]> {
+    return await events.listEvents(await this.options.dbs.project(ref), f);
+  }
+
+  /** Ingests an event: its rules are evaluated and matching ones send. */
+  async ingestEvent(ref: string, input: { type: string; data: unknown }): Promise<EventRow> {
+    return await events.ingestEvent(this.options.dbs, this, ref, input);
+  }
+
+  /** Applies a Twilio status callback to the project's SMS notification (its signature checked first). */
+  async smsStatus(
+    ref: string,
+    signature: string | undefined,
+    params: URLSearchParams,
+  ): Promise<ReceiptResult> {
+    const db = await this.options.dbs.project(ref);
+    return await smsStatusCallback(db, (await this.settings(ref, db)).sms, signature, params);
   }
 
   /** Closes pooled provider connections. */
