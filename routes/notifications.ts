@@ -2,27 +2,9 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { except } from "hono/combine";
 import { toAppError } from "./errors.ts";
 import { errors } from "../lib/errors.ts";
-import { ingestEvent, listEvents } from "../services/notifications/events.ts";
-import {
-  listAttempts,
-  listDeadLetters,
-  listNotifications,
-  listProviderLogs,
-  queueDepth,
-  stats,
-} from "../services/notifications/queries.ts";
-import { createRule, deleteRule, getRule, listRules, updateRule } from "../services/notifications/rules.ts";
-import { SettingsPatch, SettingsStore } from "../services/notifications/settings.ts";
-import { SMS_STATUS_PATH, smsStatusCallback } from "../services/notifications/sms_status.ts";
-import { getNotification } from "../services/notifications/store.ts";
-import {
-  createTemplate,
-  deleteTemplate,
-  getTemplate,
-  listTemplates,
-  renderWith,
-  updateTemplate,
-} from "../services/notifications/templates.ts";
+import { SettingsPatch } from "../services/notifications/settings.ts";
+import { SMS_STATUS_PATH } from "../services/notifications/sms_status.ts";
+import { renderWith } from "../services/notifications/templates.ts";
 import type { AppEnv } from "./env.ts";
 import { allow, authenticate } from "./middleware/auth.ts";
 import { resolveProject } from "./middleware/project.ts";
@@ -59,9 +41,6 @@ notificationRoutes.use(SMS_STATUS_PATH, resolveProject);
 const tags = ["Notifications"];
 const security = PROJECT_SECURITY;
 const Many = z.array(AnyObject);
-
-const db = (c: { env: AppEnv["Bindings"]; var: AppEnv["Variables"] }) =>
-  c.env.platform.dbs.project(c.var.project.ref);
 
 // Static paths first: /{id} would otherwise catch them.
 
@@ -139,7 +118,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(z.array(Notification), "Notifications"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const rows = await listNotifications(await db(c), c.req.valid("query"));
+    const rows = await c.env.platform.notifications.list(c.var.project.ref, c.req.valid("query"));
     return c.json({ data: rows as unknown as Record<string, unknown>[], meta: null }, 200);
   },
 );
@@ -153,7 +132,8 @@ notificationRoutes.openapi(
     summary: "Queue depth and distribution of pending notifications",
     responses: { 200: ok(AnyObject, "Depth by status and channel"), ...failures(401, 403) },
   }),
-  async (c) => c.json({ data: await queueDepth(await db(c)), meta: null }, 200),
+  async (c) =>
+    c.json({ data: await c.env.platform.notifications.queueDepth(c.var.project.ref), meta: null }, 200),
 );
 
 notificationRoutes.openapi(
@@ -168,7 +148,10 @@ notificationRoutes.openapi(
   }),
   async (c) => {
     const { window, channel } = c.req.valid("query");
-    return c.json({ data: await stats(await db(c), window, channel), meta: null }, 200);
+    return c.json({
+      data: await c.env.platform.notifications.stats(c.var.project.ref, window, channel),
+      meta: null,
+    }, 200);
   },
 );
 
@@ -182,8 +165,8 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "Settings"), ...failures(401, 403) },
   }),
   async (c) => {
-    const settings = await c.env.platform.notifications.settingsStore.load(await db(c));
-    return c.json({ data: SettingsStore.publicView(settings), meta: null }, 200);
+    const settings = await c.env.platform.notifications.publicSettings(c.var.project.ref);
+    return c.json({ data: settings, meta: null }, 200);
   },
 );
 
@@ -198,12 +181,8 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "Settings"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const { notifications } = c.env.platform;
-    const database = await db(c);
-    await notifications.settingsStore.patch(database, c.req.valid("json"));
-    notifications.invalidateSettings(c.var.project.ref);
-    const settings = await notifications.settingsStore.load(database);
-    return c.json({ data: SettingsStore.publicView(settings), meta: null }, 200);
+    const settings = await c.env.platform.notifications.patchSettings(c.var.project.ref, c.req.valid("json"));
+    return c.json({ data: settings, meta: null }, 200);
   },
 );
 
@@ -220,7 +199,13 @@ notificationRoutes.openapi(
   }),
   async (c) =>
     c.json(
-      { data: await listTemplates(await db(c)) as unknown as Record<string, unknown>[], meta: null },
+      {
+        data: await c.env.platform.notifications.listTemplates(c.var.project.ref) as unknown as Record<
+          string,
+          unknown
+        >[],
+        meta: null,
+      },
       200,
     ),
 );
@@ -236,7 +221,7 @@ notificationRoutes.openapi(
     responses: { 201: ok(AnyObject, "The template"), ...failures(400, 401, 403, 409) },
   }),
   async (c) => {
-    const row = await createTemplate(await db(c), c.req.valid("json"));
+    const row = await c.env.platform.notifications.createTemplate(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 201);
   },
 );
@@ -252,7 +237,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "The template"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    const row = await getTemplate(await db(c), c.req.valid("param").id);
+    const row = await c.env.platform.notifications.getTemplate(c.var.project.ref, c.req.valid("param").id);
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
   },
 );
@@ -268,7 +253,11 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "The template"), ...failures(400, 401, 403, 404, 409) },
   }),
   async (c) => {
-    const row = await updateTemplate(await db(c), c.req.valid("param").id, c.req.valid("json"));
+    const row = await c.env.platform.notifications.updateTemplate(
+      c.var.project.ref,
+      c.req.valid("param").id,
+      c.req.valid("json"),
+    );
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
   },
 );
@@ -284,7 +273,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(z.null(), "Deleted"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    await deleteTemplate(await db(c), c.req.valid("param").id);
+    await c.env.platform.notifications.deleteTemplate(c.var.project.ref, c.req.valid("param").id);
     return c.json({ data: null, meta: null }, 200);
   },
 );
@@ -300,7 +289,10 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "The rendered subject and body"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    const template = await getTemplate(await db(c), c.req.valid("param").id);
+    const template = await c.env.platform.notifications.getTemplate(
+      c.var.project.ref,
+      c.req.valid("param").id,
+    );
     const rendered = await renderWith(template, c.req.valid("json").variables);
     return c.json({
       data: { template_id: template.id, channel: template.channel, ...rendered },
@@ -321,7 +313,13 @@ notificationRoutes.openapi(
     responses: { 200: ok(Many, "Rules"), ...failures(401, 403) },
   }),
   async (c) =>
-    c.json({ data: await listRules(await db(c)) as unknown as Record<string, unknown>[], meta: null }, 200),
+    c.json({
+      data: await c.env.platform.notifications.listRules(c.var.project.ref) as unknown as Record<
+        string,
+        unknown
+      >[],
+      meta: null,
+    }, 200),
 );
 
 notificationRoutes.openapi(
@@ -335,7 +333,7 @@ notificationRoutes.openapi(
     responses: { 201: ok(AnyObject, "The rule"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const row = await createRule(await db(c), c.req.valid("json"));
+    const row = await c.env.platform.notifications.createRule(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 201);
   },
 );
@@ -351,7 +349,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "The rule"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    const row = await getRule(await db(c), c.req.valid("param").id);
+    const row = await c.env.platform.notifications.getRule(c.var.project.ref, c.req.valid("param").id);
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
   },
 );
@@ -367,7 +365,11 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "The rule"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    const row = await updateRule(await db(c), c.req.valid("param").id, c.req.valid("json"));
+    const row = await c.env.platform.notifications.updateRule(
+      c.var.project.ref,
+      c.req.valid("param").id,
+      c.req.valid("json"),
+    );
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
   },
 );
@@ -383,7 +385,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(z.null(), "Deleted"), ...failures(400, 401, 403, 404) },
   }),
   async (c) => {
-    await deleteRule(await db(c), c.req.valid("param").id);
+    await c.env.platform.notifications.deleteRule(c.var.project.ref, c.req.valid("param").id);
     return c.json({ data: null, meta: null }, 200);
   },
 );
@@ -402,7 +404,10 @@ notificationRoutes.openapi(
   }),
   async (c) =>
     c.json({
-      data: await listEvents(await db(c), c.req.valid("query")) as unknown as Record<string, unknown>[],
+      data: await c.env.platform.notifications.listEvents(
+        c.var.project.ref,
+        c.req.valid("query"),
+      ) as unknown as Record<string, unknown>[],
       meta: null,
     }, 200),
 );
@@ -418,13 +423,7 @@ notificationRoutes.openapi(
     responses: { 200: ok(AnyObject, "The event with its status"), ...failures(400, 401, 403) },
   }),
   async (c) => {
-    const { platform } = c.env;
-    const row = await ingestEvent(
-      platform.dbs,
-      platform.notifications,
-      c.var.project.ref,
-      c.req.valid("json"),
-    );
+    const row = await c.env.platform.notifications.ingestEvent(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
   },
 );
@@ -443,7 +442,10 @@ notificationRoutes.openapi(
   }),
   async (c) =>
     c.json({
-      data: await listDeadLetters(await db(c), c.req.valid("query")) as unknown as Record<string, unknown>[],
+      data: await c.env.platform.notifications.deadLetters(
+        c.var.project.ref,
+        c.req.valid("query"),
+      ) as unknown as Record<string, unknown>[],
       meta: null,
     }, 200),
 );
@@ -479,7 +481,11 @@ notificationRoutes.openapi(
     request: { query: LogQuery },
     responses: { 200: ok(Many, "Provider logs"), ...failures(400, 401, 403) },
   }),
-  async (c) => c.json({ data: await listProviderLogs(await db(c), c.req.valid("query")), meta: null }, 200),
+  async (c) =>
+    c.json({
+      data: await c.env.platform.notifications.providerLogs(c.var.project.ref, c.req.valid("query")),
+      meta: null,
+    }, 200),
 );
 
 notificationRoutes.openapi(
@@ -519,11 +525,8 @@ notificationRoutes.openapi(
     }
     const params = new URLSearchParams(await c.req.text());
     const { ref } = c.var.project;
-    const database = await db(c);
-    const settings = await c.env.platform.notifications.settings(ref, database);
-    const result = await smsStatusCallback(
-      database,
-      settings.sms,
+    const result = await c.env.platform.notifications.smsStatus(
+      ref,
       c.req.header("x-twilio-signature"),
       params,
     );
@@ -545,8 +548,7 @@ notificationRoutes.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid("param");
-    const row = await getNotification(await db(c), id);
-    if (!row) throw errors.notFound(`Notification "${id}" does not exist`);
+    const row = await c.env.platform.notifications.get(c.var.project.ref, id);
     return c.json({ data: row as unknown as Record<string, unknown>, meta: null }, 200);
   },
 );
@@ -585,8 +587,9 @@ notificationRoutes.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid("param");
-    const database = await db(c);
-    if (!await getNotification(database, id)) throw errors.notFound(`Notification "${id}" does not exist`);
-    return c.json({ data: await listAttempts(database, id), meta: null }, 200);
+    return c.json(
+      { data: await c.env.platform.notifications.attempts(c.var.project.ref, id), meta: null },
+      200,
+    );
   },
 );

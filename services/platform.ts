@@ -17,6 +17,7 @@ import { SettingsStore } from "./notifications/settings.ts";
 import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
 import { CronService } from "./jobs/cron.ts";
 import { JobService } from "./jobs/service.ts";
+import { WorkQueue } from "../lib/work_queue.ts";
 import { ProjectService } from "./projects/projects.ts";
 import { TokenBucket } from "../lib/token_bucket.ts";
 import { RealtimeService } from "./realtime/service.ts";
@@ -37,6 +38,8 @@ export interface Platform {
   /** The data API engine (PostgREST dialect). */
   data: DataService;
   realtime: RealtimeService;
+  /** The durable work queue jobs and notifications enqueue on (run by the engine in workers/). */
+  queue: WorkQueue;
   notifications: NotificationService;
   /** Edge functions: storage, runtime hosts, invoke, logs and records. */
   functions: FunctionsArea;
@@ -99,9 +102,10 @@ export async function openPlatform(config: Config): Promise<Platform> {
       sseHeartbeatMs: config.REALTIME_SSE_HEARTBEAT_MS,
     });
     const functions = await openFunctions(config, { dbs, kv, cipher });
+    const queue = new WorkQueue(kv);
     const jobs = new JobService({
       dbs,
-      kv,
+      queue,
       invoker: functions.invoker,
       concurrency: config.JOBS_CONCURRENCY,
       leaseSecs: config.JOBS_LEASE_SECS,
@@ -123,9 +127,10 @@ export async function openPlatform(config: Config): Promise<Platform> {
         statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
       }),
       realtime,
+      queue,
       notifications: new NotificationService({
         dbs,
-        kv,
+        queue,
         settings: new SettingsStore(cipher),
         guard: new NetGuard(config.NOTIFY_ALLOW_PRIVATE_NET),
         concurrency: config.NOTIFY_CONCURRENCY,
@@ -177,6 +182,7 @@ async function ensureDefaultProject(
 export async function closePlatform(platform: Platform): Promise<void> {
   await platform.realtime.close();
   await platform.notifications.close();
+  await platform.queue.drain();
   await platform.functions.close();
   await platform.ai.close();
   platform.kv.close();

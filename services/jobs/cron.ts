@@ -2,17 +2,16 @@ import type { Databases } from "../../db/databases.ts";
 import { errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
 import {
-  claimTick,
   type CronRow,
   deleteCron,
   type DueCron,
   dueCron,
+  fireCronTick,
   listCron,
   upsertCron,
-} from "./cron_store.ts";
+} from "./store.ts";
 import { nextRun, normalizeSchedule } from "./schedule.ts";
 import type { JobService } from "./service.ts";
-import { insertJob } from "./store.ts";
 
 /** The body of POST /v1/functions/cron. */
 export interface CronInput {
@@ -113,17 +112,13 @@ export class CronService {
     const tick = new Date(entry.next_run!);
     const next = nextRun(entry.schedule, new Date(Math.max(Date.now(), tick.getTime())));
     const db = await this.dbs.project(ref);
-    const job = await db.transaction(async (tx) => {
-      if (!await claimTick(tx, entry.id, entry.tick, next)) return null; // another process took this tick
-      return await insertJob(tx, {
-        functionName: entry.function_name,
-        payload: entry.payload,
-        maxAttempts: CRON_JOB_ATTEMPTS,
-        delaySecs: 0,
-        cron: { id: entry.id, tick: entry.tick },
-      });
+    const job = await fireCronTick(db, entry, next, {
+      functionName: entry.function_name,
+      payload: entry.payload,
+      maxAttempts: CRON_JOB_ATTEMPTS,
+      delaySecs: 0,
     });
-    if (!job) return false;
+    if (!job) return false; // another process took this tick
     await this.jobs.enqueueRun(ref, job.id, 0);
     return true;
   }

@@ -1,47 +1,10 @@
 import type { Databases } from "../../db/databases.ts";
-import type { Queryable } from "../../db/driver.ts";
 import { AppError } from "../../lib/errors.ts";
+
+export { EVENT_STATUSES, type EventRow, listEvents } from "./store.ts";
 import { evaluateExpression } from "./cel.ts";
-import type { Page } from "./queries.ts";
-import { rulesFor } from "./rules.ts";
+import { type EventRow, finishEvent, insertEvent, markEventMatched, rulesFor } from "./store.ts";
 import type { NotificationService } from "./service.ts";
-
-/** Rules-engine event statuses. */
-export const EVENT_STATUSES = ["received", "matched", "ignored", "failed", "enqueued"] as const;
-
-/** A rules-engine event. */
-export interface EventRow {
-  id: string;
-  type: string;
-  data: unknown;
-  status: typeof EVENT_STATUSES[number];
-  reason: string | null;
-  rule_ids: string[];
-  notification_ids: string[];
-  received_at: Date;
-  matched_at: Date | null;
-  ignored_at: Date | null;
-  enqueued_at: Date | null;
-  failed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS =
-  `id, type, data, status, reason, rule_ids, notification_ids, received_at, matched_at, ignored_at,
-  enqueued_at, failed_at, created_at, updated_at`;
-
-/** Lists events, newest first. */
-export async function listEvents(
-  db: Queryable,
-  f: Page & { status?: typeof EVENT_STATUSES[number] },
-): Promise<EventRow[]> {
-  return await db.query<EventRow>(
-    `select ${COLUMNS} from notifications.events where ($1::text is null or status = $1)
-      order by created_at desc, id limit $2 offset $3`,
-    [f.status ?? null, f.limit, f.offset],
-  );
-}
 
 function reasonOf(err: unknown): string {
   if (err instanceof AppError) return err.message;
@@ -60,11 +23,7 @@ export async function ingestEvent(
   input: { type: string; data: unknown },
 ): Promise<EventRow> {
   const db = await dbs.project(ref);
-  const [received] = await db.query<{ id: string }>(
-    `insert into notifications.events (type, data, status) values ($1, $2::text::jsonb, 'received') returning id`,
-    [input.type, JSON.stringify(input.data ?? {})],
-  );
-  const id = received!.id;
+  const id = await insertEvent(db, input.type, input.data ?? {});
   const event = { type: input.type, data: input.data ?? {} };
   const rules = await rulesFor(db, input.type);
   const failures: string[] = [];
@@ -79,11 +38,7 @@ export async function ingestEvent(
     }
   }
   if (matched.length > 0) {
-    await db.query(
-      `update notifications.events set status = 'matched', matched_at = now(), rule_ids = $2::uuid[],
-              updated_at = now() where id = $1`,
-      [id, matched.map((r) => r.id)],
-    );
+    await markEventMatched(db, id, matched.map((r) => r.id));
   }
   const sent: string[] = [];
   for (const rule of matched) {
@@ -110,14 +65,9 @@ export async function ingestEvent(
     }
   }
   const status = failures.length > 0 ? "failed" : matched.length > 0 ? "enqueued" : "ignored";
-  const [row] = await db.query<EventRow>(
-    `update notifications.events
-        set status = $2, reason = $3, notification_ids = $4::uuid[], updated_at = now(),
-            ignored_at = case when $2 = 'ignored' then now() end,
-            enqueued_at = case when $2 = 'enqueued' or cardinality($4::uuid[]) > 0 then now() end,
-            failed_at = case when $2 = 'failed' then now() end
-      where id = $1 returning ${COLUMNS}`,
-    [id, status, failures.length > 0 ? failures.join("; ").slice(0, 2000) : null, sent],
-  );
-  return row!;
+  return await finishEvent(db, id, {
+    status,
+    reason: failures.length > 0 ? failures.join("; ").slice(0, 2000) : null,
+    notificationIds: sent,
+  });
 }

@@ -1,32 +1,18 @@
 import type { Queryable } from "../../db/driver.ts";
 import { errors } from "../../lib/errors.ts";
 import { checkExpression } from "./cel.ts";
-import type { Channel } from "./providers/provider.ts";
 import { checkTemplate } from "./render.ts";
+import {
+  deleteRuleRow,
+  findRule,
+  insertRule,
+  type Rule,
+  type RuleInput,
+  templateChannel,
+  updateRuleRow,
+} from "./store.ts";
 
-/** A notification rule (docs/notifications.md). */
-export interface Rule {
-  id: string;
-  name: string;
-  trigger_type: string;
-  condition: string;
-  channel: Channel;
-  recipient_expr: string;
-  template_id: string | null;
-  subject: string | null;
-  body: string | null;
-  delay_secs: number;
-  enabled: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** The fields of a rule a client sets. */
-export type RuleInput = Omit<Rule, "id" | "created_at" | "updated_at">;
-
-const COLUMNS =
-  `id, name, trigger_type, condition, channel, recipient_expr, template_id, subject, body, delay_secs,
-  enabled, created_at, updated_at`;
+export { listRules, type Rule, type RuleInput, rulesFor } from "./store.ts";
 
 async function validate(db: Queryable, rule: RuleInput): Promise<void> {
   checkExpression("condition", rule.condition, "bool");
@@ -34,14 +20,11 @@ async function validate(db: Queryable, rule: RuleInput): Promise<void> {
   if (rule.subject) checkTemplate("subject", rule.subject);
   if (rule.body) checkTemplate("body", rule.body);
   if (rule.template_id) {
-    const [t] = await db.query<{ channel: string }>(
-      "select channel from notifications.templates where id = $1",
-      [rule.template_id],
-    );
-    if (!t) throw errors.validation(`template_id: template "${rule.template_id}" does not exist`);
-    if (t.channel !== rule.channel) {
+    const channel = await templateChannel(db, rule.template_id);
+    if (!channel) throw errors.validation(`template_id: template "${rule.template_id}" does not exist`);
+    if (channel !== rule.channel) {
       throw errors.validation(
-        `template_id: the template is for channel "${t.channel}", not "${rule.channel}"`,
+        `template_id: the template is for channel "${channel}", not "${rule.channel}"`,
       );
     }
   } else if (!rule.body && rule.channel !== "webhook") {
@@ -49,47 +32,17 @@ async function validate(db: Queryable, rule: RuleInput): Promise<void> {
   }
 }
 
-/** Lists rules, newest first. */
-export async function listRules(db: Queryable): Promise<Rule[]> {
-  return await db.query<Rule>(`select ${COLUMNS} from notifications.rules order by created_at desc, id`);
-}
-
 /** A rule by id, or 404. */
 export async function getRule(db: Queryable, id: string): Promise<Rule> {
-  const [row] = await db.query<Rule>(`select ${COLUMNS} from notifications.rules where id = $1`, [id]);
+  const row = await findRule(db, id);
   if (!row) throw errors.notFound(`Rule "${id}" does not exist`);
   return row;
-}
-
-/** The enabled rules of an event type. */
-export async function rulesFor(db: Queryable, type: string): Promise<Rule[]> {
-  return await db.query<Rule>(
-    `select ${COLUMNS} from notifications.rules where trigger_type = $1 and enabled order by created_at, id`,
-    [type],
-  );
 }
 
 /** Creates a rule after type-checking its CEL expressions (400 if invalid). */
 export async function createRule(db: Queryable, input: RuleInput): Promise<Rule> {
   await validate(db, input);
-  const [row] = await db.query<Rule>(
-    `insert into notifications.rules (name, trigger_type, condition, channel, recipient_expr, template_id, subject,
-       body, delay_secs, enabled)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning ${COLUMNS}`,
-    [
-      input.name,
-      input.trigger_type,
-      input.condition,
-      input.channel,
-      input.recipient_expr,
-      input.template_id,
-      input.subject,
-      input.body,
-      input.delay_secs,
-      input.enabled,
-    ],
-  );
-  return row!;
+  return await insertRule(db, input);
 }
 
 /** Changes only the fields given, then re-validates the whole rule. */
@@ -100,31 +53,12 @@ export async function updateRule(db: Queryable, id: string, patch: Partial<RuleI
     ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
   };
   await validate(db, next);
-  const [row] = await db.query<Rule>(
-    `update notifications.rules
-        set name = $2, trigger_type = $3, condition = $4, channel = $5, recipient_expr = $6, template_id = $7,
-            subject = $8, body = $9, delay_secs = $10, enabled = $11, updated_at = now()
-      where id = $1 returning ${COLUMNS}`,
-    [
-      id,
-      next.name,
-      next.trigger_type,
-      next.condition,
-      next.channel,
-      next.recipient_expr,
-      next.template_id,
-      next.subject,
-      next.body,
-      next.delay_secs,
-      next.enabled,
-    ],
-  );
+  const row = await updateRuleRow(db, id, next);
   if (!row) throw errors.notFound(`Rule "${id}" does not exist`);
   return row;
 }
 
 /** Deletes a rule, or 404. */
 export async function deleteRule(db: Queryable, id: string): Promise<void> {
-  const rows = await db.query(`delete from notifications.rules where id = $1 returning id`, [id]);
-  if (rows.length === 0) throw errors.notFound(`Rule "${id}" does not exist`);
+  if (!await deleteRuleRow(db, id)) throw errors.notFound(`Rule "${id}" does not exist`);
 }

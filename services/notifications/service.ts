@@ -1,32 +1,48 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Db } from "../../db/driver.ts";
-import { enqueue, type QueueMessageOf } from "../../workers/queue.ts";
 import { AppError, errors } from "../../lib/errors.ts";
-import { describeError, log } from "../../lib/log.ts";
+import { describeError } from "../../lib/log.ts";
 import { TtlCache } from "../../lib/ttl_cache.ts";
-import { backoffMs } from "../../lib/backoff.ts";
+import { type Claimed, type Outcome, type WorkArea, type WorkQueue } from "../../lib/work_queue.ts";
 import type { NetGuard } from "./net_guard.ts";
 import type { Channel, OutboundMessage, ProviderResult } from "./providers/provider.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
-import { DispatchCoalescer, type DispatchItem } from "./coalescer.ts";
 import { renderTemplate } from "./render.ts";
-import { Semaphore } from "../../lib/semaphore.ts";
-import { type NotifySettings, SettingsStore } from "./settings.ts";
+import { type NotifySettings, SettingsPatch, SettingsStore } from "./settings.ts";
 import {
   claim,
-  countToday,
+  type EVENT_STATUSES,
+  type EventRow,
   expireLeases,
   findByIdempotencyKey,
   finishAttempt,
   getNotification,
   insertNotification,
+  insertUnderQuota,
+  listAttempts,
+  listDeadLetters,
+  type ListFilter,
+  listNotifications,
+  listProviderLogs,
   type Next,
   type NotificationRow,
   overdue,
+  type Page,
+  queueRows,
+  type ReceiptResult,
   renewLeases,
   requeue,
+  type Rule,
+  type RuleInput,
+  statsRows,
+  type Template,
 } from "./store.ts";
 import { getTemplate, renderWith } from "./templates.ts";
+import * as templates from "./templates.ts";
+import * as rules from "./rules.ts";
+import * as events from "./events.ts";
+import { queueDepth, stats, WINDOWS } from "./queries.ts";
+import { smsStatusCallback } from "./sms_status.ts";
 
 /** A send request (docs/notifications.md). */
 export interface SendInput {
@@ -54,7 +70,7 @@ export interface SendOrigin {
 /** Options of {@linkcode NotificationService}. */
 export interface NotificationServiceOptions {
   dbs: Databases;
-  kv: Deno.Kv;
+  queue: WorkQueue;
   settings: SettingsStore;
   guard: NetGuard;
   /** Attempts in flight at most per channel, in this process. */
@@ -67,6 +83,12 @@ const EMAIL = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
 const PHONE = /^\+[1-9]\d{6,14}$/;
 const MAX_DELAY_MS = 60 * 60 * 1000;
 
+/** A notification claimed for one attempt, with its dispatch token and the project's retry base delay. */
+type ClaimedNotification = NotificationRow & Claimed & { dispatch: string; baseDelayMs: number };
+
+/** How a send went: the provider's result, timed. */
+type SendOutcome = Outcome & { result: ProviderResult; startedAt: Date; durationMs: number };
+
 /**
  * NotificationService sends, retries and delivers notifications. The project database holds the state of
  * record; the KV queue carries `notification.send` messages (immediate sends of a project grouped), each item
@@ -76,31 +98,12 @@ const MAX_DELAY_MS = 60 * 60 * 1000;
 export class NotificationService {
   private readonly settingsCache = new TtlCache<string, NotifySettings>({ ttlMs: 5_000, maxEntries: 1000 });
   private readonly providers: ProviderRegistry;
-  private readonly lanes: Record<Channel, Semaphore>;
-  private readonly coalescer: DispatchCoalescer;
-  /** Whether this process runs the dispatcher (so it may attempt its own immediate sends at once). */
-  private dispatching = false;
-  private readonly localInFlight = new Set<Promise<void>>();
-  /** Dispatches this process already attempted: their KV copies are skipped without a database call. */
-  private readonly handledLocally = new TtlCache<string, true>({ ttlMs: 10 * 60_000, maxEntries: 200_000 });
-  /** Attempts in flight here, by project: notification id → attempt number (their leases are renewed). */
-  private readonly held = new Map<string, Map<string, number>>();
-  private renewTimer: ReturnType<typeof setInterval> | undefined;
+  /** The notifications' part of the work queue (run by the engine in workers/). */
+  readonly work: WorkArea<ClaimedNotification, SendOutcome>;
 
   constructor(private readonly options: NotificationServiceOptions) {
     this.providers = new ProviderRegistry(options.guard, Math.max(1, Math.min(options.concurrency, 10)));
-    this.coalescer = new DispatchCoalescer({ kv: options.kv, maxItems: 50 });
-    this.lanes = {
-      email: new Semaphore(options.concurrency),
-      sms: new Semaphore(options.concurrency),
-      push: new Semaphore(options.concurrency),
-      webhook: new Semaphore(options.concurrency),
-    };
-  }
-
-  /** The settings store (for the settings routes). */
-  get settingsStore(): SettingsStore {
-    return this.options.settings;
+    this.work = this.workArea();
   }
 
   /** A project's settings, cached for 5 seconds. */
@@ -199,21 +202,11 @@ export class NotificationService {
     };
     const row = quota === null
       ? await insertNotification(db, { ...base, suppressedReason: null, dispatchId })
-      : await db.transaction(async (tx) => {
-        // One sender at a time per channel while a quota applies, so the count cannot be overtaken.
-        await tx.query("select pg_advisory_xact_lock(hashtext($1))", [
-          `notifications.quota.${input.channel}`,
-        ]);
-        const used = await countToday(tx, input.channel);
-        const reason = used >= quota
-          ? `Daily quota of ${quota} ${input.channel} notifications reached`
-          : null;
-        return await insertNotification(tx, {
-          ...base,
-          suppressedReason: reason,
-          dispatchId: reason ? null : dispatchId,
-        });
-      });
+      : await insertUnderQuota(db, input.channel, quota, (reason) => ({
+        ...base,
+        suppressedReason: reason,
+        dispatchId: reason ? null : dispatchId,
+      }));
     if (!row) {
       const existing = await findByIdempotencyKey(db, input.idempotencyKey!);
       if (existing) return existing;
@@ -223,80 +216,19 @@ export class NotificationService {
     return row;
   }
 
-  /** Puts a dispatch on the queue: grouped with others when immediate, alone when delayed. */
+  /** Puts a dispatch on the work queue (grouped with others when immediate); resolves once it is written. */
   private async schedule(
     ref: string,
     n: { id: string; channel: Channel },
     dispatch: string,
     delayMs: number,
   ): Promise<void> {
-    const item: DispatchItem = { id: n.id, channel: n.channel, dispatch };
-    if (delayMs <= 0) {
-      await this.coalescer.add(ref, item); // durable first: the KV copy is the backstop
-      if (this.dispatching) this.attemptNow(ref, item);
-      return;
-    }
-    await enqueue(this.options.kv, { kind: "notification.send", project: ref, items: [item] }, {
+    await this.options.queue.enqueue(
+      "notification.send",
+      ref,
+      { id: n.id, token: dispatch, lane: n.channel },
       delayMs,
-      keysIfUndelivered: [["notifications", "undelivered", ref, n.id]],
-    });
-  }
-
-  /**
-   * The local fast path: KV takes tens of milliseconds to hand a message over, so a process that runs the
-   * dispatcher attempts its own immediate sends at once. The KV copy then finds the work done (skipped from
-   * memory here, or by the row's token elsewhere); if the local attempt fails to record, the copy does it.
-   */
-  private attemptNow(ref: string, item: DispatchItem): void {
-    const key = `${item.id}/${item.dispatch}`;
-    this.handledLocally.set(key, true); // the KV copy skips it: under load it would otherwise double the work
-    const run = (async () => {
-      const db = await this.options.dbs.project(ref);
-      if (!await this.attempt(ref, db, item, true)) this.handledLocally.delete(key); // abandoned: stopping
-    })().catch(async (err) => {
-      // The attempt could not be recorded: hand it back to the queue, which retries it.
-      this.handledLocally.delete(key);
-      log.warn("local dispatch failed; the queue will retry", { cause: describeError(err) });
-      await enqueue(this.options.kv, { kind: "notification.send", project: ref, items: [item] }, {
-        delayMs: 1000,
-      })
-        .catch(() => {}); // and if KV fails too, the sweeper finds the row
-    });
-    this.localInFlight.add(run);
-    run.finally(() => this.localInFlight.delete(run));
-  }
-
-  /**
-   * Turns dispatching on when the dispatcher starts here (with the renewal of leases), off when it stops:
-   * then attempts not yet started are left to the queue and this waits for the attempts in flight.
-   */
-  async setDispatching(on: boolean): Promise<void> {
-    this.dispatching = on;
-    if (on && this.renewTimer === undefined) {
-      this.renewTimer = setInterval(() => void this.renew(), (this.options.leaseSecs * 1000) / 3);
-    }
-    if (!on) {
-      while (this.localInFlight.size > 0) await Promise.all([...this.localInFlight]);
-      // Sends the queue handed over are in the lanes too; their leases are renewed until they end.
-      while (Object.values(this.lanes).some((lane) => lane.running > 0)) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      clearInterval(this.renewTimer);
-      this.renewTimer = undefined;
-    }
-  }
-
-  /** Extends the leases of the attempts in flight here, so a long send is not taken over. */
-  private async renew(): Promise<void> {
-    for (const [ref, attempts] of this.held) {
-      if (attempts.size === 0) continue;
-      const held = [...attempts].map(([id, attempt]) => ({ id, attempt }));
-      try {
-        await renewLeases(await this.options.dbs.project(ref), held, this.options.leaseSecs);
-      } catch (err) {
-        log.warn("notification lease renewal failed", { project: ref, cause: describeError(err) });
-      }
-    }
+    );
   }
 
   /** Puts a `failed` or `dead_lettered` notification back in the queue (409 from any other status). */
@@ -317,57 +249,63 @@ export class NotificationService {
   }
 
   /**
-   * The queue handler of `notification.send`: one attempt per item, concurrently within each channel's lane.
-   * If any item could not be recorded the handler throws, KV delivers the message again, and the items already
-   * done are skipped because their tokens no longer match.
+   * The notifications' part of the work queue: the engine in workers/ claims, sends and records through it.
+   * An item's token is the row's `dispatch_id` and its lane the channel (each channel has its own concurrency).
    */
-  async deliver(message: QueueMessageOf<"notification.send">): Promise<void> {
-    let db: Db;
-    try {
-      db = await this.options.dbs.project(message.project);
-    } catch (err) {
-      log.warn("notification delivery postponed: project database unavailable", {
-        project: message.project,
-        cause: describeError(err),
-      });
-      throw err; // KV retries, then parks it under keysIfUndelivered
-    }
-    const todo = message.items.filter((item) => !this.handledLocally.get(`${item.id}/${item.dispatch}`));
-    const results = await Promise.allSettled(todo.map((item) => this.attempt(message.project, db, item)));
-    const failed = results.find((r) => r.status === "rejected");
-    if (failed) throw (failed as PromiseRejectedResult).reason;
+  private workArea(): WorkArea<ClaimedNotification, SendOutcome> {
+    return {
+      kind: "notification.send",
+      concurrency: this.options.concurrency,
+      leaseSecs: this.options.leaseSecs,
+      backoff: (n) => ({ baseMs: n.baseDelayMs, capMs: MAX_DELAY_MS }),
+      claim: async (ref, item, lease) => {
+        const db = await this.options.dbs.project(ref);
+        const row = await claim(db, item.id, item.token, lease.secs);
+        if (!row) return null;
+        const settings = await this.settings(ref, db);
+        return {
+          ...row,
+          attempt: row.attempts,
+          maxAttempts: row.max_attempts,
+          dispatch: item.token,
+          baseDelayMs: settings.retry.base_delay_ms,
+        };
+      },
+      run: (ref, n) => this.sendClaimed(ref, n),
+      finish: async (ref, n, outcome, next) => {
+        const { result } = outcome;
+        const status: Next = next.status === "done"
+          ? { status: result.confirmed ? "delivered" : "sent" }
+          : next.status === "dead"
+          ? { status: "dead_lettered" }
+          : { status: "failed", retryInMs: next.retryInMs, dispatchId: next.retry.token };
+        return await finishAttempt(await this.options.dbs.project(ref), {
+          row: n,
+          dispatch: n.dispatch,
+          result,
+          next: status,
+          startedAt: outcome.startedAt,
+          durationMs: outcome.durationMs,
+        });
+      },
+      renew: async (ref, held, secs) =>
+        await renewLeases(
+          await this.options.dbs.project(ref),
+          held.map((h) => ({ id: h.claimed.id, attempt: h.claimed.attempts })),
+          secs,
+        ),
+      recover: async (ref, graceSecs) => {
+        const db = await this.options.dbs.project(ref);
+        const expired = await expireLeases(db, this.options.leaseSecs, 1000);
+        const stale = await overdue(db, graceSecs, 1000);
+        return [...expired, ...stale].map((n) => ({ id: n.id, token: n.dispatch_id, lane: n.channel }));
+      },
+    };
   }
 
-  /** One attempt at an item; false when a local attempt was abandoned because the dispatcher is stopping. */
-  private async attempt(project: string, db: Db, item: DispatchItem, local = false): Promise<boolean> {
-    const lane = this.lanes[item.channel as Channel] ?? this.lanes.webhook;
-    return await lane.run(async () => {
-      if (!this.dispatching) {
-        // Stopping: work not yet started is left to the queue (the next process gets it).
-        if (local) return false;
-        throw new Error("Dispatcher is stopping");
-      }
-      const row = await claim(db, item.id, item.dispatch, this.options.leaseSecs);
-      if (!row) return true; // already handled, superseded by a retry, or being sent elsewhere
-      const held = this.held.get(project) ?? new Map<string, number>();
-      this.held.set(project, held.set(row.id, row.attempts));
-      try {
-        await this.sendClaimed(project, db, item, row);
-        return true;
-      } finally {
-        if (held.get(row.id) === row.attempts) held.delete(row.id);
-      }
-    });
-  }
-
-  /** Sends a claimed notification once and records the attempt. */
-  private async sendClaimed(
-    project: string,
-    db: Db,
-    item: DispatchItem,
-    row: NotificationRow,
-  ): Promise<void> {
-    const settings = await this.settings(project, db);
+  /** Sends a claimed notification once. */
+  private async sendClaimed(project: string, row: ClaimedNotification): Promise<SendOutcome> {
+    const settings = await this.settings(project);
     const outbound: OutboundMessage = {
       id: row.id,
       channel: row.channel,
@@ -397,54 +335,166 @@ export class NotificationService {
         };
       }
     }
-    const next = this.nextStep(row, result, settings);
-    const ok = await finishAttempt(db, {
-      row,
-      dispatch: item.dispatch,
+    return {
+      ok: result.outcome === "success",
+      permanent: result.outcome === "permanent_error",
+      retryAfterMs: result.retryAfterMs,
       result,
-      next,
       startedAt,
       durationMs: performance.now() - started,
-    });
-    if (!ok) {
-      // Its lease expired meanwhile (a stalled process): the sweep gave the notification to a new attempt.
-      log.warn("notification attempt finished after losing its lease", { project, notification: row.id });
-    }
-    if (ok && next.status === "failed") {
-      await this.schedule(project, row, next.dispatchId, next.retryInMs);
-    }
+    };
   }
 
-  private nextStep(row: NotificationRow, result: ProviderResult, settings: NotifySettings): Next {
-    if (result.outcome === "success") return { status: result.confirmed ? "delivered" : "sent" };
-    if (result.outcome === "permanent_error" || row.attempts >= row.max_attempts) {
-      return { status: "dead_lettered" };
-    }
-    const backoff = backoffMs(row.attempts, { baseMs: settings.retry.base_delay_ms, capMs: MAX_DELAY_MS });
-    const retryInMs = Math.min(MAX_DELAY_MS, Math.max(backoff, result.retryAfterMs ?? 0));
-    return { status: "failed", retryInMs, dispatchId: crypto.randomUUID() };
+  // The area's API for the routes: each call names its project, never a database.
+
+  /** Lists notifications with filters, search and sort. */
+  async list(ref: string, f: ListFilter): Promise<NotificationRow[]> {
+    return await listNotifications(await this.options.dbs.project(ref), f);
   }
 
-  /**
-   * Recovers lost work of a project: sends whose lease expired (their process stopped mid-send) are recorded
-   * as failed attempts and retried at once, and notifications whose queue message is overdue by `graceSecs`
-   * (a lost enqueue, a message KV had handed to a process that stopped) are re-enqueued. Duplicates are
-   * harmless: the row's token and status let only one delivery act.
-   */
-  async sweep(ref: string, graceSecs = 120): Promise<number> {
+  /** A notification (404 when unknown). */
+  async get(ref: string, id: string): Promise<NotificationRow> {
+    const row = await getNotification(await this.options.dbs.project(ref), id);
+    if (!row) throw errors.notFound(`Notification "${id}" does not exist`);
+    return row;
+  }
+
+  /** The attempts of a notification (404 when unknown). */
+  async attempts(ref: string, id: string): Promise<Record<string, unknown>[]> {
     const db = await this.options.dbs.project(ref);
-    const expired = await expireLeases(db, this.options.leaseSecs, 1000);
-    const stale = await overdue(db, graceSecs, 1000);
-    for (const { id, channel, dispatch_id } of [...expired, ...stale]) {
-      await this.schedule(ref, { id, channel }, dispatch_id, 0);
-    }
-    return expired.length + stale.length;
+    if (!await getNotification(db, id)) throw errors.notFound(`Notification "${id}" does not exist`);
+    return await listAttempts(db, id);
   }
 
-  /** Closes pooled provider connections after writing pending dispatches. */
+  /** Dead letters, newest first. */
+  async deadLetters(
+    ref: string,
+    f: Page & { channel?: Channel; search?: string },
+  ): Promise<NotificationRow[]> {
+    return await listDeadLetters(await this.options.dbs.project(ref), f);
+  }
+
+  /** Provider logs, newest first. */
+  async providerLogs(
+    ref: string,
+    f: Page & { channel?: Channel; status?: "success" | "error" },
+  ): Promise<Record<string, unknown>[]> {
+    return await listProviderLogs(await this.options.dbs.project(ref), f);
+  }
+
+  /** The queue depth. */
+  async queueDepth(ref: string): Promise<ReturnType<typeof queueDepth>> {
+    return queueDepth(await queueRows(await this.options.dbs.project(ref)));
+  }
+
+  /** The stats over a window. */
+  async stats(
+    ref: string,
+    window: keyof typeof WINDOWS,
+    channel?: Channel,
+  ): Promise<ReturnType<typeof stats>> {
+    return stats(
+      await statsRows(await this.options.dbs.project(ref), WINDOWS[window], channel),
+      window,
+      channel,
+    );
+  }
+
+  /** The public settings (secrets shown as `*_set`), read afresh. */
+  async publicSettings(ref: string): Promise<ReturnType<typeof SettingsStore.publicView>> {
+    return SettingsStore.publicView(await this.options.settings.load(await this.options.dbs.project(ref)));
+  }
+
+  /** Applies a settings patch; returns the public settings after it. */
+  async patchSettings(
+    ref: string,
+    patch: SettingsPatch,
+  ): Promise<ReturnType<typeof SettingsStore.publicView>> {
+    const db = await this.options.dbs.project(ref);
+    await this.options.settings.patch(db, patch);
+    this.invalidateSettings(ref);
+    return SettingsStore.publicView(await this.options.settings.load(db));
+  }
+
+  /** Templates by name. */
+  async listTemplates(ref: string): Promise<Template[]> {
+    return await templates.listTemplates(await this.options.dbs.project(ref));
+  }
+
+  /** A template (404 when unknown). */
+  async getTemplate(ref: string, id: string): Promise<Template> {
+    return await templates.getTemplate(await this.options.dbs.project(ref), id);
+  }
+
+  /** Creates a template. */
+  async createTemplate(
+    ref: string,
+    input: Parameters<typeof templates.createTemplate>[1],
+  ): Promise<Template> {
+    return await templates.createTemplate(await this.options.dbs.project(ref), input);
+  }
+
+  /** Updates a template. */
+  async updateTemplate(
+    ref: string,
+    id: string,
+    input: Parameters<typeof templates.updateTemplate>[2],
+  ): Promise<Template> {
+    return await templates.updateTemplate(await this.options.dbs.project(ref), id, input);
+  }
+
+  /** Deletes a template (404 when unknown). */
+  async deleteTemplate(ref: string, id: string): Promise<void> {
+    await templates.deleteTemplate(await this.options.dbs.project(ref), id);
+  }
+
+  /** Rules, newest first. */
+  async listRules(ref: string): Promise<Rule[]> {
+    return await rules.listRules(await this.options.dbs.project(ref));
+  }
+
+  /** A rule (404 when unknown). */
+  async getRule(ref: string, id: string): Promise<Rule> {
+    return await rules.getRule(await this.options.dbs.project(ref), id);
+  }
+
+  /** Creates a rule. */
+  async createRule(ref: string, input: RuleInput): Promise<Rule> {
+    return await rules.createRule(await this.options.dbs.project(ref), input);
+  }
+
+  /** Changes the fields given of a rule. */
+  async updateRule(ref: string, id: string, patch: Partial<RuleInput>): Promise<Rule> {
+    return await rules.updateRule(await this.options.dbs.project(ref), id, patch);
+  }
+
+  /** Deletes a rule (404 when unknown). */
+  async deleteRule(ref: string, id: string): Promise<void> {
+    await rules.deleteRule(await this.options.dbs.project(ref), id);
+  }
+
+  /** Rules-engine events, newest first. */
+  async listEvents(ref: string, f: Page & { status?: typeof EVENT_STATUSES[number] }): Promise<EventRow[]> {
+    return await events.listEvents(await this.options.dbs.project(ref), f);
+  }
+
+  /** Ingests an event: its rules are evaluated and matching ones send. */
+  async ingestEvent(ref: string, input: { type: string; data: unknown }): Promise<EventRow> {
+    return await events.ingestEvent(this.options.dbs, this, ref, input);
+  }
+
+  /** Applies a Twilio status callback to the project's SMS notification (its signature checked first). */
+  async smsStatus(
+    ref: string,
+    signature: string | undefined,
+    params: URLSearchParams,
+  ): Promise<ReceiptResult> {
+    const db = await this.options.dbs.project(ref);
+    return await smsStatusCallback(db, (await this.settings(ref, db)).sms, signature, params);
+  }
+
+  /** Closes pooled provider connections. */
   async close(): Promise<void> {
-    await this.setDispatching(false);
-    await this.coalescer.drain();
     await this.providers.close();
   }
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Db } from "../../db/driver.ts";
 import type { Cipher } from "../../lib/crypto.ts";
 import { errors } from "../../lib/errors.ts";
+import { readSettingsRow, writeSettingsRow } from "./store.ts";
 
 const url = z.string().url().max(2000).refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL");
 const secret = z.string().min(1).max(20_000).nullable();
@@ -137,11 +138,9 @@ export class SettingsStore {
   constructor(private readonly cipher: Cipher) {}
 
   private async read(db: Db): Promise<{ pub: Public; secrets: Secrets; version: string }> {
-    const [row] = await db.query<{ public: Public; secrets: string | null; updated_at: Date | string }>(
-      "select public, secrets, updated_at from notifications.settings where id",
-    );
+    const row = await readSettingsRow(db);
     const secrets = row?.secrets ? JSON.parse(await this.cipher.decrypt(row.secrets)) as Secrets : {};
-    return { pub: row?.public ?? {}, secrets, version: String(row?.updated_at ?? "") };
+    return { pub: (row?.public ?? {}) as Public, secrets, version: String(row?.updated_at ?? "") };
   }
 
   /** The settings with defaults and decrypted secrets, for the providers. */
@@ -254,9 +253,6 @@ export class SettingsStore {
     const sealed = Object.keys(secrets).length > 0
       ? await this.cipher.encrypt(JSON.stringify(secrets))
       : null;
-    await db.query(
-      "update notifications.settings set public = $1::text::jsonb, secrets = $2, updated_at = clock_timestamp() where id",
-      [JSON.stringify(pub), sealed],
-    );
+    await writeSettingsRow(db, pub, sealed);
   }
 }

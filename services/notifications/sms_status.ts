@@ -1,6 +1,6 @@
 import type { Queryable } from "../../db/driver.ts";
 import { errors } from "../../lib/errors.ts";
-import { applyReceipt, type ReceiptOutcome, type ReceiptResult } from "./receipts.ts";
+import { applyReceipt, type ReceiptOutcome, type ReceiptResult } from "./store.ts";
 import type { NotifySettings } from "./settings.ts";
 import { verifyTwilioSignature } from "./twilio_signature.ts";
 

@@ -1,4 +1,6 @@
-import type { Queryable } from "../../db/driver.ts";
+import type { Db, Queryable } from "../../db/driver.ts";
+import { sqlState } from "../../db/driver.ts";
+import { errors } from "../../lib/errors.ts";
 import type { Channel, ProviderResult } from "./providers/provider.ts";
 
 /** Notification statuses. */
@@ -341,5 +343,504 @@ export async function overdue(
         or (status = 'failed' and next_attempt_at < now() - make_interval(secs => $1)))
       order by updated_at limit $2`,
     [graceSecs, limit],
+  );
+}
+
+/**
+ * Inserts a notification while a daily quota applies: one sender at a time per channel (an advisory lock for
+ * the transaction), so the count cannot be overtaken; `make` builds the row from the reason it is suppressed
+ * (null while under the quota).
+ */
+export async function insertUnderQuota(
+  db: Db,
+  channel: Channel,
+  quota: number,
+  make: (suppressedReason: string | null) => NewNotification,
+): Promise<NotificationRow | null> {
+  return await db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock(hashtext($1))", [`notifications.quota.${channel}`]);
+    const used = await countToday(tx, channel);
+    return await insertNotification(
+      tx,
+      make(used >= quota ? `Daily quota of ${quota} ${channel} notifications reached` : null),
+    );
+  });
+}
+
+// Lists
+
+/** Paging of every list: limit 1–500 (default 50) and offset. */
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+function like(search: string): string {
+  return `%${search.replace(/[\\%_]/g, (c) => "\\" + c)}%`;
+}
+
+/** Filters of the notification list. */
+export interface ListFilter extends Page {
+  channel?: Channel;
+  status?: Status;
+  search?: string;
+  sort: "created_at" | "updated_at" | "status";
+  order: "asc" | "desc";
+}
+
+/** Lists notifications with filters, a case-insensitive search (recipient, subject, body, event, id) and sort. */
+export async function listNotifications(db: Queryable, f: ListFilter): Promise<NotificationRow[]> {
+  // The sort column and order come from closed enums; every value is a parameter.
+  const sort = { created_at: "created_at", updated_at: "updated_at", status: "status" }[f.sort];
+  const order = f.order === "asc" ? "asc" : "desc";
+  return await db.query<NotificationRow>(
+    `select ${NOTIFICATION_COLUMNS} from notifications.messages
+      where ($1::text is null or channel = $1)
+        and ($2::text is null or status = $2)
+        and ($3::text is null or recipient ilike $3 or subject ilike $3 or body ilike $3 or event ilike $3
+             or id::text = $4)
+      order by ${sort} ${order}, id ${order}
+      limit $5 offset $6`,
+    [
+      f.channel ?? null,
+      f.status ?? null,
+      f.search ? like(f.search) : null,
+      f.search ?? null,
+      f.limit,
+      f.offset,
+    ],
+  );
+}
+
+/** Dead letters: notifications in `dead_lettered`, newest first. */
+export async function listDeadLetters(
+  db: Queryable,
+  f: Page & { channel?: Channel; search?: string },
+): Promise<NotificationRow[]> {
+  return await db.query<NotificationRow>(
+    `select ${NOTIFICATION_COLUMNS} from notifications.messages
+      where status = 'dead_lettered' and ($1::text is null or channel = $1)
+        and ($2::text is null or recipient ilike $2 or subject ilike $2 or body ilike $2 or last_error ilike $2)
+      order by dead_lettered_at desc, id limit $3 offset $4`,
+    [f.channel ?? null, f.search ? like(f.search) : null, f.limit, f.offset],
+  );
+}
+
+/** The attempts of a notification, in order, with the provider's answers. */
+export async function listAttempts(db: Queryable, id: string): Promise<Record<string, unknown>[]> {
+  return await db.query(
+    `select id::text as id, notification_id, attempt, kind, channel, provider, outcome, http_status, response, error,
+            retry_after_ms, duration_ms, started_at, finished_at
+       from notifications.attempts where notification_id = $1 order by attempt, id`,
+    [id],
+  );
+}
+
+/** Provider logs, newest first. */
+export async function listProviderLogs(
+  db: Queryable,
+  f: Page & { channel?: Channel; status?: "success" | "error" },
+): Promise<Record<string, unknown>[]> {
+  return await db.query(
+    `select id::text as id, notification_id, kind, channel, provider, status, request, http_status, response,
+            duration_ms, created_at
+       from notifications.provider_logs
+      where ($1::text is null or channel = $1) and ($2::text is null or status = $2)
+      order by id desc limit $3 offset $4`,
+    [f.channel ?? null, f.status ?? null, f.limit, f.offset],
+  );
+}
+
+/** The raw figures of the stats over an interval (a PostgreSQL interval text), optionally of one channel. */
+export async function statsRows(db: Queryable, interval: string, channel?: Channel) {
+  const counts = await db.query<{ channel: Channel; status: Status; n: string }>(
+    `select channel, status, count(*) as n from notifications.messages
+      where created_at >= now() - $1::interval and ($2::text is null or channel = $2)
+      group by channel, status`,
+    [interval, channel ?? null],
+  );
+  const [latency] = await db.query<{ p50: number | null; p95: number | null; avg: number | null }>(
+    `select percentile_cont(0.5) within group (order by ms) as p50,
+            percentile_cont(0.95) within group (order by ms) as p95, avg(ms)::float8 as avg
+       from (select extract(epoch from (sent_at - queued_at)) * 1000 as ms from notifications.messages
+              where sent_at is not null and created_at >= now() - $1::interval
+                and ($2::text is null or channel = $2)) s`,
+    [interval, channel ?? null],
+  );
+  const [attempts] = await db.query<{ total: string; ok: string }>(
+    `select count(*) as total, count(*) filter (where outcome = 'success') as ok from notifications.attempts
+      where kind = 'send' and finished_at >= now() - $1::interval and ($2::text is null or channel = $2)`,
+    [interval, channel ?? null],
+  );
+  return { counts, latency, attempts };
+}
+
+/** The raw figures of the queue depth: unfinished notifications by channel and status, and the oldest. */
+export async function queueRows(db: Queryable) {
+  const rows = await db.query<{ channel: Channel; status: Status; n: string; scheduled: string }>(
+    `select channel, status, count(*) as n,
+            count(*) filter (where status <> 'sending' and (scheduled_at > now() or next_attempt_at > now()))
+              as scheduled
+       from notifications.messages where status in ('queued', 'sending', 'failed')
+      group by channel, status`,
+  );
+  const [oldest] = await db.query<{ at: Date | null }>(
+    `select min(queued_at) as at from notifications.messages where status in ('queued', 'failed')`,
+  );
+  return { rows, oldest };
+}
+
+// Delivery receipts
+
+/** What a provider's status report means for the notification. */
+export type ReceiptOutcome = "delivered" | "failed" | "progress";
+
+/** A delivery receipt: a provider's report on a message it accepted earlier. */
+export interface Receipt {
+  provider: string;
+  channel: Channel;
+  /** The provider's message id, recorded when the message was sent. */
+  messageId: string;
+  /** The provider's own status word (kept in the provider log). */
+  status: string;
+  outcome: ReceiptOutcome;
+  /** Why it failed, for `failed`. */
+  error: string | null;
+  /** What the provider said, without personal data (kept in the provider log). */
+  details: Record<string, unknown>;
+}
+
+/** How a receipt was applied. */
+export interface ReceiptResult {
+  notification_id: string;
+  /** The notification's status after the receipt. */
+  status: Status;
+  /** False for a repeated receipt (same message, same status): nothing was written. */
+  recorded: boolean;
+  /** Whether the notification moved (sent → delivered, or sent → dead_lettered). */
+  changed: boolean;
+}
+
+/**
+ * Applies a receipt in one statement: the notification is found by the provider's message id and locked, the
+ * receipt is logged once (a unique index drops a repeat), and only a `sent` notification moves: to `delivered`
+ * with its timestamp, or for a failure to `dead_lettered` with an attempt that records the provider's reason.
+ * A notification is never moved backwards, and a final state stays final. Null when the id is unknown.
+ */
+export async function applyReceipt(db: Queryable, r: Receipt): Promise<ReceiptResult | null> {
+  const [row] = await db.query<ReceiptResult>(
+    `with target as (
+       select id, status from notifications.messages
+        where provider = $1 and provider_message_id = $2 and channel = $3
+        order by created_at desc limit 1 for update
+     ), log as (
+       insert into notifications.provider_logs (notification_id, channel, provider, status, request, response,
+         duration_ms, kind)
+       select id, $3, $1, case when $4 = 'failed' then 'error' else 'success' end, $5::text::jsonb, $6, 0, 'receipt'
+         from target
+       on conflict (notification_id, provider, (request ->> 'sid'), (request ->> 'status')) where kind = 'receipt'
+       do nothing
+       returning notification_id
+     ), moved as (
+       update notifications.messages m
+          set status = case when $4 = 'delivered' then 'delivered' else 'dead_lettered' end,
+              delivered_at = case when $4 = 'delivered' then now() else m.delivered_at end,
+              failed_at = case when $4 = 'failed' then now() else m.failed_at end,
+              dead_lettered_at = case when $4 = 'failed' then now() else m.dead_lettered_at end,
+              last_error = case when $4 = 'failed' then $7 else m.last_error end,
+              updated_at = now()
+         from log
+        where m.id = log.notification_id and m.status = 'sent' and $4 in ('delivered', 'failed')
+       returning m.id, m.status, m.attempts
+     ), attempt as (
+       insert into notifications.attempts (notification_id, attempt, channel, provider, outcome, response, error,
+         duration_ms, started_at, kind)
+       select id, attempts, $3, $1, 'permanent_error', $6, $7, 0, now(), 'receipt' from moved where $4 = 'failed'
+     )
+     select t.id as notification_id, coalesce(mv.status, t.status) as status,
+            exists (select 1 from log) as recorded, mv.id is not null as changed
+       from target t left join moved mv on mv.id = t.id`,
+    [
+      r.provider,
+      r.messageId,
+      r.channel,
+      r.outcome,
+      JSON.stringify({ sid: r.messageId, status: r.status, ...r.details }),
+      `${r.provider} reported ${r.status}`,
+      r.error,
+    ],
+  );
+  return row ?? null;
+}
+
+// Templates
+
+/** A notification template (docs/notifications.md). */
+export interface Template {
+  id: string;
+  name: string;
+  channel: Channel;
+  subject: string | null;
+  body: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const TEMPLATE_COLUMNS = "id, name, channel, subject, body, created_at, updated_at";
+
+function conflictOnName(err: unknown, name: string): never {
+  if (sqlState(err) === "23505") throw errors.conflict(`A template named "${name}" already exists`);
+  throw err;
+}
+
+/** Lists templates by name. */
+export async function listTemplates(db: Queryable): Promise<Template[]> {
+  return await db.query<Template>(`select ${TEMPLATE_COLUMNS} from notifications.templates order by name`);
+}
+
+/** A template by id, or null. */
+export async function findTemplate(db: Queryable, id: string): Promise<Template | null> {
+  const [row] = await db.query<Template>(
+    `select ${TEMPLATE_COLUMNS} from notifications.templates where id = $1`,
+    [
+      id,
+    ],
+  );
+  return row ?? null;
+}
+
+/** Inserts a template (409 when the name is taken). */
+export async function insertTemplate(
+  db: Queryable,
+  input: { name: string; channel: Channel; subject?: string | null; body: string },
+): Promise<Template> {
+  try {
+    const [row] = await db.query<Template>(
+      `insert into notifications.templates (name, channel, subject, body) values ($1, $2, $3, $4)
+       returning ${TEMPLATE_COLUMNS}`,
+      [input.name, input.channel, input.subject ?? null, input.body],
+    );
+    return row!;
+  } catch (err) {
+    conflictOnName(err, input.name);
+  }
+}
+
+/** Updates name, subject and body (only those given); null when there is no such template. */
+export async function updateTemplateRow(
+  db: Queryable,
+  id: string,
+  input: { name?: string; subject?: string | null; body?: string },
+): Promise<Template | null> {
+  try {
+    const [row] = await db.query<Template>(
+      `update notifications.templates
+          set name = coalesce($2, name),
+              subject = case when $3::boolean then $4 else subject end,
+              body = coalesce($5, body),
+              updated_at = now()
+        where id = $1 returning ${TEMPLATE_COLUMNS}`,
+      [id, input.name ?? null, input.subject !== undefined, input.subject ?? null, input.body ?? null],
+    );
+    return row ?? null;
+  } catch (err) {
+    conflictOnName(err, input.name ?? "");
+  }
+}
+
+/** Deletes a template; false when there was none. */
+export async function deleteTemplateRow(db: Queryable, id: string): Promise<boolean> {
+  return (await db.query(`delete from notifications.templates where id = $1 returning id`, [id])).length > 0;
+}
+
+// Rules
+
+/** A notification rule (docs/notifications.md). */
+export interface Rule {
+  id: string;
+  name: string;
+  trigger_type: string;
+  condition: string;
+  channel: Channel;
+  recipient_expr: string;
+  template_id: string | null;
+  subject: string | null;
+  body: string | null;
+  delay_secs: number;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The fields of a rule a client sets. */
+export type RuleInput = Omit<Rule, "id" | "created_at" | "updated_at">;
+
+const RULE_COLUMNS =
+  `id, name, trigger_type, condition, channel, recipient_expr, template_id, subject, body, delay_secs,
+  enabled, created_at, updated_at`;
+
+/** The channel of a template, or null when there is none of that id (a rule's check). */
+export async function templateChannel(db: Queryable, id: string): Promise<string | null> {
+  const [t] = await db.query<{ channel: string }>(
+    "select channel from notifications.templates where id = $1",
+    [id],
+  );
+  return t?.channel ?? null;
+}
+
+/** Lists rules, newest first. */
+export async function listRules(db: Queryable): Promise<Rule[]> {
+  return await db.query<Rule>(`select ${RULE_COLUMNS} from notifications.rules order by created_at desc, id`);
+}
+
+/** A rule by id, or null. */
+export async function findRule(db: Queryable, id: string): Promise<Rule | null> {
+  const [row] = await db.query<Rule>(`select ${RULE_COLUMNS} from notifications.rules where id = $1`, [id]);
+  return row ?? null;
+}
+
+/** The enabled rules of an event type. */
+export async function rulesFor(db: Queryable, type: string): Promise<Rule[]> {
+  return await db.query<Rule>(
+    `select ${RULE_COLUMNS} from notifications.rules where trigger_type = $1 and enabled order by created_at, id`,
+    [type],
+  );
+}
+
+const ruleParams = (r: RuleInput) => [
+  r.name,
+  r.trigger_type,
+  r.condition,
+  r.channel,
+  r.recipient_expr,
+  r.template_id,
+  r.subject,
+  r.body,
+  r.delay_secs,
+  r.enabled,
+];
+
+/** Inserts a rule (checked by the caller). */
+export async function insertRule(db: Queryable, input: RuleInput): Promise<Rule> {
+  const [row] = await db.query<Rule>(
+    `insert into notifications.rules (name, trigger_type, condition, channel, recipient_expr, template_id, subject,
+       body, delay_secs, enabled)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning ${RULE_COLUMNS}`,
+    ruleParams(input),
+  );
+  return row!;
+}
+
+/** Writes every field of a rule; null when there is no such rule. */
+export async function updateRuleRow(db: Queryable, id: string, next: RuleInput): Promise<Rule | null> {
+  const [row] = await db.query<Rule>(
+    `update notifications.rules
+        set name = $2, trigger_type = $3, condition = $4, channel = $5, recipient_expr = $6, template_id = $7,
+            subject = $8, body = $9, delay_secs = $10, enabled = $11, updated_at = now()
+      where id = $1 returning ${RULE_COLUMNS}`,
+    [id, ...ruleParams(next)],
+  );
+  return row ?? null;
+}
+
+/** Deletes a rule; false when there was none. */
+export async function deleteRuleRow(db: Queryable, id: string): Promise<boolean> {
+  return (await db.query(`delete from notifications.rules where id = $1 returning id`, [id])).length > 0;
+}
+
+// Rules-engine events
+
+/** Rules-engine event statuses. */
+export const EVENT_STATUSES = ["received", "matched", "ignored", "failed", "enqueued"] as const;
+
+/** A rules-engine event. */
+export interface EventRow {
+  id: string;
+  type: string;
+  data: unknown;
+  status: typeof EVENT_STATUSES[number];
+  reason: string | null;
+  rule_ids: string[];
+  notification_ids: string[];
+  received_at: Date;
+  matched_at: Date | null;
+  ignored_at: Date | null;
+  enqueued_at: Date | null;
+  failed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const EVENT_COLUMNS =
+  `id, type, data, status, reason, rule_ids, notification_ids, received_at, matched_at, ignored_at,
+  enqueued_at, failed_at, created_at, updated_at`;
+
+/** Lists events, newest first. */
+export async function listEvents(
+  db: Queryable,
+  f: Page & { status?: typeof EVENT_STATUSES[number] },
+): Promise<EventRow[]> {
+  return await db.query<EventRow>(
+    `select ${EVENT_COLUMNS} from notifications.events where ($1::text is null or status = $1)
+      order by created_at desc, id limit $2 offset $3`,
+    [f.status ?? null, f.limit, f.offset],
+  );
+}
+
+/** Stores an event as `received`; returns its id. */
+export async function insertEvent(db: Queryable, type: string, data: unknown): Promise<string> {
+  const [row] = await db.query<{ id: string }>(
+    `insert into notifications.events (type, data, status) values ($1, $2::text::jsonb, 'received') returning id`,
+    [type, JSON.stringify(data)],
+  );
+  return row!.id;
+}
+
+/** Moves an event to `matched` with the rules that matched. */
+export async function markEventMatched(db: Queryable, id: string, ruleIds: string[]): Promise<void> {
+  await db.query(
+    `update notifications.events set status = 'matched', matched_at = now(), rule_ids = $2::uuid[],
+            updated_at = now() where id = $1`,
+    [id, ruleIds],
+  );
+}
+
+/** Records how an event ended (`ignored`, `enqueued` or `failed`) and the notifications it made. */
+export async function finishEvent(
+  db: Queryable,
+  id: string,
+  end: { status: string; reason: string | null; notificationIds: string[] },
+): Promise<EventRow> {
+  const [row] = await db.query<EventRow>(
+    `update notifications.events
+        set status = $2, reason = $3, notification_ids = $4::uuid[], updated_at = now(),
+            ignored_at = case when $2 = 'ignored' then now() end,
+            enqueued_at = case when $2 = 'enqueued' or cardinality($4::uuid[]) > 0 then now() end,
+            failed_at = case when $2 = 'failed' then now() end
+      where id = $1 returning ${EVENT_COLUMNS}`,
+    [id, end.status, end.reason, end.notificationIds],
+  );
+  return row!;
+}
+
+// Settings
+
+/** The stored settings row: public fields, sealed secrets and when they changed. */
+export async function readSettingsRow(
+  db: Queryable,
+): Promise<{ public: Record<string, unknown>; secrets: string | null; updated_at: Date | string } | null> {
+  const [row] = await db.query<
+    { public: Record<string, unknown>; secrets: string | null; updated_at: Date | string }
+  >(
+    "select public, secrets, updated_at from notifications.settings where id",
+  );
+  return row ?? null;
+}
+
+/** Writes the settings row. */
+export async function writeSettingsRow(db: Queryable, pub: unknown, sealed: string | null): Promise<void> {
+  await db.query(
+    "update notifications.settings set public = $1::text::jsonb, secrets = $2, updated_at = clock_timestamp() where id",
+    [JSON.stringify(pub), sealed],
   );
 }

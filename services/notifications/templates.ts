@@ -1,37 +1,20 @@
-import type { Queryable } from "../../db/driver.ts";
-import { sqlState } from "../../db/driver.ts";
 import { errors } from "../../lib/errors.ts";
 import type { Channel } from "./providers/provider.ts";
 import { checkTemplate, renderTemplate } from "./render.ts";
+import type { Queryable } from "../../db/driver.ts";
+import {
+  deleteTemplateRow,
+  findTemplate,
+  insertTemplate,
+  type Template,
+  updateTemplateRow,
+} from "./store.ts";
 
-/** A notification template (docs/notifications.md). */
-export interface Template {
-  id: string;
-  name: string;
-  channel: Channel;
-  subject: string | null;
-  body: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS = "id, name, channel, subject, body, created_at, updated_at";
-
-function conflictOnName(err: unknown, name: string): never {
-  if (sqlState(err) === "23505") throw errors.conflict(`A template named "${name}" already exists`);
-  throw err;
-}
-
-/** Lists templates by name. */
-export async function listTemplates(db: Queryable): Promise<Template[]> {
-  return await db.query<Template>(`select ${COLUMNS} from notifications.templates order by name`);
-}
+export { listTemplates, type Template } from "./store.ts";
 
 /** A template by id, or 404. */
 export async function getTemplate(db: Queryable, id: string): Promise<Template> {
-  const [row] = await db.query<Template>(`select ${COLUMNS} from notifications.templates where id = $1`, [
-    id,
-  ]);
+  const row = await findTemplate(db, id);
   if (!row) throw errors.notFound(`Template "${id}" does not exist`);
   return row;
 }
@@ -43,16 +26,7 @@ export async function createTemplate(
 ): Promise<Template> {
   if (input.subject) checkTemplate("subject", input.subject);
   checkTemplate("body", input.body);
-  try {
-    const [row] = await db.query<Template>(
-      `insert into notifications.templates (name, channel, subject, body) values ($1, $2, $3, $4)
-       returning ${COLUMNS}`,
-      [input.name, input.channel, input.subject ?? null, input.body],
-    );
-    return row!;
-  } catch (err) {
-    conflictOnName(err, input.name);
-  }
+  return await insertTemplate(db, input);
 }
 
 /** Updates name, subject and body (only those given). */
@@ -63,27 +37,14 @@ export async function updateTemplate(
 ): Promise<Template> {
   if (input.subject) checkTemplate("subject", input.subject);
   if (input.body !== undefined) checkTemplate("body", input.body);
-  try {
-    const [row] = await db.query<Template>(
-      `update notifications.templates
-          set name = coalesce($2, name),
-              subject = case when $3::boolean then $4 else subject end,
-              body = coalesce($5, body),
-              updated_at = now()
-        where id = $1 returning ${COLUMNS}`,
-      [id, input.name ?? null, input.subject !== undefined, input.subject ?? null, input.body ?? null],
-    );
-    if (!row) throw errors.notFound(`Template "${id}" does not exist`);
-    return row;
-  } catch (err) {
-    conflictOnName(err, input.name ?? "");
-  }
+  const row = await updateTemplateRow(db, id, input);
+  if (!row) throw errors.notFound(`Template "${id}" does not exist`);
+  return row;
 }
 
 /** Deletes a template, or 404. */
 export async function deleteTemplate(db: Queryable, id: string): Promise<void> {
-  const rows = await db.query(`delete from notifications.templates where id = $1 returning id`, [id]);
-  if (rows.length === 0) throw errors.notFound(`Template "${id}" does not exist`);
+  if (!await deleteTemplateRow(db, id)) throw errors.notFound(`Template "${id}" does not exist`);
 }
 
 /** Renders a template's subject and body with `variables`. */
