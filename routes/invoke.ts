@@ -5,8 +5,8 @@ import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts"
 import type { EdgeEnv } from "./env.ts";
 import { CONSOLE_COOKIE, resolveRequest } from "./middleware/auth.ts";
 import { readBody } from "./middleware/body.ts";
-import type { OwnBody } from "./middleware/edge.ts";
-import { jsonTooDeep, MAX_JSON_DEPTH } from "./middleware/json_depth.ts";
+import { type OwnBody, tooDeep } from "./middleware/edge.ts";
+import { jsonTooDeep } from "./middleware/json_depth.ts";
 import { pathOf } from "./middleware/path.ts";
 import { clientAddressOf } from "./middleware/rate_limit.ts";
 import { failures, ok, PROJECT_SECURITY } from "./schemas.ts";
@@ -86,15 +86,13 @@ export function invokeBody(maxBytes: number): OwnBody {
   };
 }
 
-/** The invoke input in `bytes`: 415 when not JSON, 400 when malformed. */
-function parseInvokeBody(bytes: Uint8Array, headers: Headers): InvokeInput {
+/** The invoke input in the body of `req`: 415 when not JSON, 400 when malformed. */
+function parseInvokeBody(bytes: Uint8Array, req: Request): InvokeInput {
   if (bytes.byteLength === 0) return {};
-  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(headers.get("content-type") ?? "")) {
+  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(req.headers.get("content-type") ?? "")) {
     throw errors.unsupportedMediaType();
   }
-  if (jsonTooDeep(bytes)) {
-    throw errors.validation(`The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
-  }
+  if (jsonTooDeep(bytes)) throw tooDeep(req, "body");
   if (bytes.byteLength === 2 && bytes[0] === 0x7b && bytes[1] === 0x7d) return {}; // `{}`, the usual body
   let parsed: unknown;
   try {
@@ -253,7 +251,7 @@ export async function serveInvoke(req: Request, env: EdgeEnv, path: string): Pro
       'No API key found in request: invoke needs the project key in the "apikey" header',
     );
   }
-  const input = parseInvokeBody(await readBody(req, env.body), headers);
+  const input = parseInvokeBody(await readBody(req, env.body), req);
   const result = await platform.functions.invoker.invoke(nameOf(path), input, {
     ref: caller.project.ref,
     requestId,

@@ -50,7 +50,8 @@ function edgeFailure(err: unknown, req: Request, id: string): Response {
   return Response.json(body, { status: e.status, headers: e.headers });
 }
 
-const tooDeep = (req: Request, where: "body" | "query") => {
+/** The error of a body or query nested too deep, in the format of the route asked for. */
+export const tooDeep = (req: Request, where: "body" | "query"): Error => {
   const details = `The ${where} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
   if (!POSTGREST_PATH.test(req.url)) return errors.validation(details);
   return where === "body"
