@@ -2,6 +2,7 @@ import type { AdminIdentity } from "../services/admin/admins.ts";
 import type { UserClaims } from "../services/auth/tokens.ts";
 import type { Platform } from "../services/platform.ts";
 import type { Project } from "../services/projects/projects.ts";
+import type { BodyLimits } from "./middleware/body.ts";
 
 /** The roles of a caller (docs/projects-and-auth.md). */
 export type Role = "anon" | "authenticated" | "service_role" | "admin";
@@ -24,6 +25,13 @@ export interface EdgeEnv {
   requestId: string;
   /** The connection's peer, when served over a socket. */
   info?: { remoteAddr: Deno.Addr };
+  /** The project a long-form path named (`/v1/functions/{project_id}/…`): it wins over the host's. */
+  project: Project | undefined;
+  /**
+   * The limits of this request's body. The edge reads most bodies before the app; a route it leaves the body to
+   * (invoke, which checks its caller first) reads it under these.
+   */
+  body: BodyLimits;
 }
 
 /** The Hono environment of every route. */

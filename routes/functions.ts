@@ -5,7 +5,7 @@ import { FUNCTION_NAME } from "../services/functions/validate_code.ts";
 import type { AppEnv } from "./env.ts";
 import { allow, authenticate } from "./middleware/auth.ts";
 import { resolveProject } from "./middleware/project.ts";
-import { InvokeBody, InvokeEnvelope } from "./invoke.ts";
+import { invokeRoute } from "./invoke.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 const Permissions = z.object({
@@ -291,25 +291,5 @@ functionsRoutes.openapi(
   },
 );
 
-// Invoke reads its own body: the global body limit does not apply, the invoke limit answers 503.
-functionsRoutes.openAPIRegistry.registerPath({
-  method: "post",
-  path: "/v1/functions/{name}/invoke",
-  tags: TAGS,
-  summary: "Invoke a function (anon, authenticated, service_role, admin)",
-  description: "Default: the function's answer in the envelope. With `X-Service-Invoke-Mode: raw`: the " +
-    "function's own status, content type and bytes, plus `x-service-invoke-origin: function`.",
-  security: PROJECT_SECURITY,
-  request: {
-    params: NameParam,
-    headers: z.object({ "x-service-invoke-mode": z.enum(["raw"]).optional() }),
-    body: { content: { "application/json": { schema: InvokeBody } }, required: false },
-  },
-  responses: {
-    200: ok(InvokeEnvelope, "The function's answer"),
-    ...failures(400, 401, 403, 404, 503),
-    429: { content: { "application/json": { schema: z.object({}) } }, description: "rate_limit_exceeded" },
-    500: { content: { "application/json": { schema: z.object({}) } }, description: "The function failed" },
-    504: { content: { "application/json": { schema: z.object({}) } }, description: "TIMEOUT" },
-  },
-});
+// Invoke is served by the edge, in front of this app (routes/invoke.ts): documented from its definition there.
+functionsRoutes.openAPIRegistry.registerPath(invokeRoute);

@@ -1,14 +1,15 @@
-import { z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import { encodeBase64 } from "../lib/encoding.ts";
 import { errors } from "../lib/errors.ts";
 import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts";
 import type { EdgeEnv } from "./env.ts";
-import { failureResponse } from "./errors.ts";
-import { callerFor, CONSOLE_COOKIE, credentialsOf } from "./middleware/auth.ts";
+import { CONSOLE_COOKIE, resolveRequest } from "./middleware/auth.ts";
 import { readBody } from "./middleware/body.ts";
-import { jsonTooDeep, MAX_JSON_DEPTH } from "./middleware/json_depth.ts";
-import { projectFor } from "./middleware/project.ts";
+import { type OwnBody, tooDeep } from "./middleware/edge.ts";
+import { jsonTooDeep } from "./middleware/json_depth.ts";
+import { pathOf } from "./middleware/path.ts";
 import { clientAddressOf } from "./middleware/rate_limit.ts";
+import { failures, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 /** The body of POST /v1/functions/{name}/invoke (docs/functions.md). */
 export const InvokeBody = z.strictObject({
@@ -33,26 +34,65 @@ export const InvokeEnvelope = z.object({
 
 const utf8Lenient = new TextDecoder();
 
-/** The invoke body of `req`: 503 above `limit` bytes, 415 when not JSON, 400 when malformed. */
-async function readInvokeBody(
-  req: Request,
-  headers: Headers,
-  limit: number,
-  timeoutMs: number,
-): Promise<InvokeInput> {
-  const bytes = await readBody(req, {
-    maxBytes: limit,
-    timeoutMs,
-    tooLarge: () => errors.unavailable(`Request body is larger than the invoke limit of ${limit} bytes`),
-    timedOut: () => errors.bodyTimeout(timeoutMs),
-  });
+/**
+ * POST /v1/functions/{name}/invoke. The edge serves it itself ({@linkcode serveInvoke}), in front of the Hono
+ * app, whose per-request layers cost a measurable share of a warm call; this definition is its OpenAPI entry
+ * and the path the edge matches.
+ */
+export const invokeRoute = createRoute({
+  method: "post",
+  path: "/v1/functions/{name}/invoke",
+  tags: ["Functions"],
+  summary: "Invoke a function (anon, authenticated, service_role, admin)",
+  description: "Default: the function's answer in the envelope. With `X-Service-Invoke-Mode: raw`: the " +
+    "function's own status, content type and bytes, plus `x-service-invoke-origin: function`.",
+  security: PROJECT_SECURITY,
+  request: {
+    params: z.object({
+      name: z.string().min(1).max(200).openapi({ description: "The function's name, or its id" }),
+    }),
+    headers: z.object({ "x-service-invoke-mode": z.enum(["raw"]).optional() }),
+    body: { content: { "application/json": { schema: InvokeBody } }, required: false },
+  },
+  responses: {
+    200: ok(InvokeEnvelope, "The function's answer"),
+    ...failures(400, 401, 403, 404, 503),
+    429: { content: { "application/json": { schema: z.object({}) } }, description: "rate_limit_exceeded" },
+    500: { content: { "application/json": { schema: z.object({}) } }, description: "The function failed" },
+    504: { content: { "application/json": { schema: z.object({}) } }, description: "TIMEOUT" },
+  },
+});
+
+/** The route's path as a pattern: `{name}` is one segment. */
+const SHORT_FORM = new RegExp(`^${invokeRoute.path.replace(/\{[^}]+\}/g, "[^/]+")}$`);
+/** Short form, or long form (`/v1/functions/{project_id}/{name}/invoke`) when a project is named. */
+const ANY_FORM = new RegExp(`^${invokeRoute.path.replace(/\{[^}]+\}/g, "[^/]+(/[^/]+)?")}$`);
+const METHOD = invokeRoute.method.toUpperCase();
+
+/** True for a call of a function at `path` (short form, or a long form's rewritten path). */
+export function isInvoke(req: Request, path: string): boolean {
+  return req.method === METHOD && SHORT_FORM.test(path);
+}
+
+/**
+ * Invoke reads its body itself, after resolving its caller, under the invoke limit (503 above it); the edge
+ * leaves it unread for any path that may be an invoke, whether or not its long form names a project.
+ */
+export function invokeBody(maxBytes: number): OwnBody {
+  return {
+    accepts: (req) => req.method === METHOD && ANY_FORM.test(pathOf(req.url)),
+    maxBytes,
+    tooLarge: () => errors.unavailable(`Request body is larger than the invoke limit of ${maxBytes} bytes`),
+  };
+}
+
+/** The invoke input in the body of `req`: 415 when not JSON, 400 when malformed. */
+function parseInvokeBody(bytes: Uint8Array, req: Request): InvokeInput {
   if (bytes.byteLength === 0) return {};
-  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(headers.get("content-type") ?? "")) {
+  if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(req.headers.get("content-type") ?? "")) {
     throw errors.unsupportedMediaType();
   }
-  if (jsonTooDeep(bytes)) {
-    throw errors.validation(`The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
-  }
+  if (jsonTooDeep(bytes)) throw tooDeep(req, "body");
   if (bytes.byteLength === 2 && bytes[0] === 0x7b && bytes[1] === 0x7d) return {}; // `{}`, the usual body
   let parsed: unknown;
   try {
@@ -196,48 +236,32 @@ function nameOf(path: string): string {
 }
 
 /**
- * POST /v1/functions/{name}/invoke, served in front of the Hono app: it is the platform's hottest
- * route, and the app's layers (context, middleware chain, header wrappers) cost a measurable share of a warm
- * call. It resolves the project and the caller as the app's `authenticate` does (the same functions), reads
- * its own body under the invoke limit, and answers in the same envelopes. `pathRef`: the project named by a
- * long-form path.
+ * Serves an invoke (see {@linkcode invokeRoute}) at `path`, the short form: the project and the caller are
+ * resolved as for every Hono route; the body is read under the limits the edge chose, and a failure is
+ * rendered by the edge.
  */
-export async function serveInvoke(
-  req: Request,
-  env: EdgeEnv,
-  path: string,
-  pathRef?: string,
-): Promise<Response> {
+export async function serveInvoke(req: Request, env: EdgeEnv, path: string): Promise<Response> {
   const { platform, requestId } = env;
   const headers = req.headers;
-  try {
-    const host = headers.get("host") ?? new URL(req.url).host;
-    const projectOrPromise = projectFor(platform, host, pathRef);
-    const project = projectOrPromise instanceof Promise ? await projectOrPromise : projectOrPromise;
-    const credentials = credentialsOf(headers);
-    const callerOrPromise = callerFor(platform, project, credentials);
-    const caller = callerOrPromise instanceof Promise ? await callerOrPromise : callerOrPromise;
-    // Invoke requires `apikey` (docs/api.md); a user token rides along with it (a console admin needs none).
-    if (caller.role !== "admin" && credentials.apikey === undefined) {
-      throw errors.unauthorized(
-        'No API key found in request: invoke needs the project key in the "apikey" header',
-      );
-    }
-    const { INVOKE_MAX_BODY_BYTES, BODY_TIMEOUT_MS } = platform.config;
-    const input = await readInvokeBody(req, headers, INVOKE_MAX_BODY_BYTES, BODY_TIMEOUT_MS);
-    const result = await platform.functions.invoker.invoke(nameOf(path), input, {
-      ref: project.ref,
-      requestId,
-      clientId: caller.user
-        ? `user:${caller.user.sub}`
-        : `${caller.role}:${clientAddressOf(env, headers.get("x-forwarded-for") ?? undefined)}`,
-      user: caller.user ? { ...caller.user } : undefined,
-    });
-    if ((headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
-      return rawResponse(result, requestId);
-    }
-    return new Response(envelopeText(result), { headers: JSON_HEADERS });
-  } catch (err) {
-    return failureResponse(err, requestId, path);
+  const resolved = resolveRequest(env, req);
+  const caller = resolved instanceof Promise ? await resolved : resolved;
+  // Invoke requires `apikey` (docs/api.md); a user token rides along with it (a console admin needs none).
+  if (caller.role !== "admin" && !headers.has("apikey")) {
+    throw errors.unauthorized(
+      'No API key found in request: invoke needs the project key in the "apikey" header',
+    );
   }
+  const input = parseInvokeBody(await readBody(req, env.body), req);
+  const result = await platform.functions.invoker.invoke(nameOf(path), input, {
+    ref: caller.project.ref,
+    requestId,
+    clientId: caller.user
+      ? `user:${caller.user.sub}`
+      : `${caller.role}:${clientAddressOf(env, headers.get("x-forwarded-for") ?? undefined)}`,
+    user: caller.user ? { ...caller.user } : undefined,
+  });
+  if ((headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
+    return rawResponse(result, requestId);
+  }
+  return new Response(envelopeText(result), { headers: JSON_HEADERS });
 }

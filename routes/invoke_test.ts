@@ -1,7 +1,8 @@
 import { assertEquals } from "../tests/assert.ts";
 import { encodeBase64 } from "../lib/encoding.ts";
 import type { InvokeResult } from "../services/functions/invoke.ts";
-import { envelopeText } from "./invoke.ts";
+import { AppError } from "../lib/errors.ts";
+import { envelopeText, invokeBody, isInvoke } from "./invoke.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const result = (type: string | null, body: Uint8Array, extra: [string, string][] = []): InvokeResult => ({
@@ -50,4 +51,23 @@ Deno.test("invoke envelope: a JSON body keeps the function's exact text (numbers
   assertEquals(text.includes('"body":{"id":12345678901234567890}'), true);
   // JSON with surrounding whitespace is still one value inside the envelope.
   assertEquals(envelope(result("application/vnd.api+json", bytes(' [1, "two"]\n'))).data.body, [1, "two"]);
+});
+
+Deno.test("invoke: the edge matches the route's own path, in short form and (for its body) long form", () => {
+  const request = (path: string, method = "POST") => new Request(`http://localhost${path}`, { method });
+  const short = "/v1/functions/hello/invoke";
+  assertEquals(isInvoke(request(short), short), true);
+  assertEquals(isInvoke(request(short, "GET"), short), false);
+  for (
+    const path of ["/v1/functions/hello", "/v1/functions/demo/hello/invoke", "/v1/functions/hello/invoke/x"]
+  ) {
+    assertEquals(isInvoke(request(path), path), false, path);
+  }
+  const own = invokeBody(16);
+  assertEquals(own.maxBytes, 16);
+  assertEquals(own.accepts(request(short)), true);
+  assertEquals(own.accepts(request("/v1/functions/demo/hello/invoke?x=1")), true);
+  assertEquals(own.accepts(request("/v1/functions/demo/hello/invoke", "PUT")), false);
+  assertEquals(own.accepts(request("/v1/functions/a/b/c/invoke")), false);
+  assertEquals((own.tooLarge() as AppError).status, 503);
 });

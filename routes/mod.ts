@@ -12,24 +12,18 @@ import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
 import { cronRoutes } from "./cron.ts";
 import { functionsRoutes } from "./functions.ts";
-import { serveInvoke } from "./invoke.ts";
+import { invokeBody, isInvoke, serveInvoke } from "./invoke.ts";
 import { jobRoutes } from "./jobs.ts";
 import type { AppEnv, EdgeEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
 import { longFormCandidate } from "./long_form.ts";
 import { edge } from "./middleware/edge.ts";
-import { setPathProject } from "./middleware/project.ts";
+import { pathOf } from "./middleware/path.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { projectRoutes } from "./project.ts";
 import { CachedRouter } from "./router.ts";
 import { realtimeRoutes } from "./realtime.ts";
 import { systemRoutes } from "./system.ts";
-
-const INVOKE_PATH = /^\/v1\/functions\/[^/]+\/invoke$/;
-/** Short and long form (`/v1/functions/{project_id}/{name}/invoke`). */
-const ANY_INVOKE_PATH = /^\/v1\/functions\/[^/]+(\/[^/]+)?\/invoke$/;
-/** True for a call of a function (short-form `path`), which the edge serves itself (routes/invoke.ts). */
-const isInvoke = (req: Request, path: string) => req.method === "POST" && INVOKE_PATH.test(path);
 
 /** Request headers a browser may send (CORS). */
 const ALLOW_HEADERS = [
@@ -119,35 +113,18 @@ export function createApp(): OpenAPIHono<AppEnv> {
 /** A fetch handler: the app behind the long-form rewrite of `/v1/functions/{project_id}/…`. */
 export type Handler = (req: Request, info?: { remoteAddr: Deno.Addr }) => Response | Promise<Response>;
 
-/** The path of an absolute URL as the router sees it (a URL with escapes is parsed in full). */
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("://") + 3);
-  if (start < 0) return "/";
-  let end = url.length;
-  for (let i = start; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 0x25) return new URL(url).pathname; // %
-    if (c === 0x3f || c === 0x23) { // ? #
-      end = i;
-      break;
-    }
-  }
-  return url.slice(start, end);
-}
-
 /** Builds the platform's fetch handler: the edge in front of the app, behind the long-form rewrite. */
 export function createHandler(platform: Platform): Handler {
   const app = createApp();
-  const isProject = async (ref: string) =>
-    PROJECT_REF.test(ref) && (await platform.projects.find(ref)) !== null;
   const longForm = async (req: Request, env: EdgeEnv, long: { ref: string; path: string }) => {
-    if (!(await isProject(long.ref))) return await app.fetch(req, env);
-    if (isInvoke(req, long.path)) return await serveInvoke(req, env, long.path, long.ref);
+    const project = PROJECT_REF.test(long.ref) ? await platform.projects.find(long.ref) : null;
+    if (!project) return await app.fetch(req, env);
+    // The project the path named travels in the env: the app and invoke take it instead of the host's.
+    const named: EdgeEnv = { ...env, project };
+    if (isInvoke(req, long.path)) return await serveInvoke(req, named, long.path);
     const url = new URL(req.url);
     url.pathname = long.path;
-    const rewritten = new Request(url, req);
-    setPathProject(rewritten, long.ref);
-    return await app.fetch(rewritten, env);
+    return await app.fetch(new Request(url, req), named);
   };
   return edge(
     {
@@ -159,8 +136,7 @@ export function createHandler(platform: Platform): Handler {
       exposeHeaders: EXPOSE_HEADERS,
       maxBodyBytes: platform.config.MAX_BODY_BYTES,
       bodyTimeoutMs: platform.config.BODY_TIMEOUT_MS,
-      // Invoke reads its own body under the invoke limit, and answers 503 above it.
-      ownBody: (req) => req.method === "POST" && ANY_INVOKE_PATH.test(pathOf(req.url)),
+      ownBody: invokeBody(platform.config.INVOKE_MAX_BODY_BYTES),
     },
     // Not async on the common path: an extra promise layer per request costs measurable throughput.
     (req, env) => {

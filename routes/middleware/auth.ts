@@ -7,8 +7,8 @@ import { looksLikeJwt, type UserClaims } from "../../services/auth/tokens.ts";
 import { errors } from "../../lib/errors.ts";
 import type { Platform } from "../../services/platform.ts";
 import type { KeyOwner, Project } from "../../services/projects/projects.ts";
-import type { AppEnv, Caller, Role } from "../env.ts";
-import { projectOf } from "./project.ts";
+import type { AppEnv, Caller, EdgeEnv, Role } from "../env.ts";
+import { requestProject } from "./project.ts";
 
 /** The name of the console's HttpOnly session cookie. */
 export const CONSOLE_COOKIE = "console_session";
@@ -168,27 +168,30 @@ async function resolveMissing(
 }
 
 /**
- * Sets `project` (unless an earlier middleware did) and `caller` for a project route, in one layer and without
- * awaiting anything when the answers are cached: each middleware layer and each await costs throughput on the
- * hottest path of the platform.
+ * The project and the caller of a request (the caller carries its project), for the Hono routes
+ * ({@linkcode authenticate}) and for invoke, which is served in front of them, alike. Nothing is awaited when
+ * the project, the key's owner and a user token's verification are cached: each await costs throughput on the
+ * platform's hottest paths. `project`: the request's project when an earlier middleware resolved it already.
  */
+export function resolveRequest(env: EdgeEnv, req: Request, project?: Project): Caller | Promise<Caller> {
+  const found = project ?? requestProject(env, req);
+  const credentials = credentialsOf(req.headers);
+  return found instanceof Promise
+    ? found.then((p) => callerFor(env.platform, p, credentials))
+    : callerFor(env.platform, found, credentials);
+}
+
+/** Sets `project` and `caller` for a project route, in one middleware layer: see {@linkcode resolveRequest}. */
 export const authenticate = createMiddleware<AppEnv>((c, next) => {
   // c.get, not c.var: Hono's c.var builds a new object on every access.
-  const project = c.get("project") ?? projectOf(c);
-  return project instanceof Promise ? project.then((p) => admit(c, p, next)) : admit(c, project, next);
+  const caller = resolveRequest(c.env, c.req.raw, c.get("project"));
+  return caller instanceof Promise ? caller.then((r) => admit(c, r, next)) : admit(c, caller, next);
 });
 
-function admit(c: Context<AppEnv>, project: Project, next: Next): Promise<void> {
-  c.set("project", project);
-  const caller = callerFor(c.env.platform, project, credentialsOf(c.req.raw.headers));
-  if (!(caller instanceof Promise)) {
-    c.set("caller", caller);
-    return next();
-  }
-  return caller.then((resolved) => {
-    c.set("caller", resolved);
-    return next();
-  });
+function admit(c: Context<AppEnv>, caller: Caller, next: Next): Promise<void> {
+  c.set("project", caller.project);
+  c.set("caller", caller);
+  return next();
 }
 
 /** The caller of a project route (see {@linkcode callerOf}): synchronous when every answer is cached. */

@@ -3,7 +3,7 @@ import { errors } from "../../lib/errors.ts";
 import type { Platform } from "../../services/platform.ts";
 import type { EdgeEnv } from "../env.ts";
 import { failureResponse, toAppError } from "../errors.ts";
-import { readBody } from "./body.ts";
+import { type BodyLimits, readBody } from "./body.ts";
 import { jsonTooDeep, MAX_JSON_DEPTH, queryTooDeep } from "./json_depth.ts";
 
 /** Options of {@linkcode edge}. */
@@ -17,11 +17,23 @@ export interface EdgeOptions {
   maxBodyBytes: number;
   /** How long a request body may take to arrive (408 past it). */
   bodyTimeoutMs: number;
-  /** Requests whose handler reads its own body under limits of its own (function invocations). */
-  ownBody?: (req: Request) => boolean;
+  /** Requests whose route reads the body itself, once it has checked the caller, and their own limit. */
+  ownBody?: OwnBody;
 }
 
-/** What the edge hands every request to: the Hono app's fetch with the request's {@linkcode EdgeEnv}. */
+/** A route that reads its own body (invoke): which requests, and the limit they are read under. */
+export interface OwnBody {
+  accepts: (req: Request) => boolean;
+  /** The largest body. */
+  maxBytes: number;
+  /** The error above it. */
+  tooLarge: () => Error;
+}
+
+/**
+ * What the edge hands every request to (the Hono app's fetch, or a route served in front of it) with the
+ * request's {@linkcode EdgeEnv}. It may throw or reject: the edge renders the failure.
+ */
 export type EdgeNext = (req: Request, env: EdgeEnv) => Response | Promise<Response>;
 
 // An incoming id is kept when it is short and plain, so that a trace can cross services.
@@ -30,7 +42,7 @@ const VALID_ID = /^[\w\-.:]{1,200}$/;
 const POSTGREST_PATH = /^[a-z]+:\/\/[^/]*\/rest\/v1\//i;
 
 /** A failure at the edge, in the format of the route asked for: PostgREST's on `/rest/v1`, else the envelope. */
-function edgeFailure(err: Error, req: Request, id: string): Response {
+function edgeFailure(err: unknown, req: Request, id: string): Response {
   if (!POSTGREST_PATH.test(req.url)) return failureResponse(err, id, new URL(req.url).pathname);
   const e = toAppError(err);
   const rest = e instanceof RestError ? e : null;
@@ -38,7 +50,8 @@ function edgeFailure(err: Error, req: Request, id: string): Response {
   return Response.json(body, { status: e.status, headers: e.headers });
 }
 
-const tooDeep = (req: Request, where: "body" | "query") => {
+/** The error of a body or query nested too deep, in the format of the route asked for. */
+export const tooDeep = (req: Request, where: "body" | "query"): Error => {
   const details = `The ${where} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
   if (!POSTGREST_PATH.test(req.url)) return errors.validation(details);
   return where === "body"
@@ -77,11 +90,27 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     }
     return res;
   };
-  const limits = {
+  const timedOut = () => errors.bodyTimeout(options.bodyTimeoutMs);
+  const limits: BodyLimits = {
     maxBytes: options.maxBodyBytes,
     timeoutMs: options.bodyTimeoutMs,
     tooLarge: () => errors.tooLarge(options.maxBodyBytes),
-    timedOut: () => errors.bodyTimeout(options.bodyTimeoutMs),
+    timedOut,
+  };
+  const own = options.ownBody;
+  const ownLimits: BodyLimits | undefined = own &&
+    { maxBytes: own.maxBytes, timeoutMs: options.bodyTimeoutMs, tooLarge: own.tooLarge, timedOut };
+  /** The answer of `next`, its failure rendered here: synchronous when `next` answered synchronously. */
+  const answer = (req: Request, env: EdgeEnv, origin: string | null): Response | Promise<Response> => {
+    const id = env.requestId;
+    let res: Response | Promise<Response>;
+    try {
+      res = next(req, env);
+    } catch (err) {
+      return finish(edgeFailure(err, req, id), id, origin);
+    }
+    if (!(res instanceof Promise)) return finish(res, id, origin);
+    return res.then((r) => finish(r, id, origin), (err) => finish(edgeFailure(err, req, id), id, origin));
   };
   /**
    * The request with its body read whole under the limits and its JSON depth checked, so that neither a slow
@@ -100,9 +129,9 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     try {
       forwarded = await buffered(req);
     } catch (err) {
-      return finish(edgeFailure(err as Error, req, env.requestId), env.requestId, origin);
+      return finish(edgeFailure(err, req, env.requestId), env.requestId, origin);
     }
-    return finish(await next(forwarded, env), env.requestId, origin);
+    return await answer(forwarded, env, origin);
   };
   return (req: Request, info?: { remoteAddr: Deno.Addr }): Response | Promise<Response> => {
     const incoming = req.headers.get("x-request-id");
@@ -121,15 +150,20 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
       if (origin && origin !== "*") headers["vary"] = "Origin";
       return new Response(null, { status: 204, headers });
     }
-    const env = { platform: options.platform, requestId: id, info };
     if (queryTooDeep(req.url)) return finish(edgeFailure(tooDeep(req, "query"), req, id), id, origin);
     // A GET or HEAD body is never read by any route: not buffered (the method is checked first, it is cheaper).
     const method = req.method;
+    const reads = method !== "GET" && method !== "HEAD";
+    const owned = reads && ownLimits !== undefined && own!.accepts(req);
+    const env: EdgeEnv = {
+      platform: options.platform,
+      requestId: id,
+      info,
+      project: undefined,
+      body: owned ? ownLimits : limits,
+    };
     // `req.body` is looked at last: once built, its stream makes the handler's own `bytes()` slower (invoke).
-    if (method !== "GET" && method !== "HEAD" && !options.ownBody?.(req) && req.body !== null) {
-      return guarded(req, env, origin);
-    }
-    const res = next(req, env);
-    return res instanceof Promise ? res.then((r) => finish(r, id, origin)) : finish(res, id, origin);
+    if (reads && !owned && req.body !== null) return guarded(req, env, origin);
+    return answer(req, env, origin);
   };
 }

@@ -3,15 +3,7 @@ import { errors } from "../../lib/errors.ts";
 import type { Context } from "hono";
 import { type Project, PROJECT_REF } from "../../services/projects/projects.ts";
 import type { Platform } from "../../services/platform.ts";
-import type { AppEnv } from "../env.ts";
-
-/** Requests whose project came from the long form of a path (`/v1/functions/{project_id}/…`). */
-const pathProjects = new WeakMap<Request, string>();
-
-/** Records that `req` names its project in its path. Used by the long-form rewrite only. */
-export function setPathProject(req: Request, ref: string): void {
-  pathProjects.set(req, ref);
-}
+import type { AppEnv, EdgeEnv } from "../env.ts";
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
@@ -33,18 +25,22 @@ export function projectFromHost(host: string, baseDomain: string, defaultRef: st
 }
 
 /**
- * The request's project, from its path (long form) or its host; 404 PROJECT_NOT_FOUND otherwise. Answered
- * synchronously when the project is cached.
+ * The project of `req`: the one its long-form path named (`env.project`), else the one its host selects;
+ * 404 PROJECT_NOT_FOUND otherwise. Answered synchronously when the project is cached.
  */
-export function projectOf(c: Context<AppEnv>): Project | Promise<Project> {
-  const host = c.req.header("host") ?? new URL(c.req.url).host;
-  return projectFor(c.env.platform, host, pathProjects.get(c.req.raw));
+export function requestProject(env: EdgeEnv, req: Request): Project | Promise<Project> {
+  return env.project ?? projectFor(env.platform, req.headers.get("host") ?? new URL(req.url).host);
 }
 
-/** The project named by a long-form path (`pathRef`) or else by `host`: see {@linkcode projectOf}. */
-export function projectFor(platform: Platform, host: string, pathRef?: string): Project | Promise<Project> {
+/** {@linkcode requestProject} of a Hono route's request. */
+export function projectOf(c: Context<AppEnv>): Project | Promise<Project> {
+  return requestProject(c.env, c.req.raw);
+}
+
+/** The project `host` selects: see {@linkcode projectFromHost}. */
+function projectFor(platform: Platform, host: string): Project | Promise<Project> {
   const { config, projects } = platform;
-  const ref = pathRef ?? projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
+  const ref = projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
   if (!ref) throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
   const cached = projects.cached(ref);
   if (cached === null) throw errors.projectNotFound(ref);
