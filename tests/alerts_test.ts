@@ -244,7 +244,7 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
             alert.id,
           ],
         );
-        assertEquals(left, [{ n: 0 }]);
+        assertEquals(left[0]?.n, 0);
         assertEquals((await c.call("DELETE", `/v1/functions/alerts/${alert.id}`)).status, 404);
       },
     );

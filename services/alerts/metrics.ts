@@ -41,7 +41,10 @@ export class MetricsReader {
     private readonly recorder: InvocationRecorder,
   ) {}
 
-  /** The metrics of each wanted window, in order; `jobs: false` skips the job store (its metrics read 0). */
+  /**
+   * The metrics of each wanted window, in order; a window without `histogram` reads no p95 (null), and
+   * `jobs: false` skips the job store (its metrics read 0).
+   */
   async read(ref: string, wanted: WantedWindow[], options: { jobs: boolean }): Promise<Metrics[]> {
     if (wanted.length === 0) return [];
     await this.recorder.flush(ref);
@@ -70,7 +73,9 @@ export class MetricsReader {
       m.errors = Number(row.errors ?? 0);
       m.error_rate = m.errors / count;
       m.timeouts = Number(row.timeouts ?? 0);
-      m.duration_p95_ms = round(percentile(hist, count, 0.95, Number(row.min_ms), Number(row.max_ms)));
+      m.duration_p95_ms = row.hist
+        ? round(percentile(hist, count, 0.95, Number(row.min_ms), Number(row.max_ms)))
+        : null;
       m.duration_avg_ms = round(Number(row.sum_ms) / count);
     }
     for (const row of jobs) {

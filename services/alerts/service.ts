@@ -3,6 +3,7 @@ import type { Db } from "../../db/driver.ts";
 import { AppError, errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
 import type { FunctionService } from "../functions/functions.ts";
+import type { WantedWindow } from "../functions/store.ts";
 import type { NotificationService } from "../notifications/service.ts";
 import type { Channel } from "../notifications/providers/provider.ts";
 import { alertMessage } from "./message.ts";
@@ -165,7 +166,7 @@ export class AlertService {
   > {
     const functionName = query.function_name ? await this.functionNamed(ref, query.function_name) : null;
     const secs = query.window_secs ?? WINDOW_SECS.default;
-    const [m] = await this.options.metrics.read(ref, [{ functionName, secs }], { jobs: true });
+    const [m] = await this.options.metrics.read(ref, [{ functionName, secs, histogram: true }], { jobs: true });
     return { ...m!, window_secs: secs, function_name: functionName };
   }
 
@@ -207,14 +208,15 @@ export class AlertService {
   /** Each claimed alert's value, reading each distinct window once. */
   private async values(ref: string, alerts: ClaimedAlert[]): Promise<(number | null)[]> {
     const windows = new Map<string, number>();
-    const wanted: { functionName: string | null; secs: number }[] = [];
+    const wanted: WantedWindow[] = [];
     const slot = alerts.map((a) => {
       const key = `${a.function_name ?? ""}\n${a.window_secs}`;
       let at = windows.get(key);
       if (at === undefined) {
         windows.set(key, at = wanted.length);
-        wanted.push({ functionName: a.function_name, secs: a.window_secs });
+        wanted.push({ functionName: a.function_name, secs: a.window_secs, histogram: false });
       }
+      if (a.metric === "duration_p95_ms") wanted[at]!.histogram = true;
       return at;
     });
     const jobs = alerts.some((a) => isJobMetric(a.metric as Metric));

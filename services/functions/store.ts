@@ -129,16 +129,19 @@ const STATS = `
          ) as hist`;
 
 // Sums of the minutes that overlap each wanted window (a function's by its current id, so a deleted function
-// reads 0; or the whole project's), and their histograms added slot by slot. Reads rollups only.
+// reads 0; or the whole project's), and, where asked (adding them up costs the most), their histograms added
+// slot by slot. Reads rollups only.
 const WINDOWS = `
-  with w as (select fn, secs, k from unnest($1::text[], $2::int[]) with ordinality as w(fn, secs, k)),
+  with w as (
+    select fn, secs, hist, k from unnest($1::text[], $2::int[], $3::bool[]) with ordinality as w(fn, secs, hist, k)
+  ),
   minutes as (
-    select w.k, r.count, r.errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
+    select w.k, w.hist as wants_hist, r.count, r.errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
     from w join platform.functions f on f.name = w.fn
     join platform.function_invocation_rollups r
       on r.function_id = f.id and r.bucket > now() - make_interval(secs => w.secs + 60)
     union all
-    select w.k, r.count, r.errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
+    select w.k, w.hist as wants_hist, r.count, r.errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
     from (select * from w where fn is null) w
     join platform.function_invocation_rollups r on r.bucket > now() - make_interval(secs => w.secs + 60)
   ),
@@ -149,7 +152,8 @@ const WINDOWS = `
   ),
   hists as (
     select k, array_agg(n order by i) as hist
-    from (select k, i, sum(v)::float8 as n from minutes, unnest(hist) with ordinality as h(v, i) group by k, i) s
+    from (select k, i, sum(v)::float8 as n from minutes, unnest(hist) with ordinality as h(v, i)
+          where wants_hist group by k, i) s
     group by k
   )
   select s.k::int as k, s.count, s.errors, s.timeouts, s.sum_ms, s.min_ms, s.max_ms, h.hist
@@ -159,6 +163,8 @@ const WINDOWS = `
 export interface WantedWindow {
   functionName: string | null;
   secs: number;
+  /** Add up the duration histograms too (for percentiles). */
+  histogram: boolean;
 }
 
 const MINUTE_MS = 60_000;
@@ -204,6 +210,7 @@ export const invocationStore = {
     return await db.query<StatsRow & { k: number }>(WINDOWS, [
       wanted.map((w) => w.functionName),
       wanted.map((w) => w.secs),
+      wanted.map((w) => w.histogram),
     ]);
   },
 
