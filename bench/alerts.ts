@@ -28,7 +28,12 @@ const NOOP = `export default { fetch() { return new Response("ok"); } };`;
 const HIST = `{${[...Array(120).fill(0), 10, 30, 30, 20, 10].join(",")}}`;
 
 const sandbox = await makeSandbox({ LOG_LEVEL: "error" });
-const config = loadConfig({ ...sandbox.env, INVOKE_RATE_PER_MIN: "100000000", ALERTS_EVAL_SECS: EVAL_SECS });
+const config = loadConfig({
+  ...sandbox.env,
+  INVOKE_RATE_PER_MIN: "100000000",
+  PLAN_INVOCATIONS_PER_MONTH: "1000000000",
+  ALERTS_EVAL_SECS: EVAL_SECS,
+});
 const platform = await openPlatform(config);
 const handler = createHandler(platform);
 const ref = config.DEFAULT_PROJECT_REF;

@@ -133,7 +133,7 @@ const STATS = `
 // slot by slot. Reads rollups only.
 const WINDOWS = `
   with w as (
-    select fn, secs, hist, k from unnest($1::text[], $2::int[], $3::bool[]) with ordinality as w(fn, secs, hist, k)
+    select fn, secs, hist, k from unnest($1::text[], $2::int[], $3::text[]::bool[]) with ordinality as w(fn, secs, hist, k)
   ),
   minutes as (
     select w.k, w.hist as wants_hist, r.count, r.errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
@@ -210,7 +210,8 @@ export const invocationStore = {
     return await db.query<StatsRow & { k: number }>(WINDOWS, [
       wanted.map((w) => w.functionName),
       wanted.map((w) => w.secs),
-      wanted.map((w) => w.histogram),
+      // As text: postgres.js cannot send an array of booleans.
+      wanted.map((w) => String(w.histogram)),
     ]);
   },
 
