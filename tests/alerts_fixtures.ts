@@ -44,6 +44,19 @@ export function alertClient(p: TestPlatform, ref = "default") {
       if (res.status !== 201 && res.status !== 200) throw new Error(`alert: ${JSON.stringify(res.body)}`);
       return res.body.data;
     },
+    /** Creates a webhook alert to `destination` from a rule such as "error_rate gt 0.5". */
+    async watch(destination: string, name: string, rule: string, extra: Record<string, unknown> = {}) {
+      const [metric, condition, threshold] = rule.split(" ");
+      return await this.alert({
+        name,
+        metric,
+        condition,
+        threshold: Number(threshold),
+        channel: "webhook",
+        destination,
+        ...extra,
+      });
+    },
     /** The events of one alert, newest first. */
     async events(id: string): Promise<Json[]> {
       const res = await call("GET", `/v1/functions/alerts/${id}/events?limit=500`);

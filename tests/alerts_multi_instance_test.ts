@@ -12,13 +12,7 @@ async function failingAlert(p: TestPlatform, hookUrl: string, secret: string): P
   const c = alertClient(p);
   await c.webhookSettings(secret);
   await c.deploy("broken");
-  const alert = await c.alert({
-    name: "broken",
-    metric: "error_rate",
-    condition: "gt",
-    threshold: 0.5,
-    channel: "webhook",
-    destination: `${hookUrl}/broken`,
+  const alert = await c.watch(`${hookUrl}/broken`, "broken", "error_rate gt 0.5", {
     function_name: "broken",
   });
   await c.invoke("broken", 4, "fail=1");

@@ -22,13 +22,7 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
 
     let alert: Json;
     await t.step("error_rate > 0.5: one triggered event and one signed webhook naming it", async () => {
-      alert = await c.alert({
-        name: "flaky errors",
-        metric: "error_rate",
-        condition: "gt",
-        threshold: 0.5,
-        channel: "webhook",
-        destination: `${hook.url}/flaky`,
+      alert = await c.watch(`${hook.url}/flaky`, "flaky errors", "error_rate gt 0.5", {
         function_name: "flaky",
       });
       assertEquals([alert.state, alert.enabled, alert.window_secs, alert.cooldown_secs], [
@@ -90,13 +84,7 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
 
     await t.step("cooldown: no second trigger within cooldown_secs of the last one", async () => {
       await c.deploy("cool");
-      const cool = await c.alert({
-        name: "cool errors",
-        metric: "errors",
-        condition: "gte",
-        threshold: 2,
-        channel: "webhook",
-        destination: `${hook.url}/cool`,
+      const cool = await c.watch(`${hook.url}/cool`, "cool errors", "errors gte 2", {
         function_name: "cool",
         cooldown_secs: 3600,
       });
@@ -126,13 +114,7 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
       "a disabled alert neither evaluates nor fires; disabling a firing one sends nothing",
       async () => {
         await c.deploy("quiet");
-        const quiet = await c.alert({
-          name: "quiet errors",
-          metric: "errors",
-          condition: "gt",
-          threshold: 0,
-          channel: "webhook",
-          destination: `${hook.url}/quiet`,
+        const quiet = await c.watch(`${hook.url}/quiet`, "quiet errors", "errors gt 0", {
           function_name: "quiet",
         });
         const off = await c.call("PATCH", `/v1/functions/alerts/${quiet.id}`, { enabled: false });
@@ -160,22 +142,10 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
     await t.step("duration_p95_ms with a slow function", async () => {
       await c.deploy("slow");
       await c.deploy("fast");
-      const slow = await c.alert({
-        name: "slow p95",
-        metric: "duration_p95_ms",
-        condition: "gt",
-        threshold: 200,
-        channel: "webhook",
-        destination: `${hook.url}/slow`,
+      const slow = await c.watch(`${hook.url}/slow`, "slow p95", "duration_p95_ms gt 200", {
         function_name: "slow",
       });
-      const fast = await c.alert({
-        name: "fast p95",
-        metric: "duration_p95_ms",
-        condition: "gt",
-        threshold: 200,
-        channel: "webhook",
-        destination: `${hook.url}/fast`,
+      const fast = await c.watch(`${hook.url}/fast`, "fast p95", "duration_p95_ms gt 200", {
         function_name: "fast",
       });
       await c.invoke("slow", 3, "sleep=300");
@@ -200,14 +170,7 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
 
     await t.step("dlq_depth with dead jobs", async () => {
       await deploy(p, p.secretKey, "doomed", FUNCTIONS.broken);
-      const dlq = await c.alert({
-        name: "dlq",
-        metric: "dlq_depth",
-        condition: "gte",
-        threshold: 2,
-        channel: "webhook",
-        destination: `${hook.url}/dlq`,
-      });
+      const dlq = await c.watch(`${hook.url}/dlq`, "dlq", "dlq_depth gte 2");
       for (let i = 0; i < 2; i++) {
         const job = await c.call("POST", "/v1/functions/jobs", { function_name: "doomed", max_attempts: 1 });
         assertEquals(job.status, 201);
@@ -264,15 +227,7 @@ Deno.test("alerts: a restart while firing keeps the state (no second trigger)", 
     const c = alertClient(p);
     await c.webhookSettings(secret);
     await c.deploy("shaky");
-    const alert = await c.alert({
-      name: "shaky",
-      metric: "errors",
-      condition: "gte",
-      threshold: 1,
-      channel: "webhook",
-      destination: `${hook.url}/shaky`,
-      function_name: "shaky",
-    });
+    const alert = await c.watch(`${hook.url}/shaky`, "shaky", "errors gte 1", { function_name: "shaky" });
     await c.invoke("shaky", 2, "fail=1");
     assertEquals((await p.platform.alerts.evaluate("default", 1)).triggered, 1);
     const [event] = await c.events(alert.id);
