@@ -166,7 +166,8 @@ export class AlertService {
   > {
     const functionName = query.function_name ? await this.functionNamed(ref, query.function_name) : null;
     const secs = query.window_secs ?? WINDOW_SECS.default;
-    const [m] = await this.options.metrics.read(ref, [{ functionName, secs, histogram: true }], { jobs: true });
+    const wanted = [{ functionName, secs, histogram: true }];
+    const [m] = await this.options.metrics.read(ref, wanted, { jobs: true });
     return { ...m!, window_secs: secs, function_name: functionName };
   }
 
