@@ -1,9 +1,10 @@
 /**
  * Alerts benchmark: 1,000 enabled alerts over 100 functions (10 each, every metric, windows of 5 min, 15 min and
  * 1 h) with a day of per-minute rollups per function (144,000 rollups). Prints the time of one evaluation tick
- * of the project and per alert, then the invoke throughput of a no-op function with the evaluator ticking every
- * second over 1,000 enabled alerts against the same with none enabled, measured in the same run, alternating
- * phases (none, alerts, none, alerts) so that drift on a shared machine hits both sides.
+ * of the project and per alert, then the invoke throughput of a no-op function with the evaluator ticking (every
+ * BENCH_EVAL_SECS, default 30, the default ALERTS_EVAL_SECS) over 1,000 enabled alerts against the same with none
+ * enabled, measured in the same run in phases none, alerts, alerts, none, so that a steady drift on a shared
+ * machine hits both sides.
  *
  *   deno run -A --unstable-kv --unstable-worker-options bench/alerts.ts
  *   BENCH_SECONDS=30 (per invoke phase) BENCH_EVAL_SECS=30 BENCH_TICKS=20 BENCH_CONCURRENCY=16
