@@ -7,15 +7,15 @@ import { deploy } from "./jobs_fixtures.ts";
 export const newSecret = (): string => `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
 
 /**
- * A function whose calls fail (throw) with `?fail=1` and answer after `?sleep=<ms>`: each test decides its
- * error rate and its durations call by call.
+ * A function whose calls fail (throw) with `?fail=1`, answer `?status=<code>` and answer after `?sleep=<ms>`:
+ * each test decides its error rate and its durations call by call.
  */
 export const SWITCH_FN = `export default { async fetch(req) {
   const q = new URL(req.url).searchParams;
   const sleep = Number(q.get("sleep") ?? 0);
   if (sleep > 0) await new Promise((r) => setTimeout(r, sleep));
   if (q.get("fail")) throw new Error("failing on purpose");
-  return new Response("ok");
+  return new Response("ok", { status: Number(q.get("status") ?? 200) });
 } };`;
 
 /** Calls of one test platform as service_role. */

@@ -168,6 +168,15 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
       assertEquals(received("/slow").length, 1);
     });
 
+    await t.step("a 5xx the function answers itself is an error, a 4xx is not", async () => {
+      await c.deploy("answers");
+      await c.invoke("answers", 2, "status=503");
+      await c.invoke("answers", 1, "status=404");
+      await c.invoke("answers", 1);
+      const metrics = (await c.call("GET", "/v1/functions/metrics?function_name=answers")).body.data;
+      assertEquals([metrics.invocations, metrics.errors, metrics.error_rate], [4, 2, 0.5]);
+    });
+
     await t.step("dlq_depth with dead jobs", async () => {
       await deploy(p, p.secretKey, "doomed", FUNCTIONS.broken);
       const dlq = await c.watch(`${hook.url}/dlq`, "dlq", "dlq_depth gte 2");
@@ -185,7 +194,8 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
       const metrics = (await c.call("GET", "/v1/functions/metrics")).body.data;
       assertEquals([metrics.dlq_depth, metrics.jobs_dead, metrics.jobs_failed], [2, 2, 2]);
       const scoped = (await c.call("GET", "/v1/functions/metrics?function_name=doomed")).body.data;
-      assertEquals([scoped.dlq_depth, scoped.invocations, scoped.errors, scoped.error_rate], [2, 2, 0, 0]);
+      // Its job calls answered 500 themselves: errors too.
+      assertEquals([scoped.dlq_depth, scoped.invocations, scoped.errors, scoped.error_rate], [2, 2, 2, 1]);
       await settle(p, event.notification_id);
       assertEquals(received("/dlq").map((h) => h.body.type), ["alert.triggered"]);
     });

@@ -136,12 +136,12 @@ const WINDOWS = `
     select fn, secs, hist, k from unnest($1::text[], $2::int[], $3::text[]::bool[]) with ordinality as w(fn, secs, hist, k)
   ),
   minutes as (
-    select w.k, w.hist as wants_hist, r.count, r.errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
+    select w.k, w.hist as wants_hist, r.count, greatest(r.errors, r.status_5xx) as errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
     from w join platform.functions f on f.name = w.fn
     join platform.function_invocation_rollups r
       on r.function_id = f.id and r.bucket > now() - make_interval(secs => w.secs + 60)
     union all
-    select w.k, w.hist as wants_hist, r.count, r.errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
+    select w.k, w.hist as wants_hist, r.count, greatest(r.errors, r.status_5xx) as errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
     from (select * from w where fn is null) w
     join platform.function_invocation_rollups r on r.bucket > now() - make_interval(secs => w.secs + 60)
   ),
