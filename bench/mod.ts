@@ -8,6 +8,7 @@ const benches = [
   "data.ts",
   "functions.ts",
   "jobs.ts",
+  "alerts.ts",
   "realtime.ts",
   "notifications.ts",
   "ai.ts",

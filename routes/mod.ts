@@ -4,6 +4,7 @@ import type { Platform } from "../services/platform.ts";
 import { PROJECT_REF } from "../services/projects/projects.ts";
 import { adminRoutes } from "./admin.ts";
 import { aiRoutes } from "./ai.ts";
+import { alertRoutes } from "./alerts.ts";
 import { aiNl2SqlRoutes } from "./ai_nl2sql.ts";
 import { aiRagRoutes } from "./ai_rag.ts";
 import { aiSessionRoutes } from "./ai_session.ts";
@@ -70,6 +71,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route("/", aiSessionRoutes);
   app.route("/", jobRoutes);
   app.route("/", cronRoutes);
+  app.route("/", alertRoutes);
   app.route("/", functionsRoutes); // last: jobs, cron and alerts share the /v1/functions/ prefix
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {

@@ -4,6 +4,8 @@ import { configurePglite } from "../db/pglite_health.ts";
 import { openKv } from "../db/kv.ts";
 import { AdminService, type BootstrapResult } from "./admin/admins.ts";
 import { AiGateway } from "./ai/gateway.ts";
+import { MetricsReader } from "./alerts/metrics.ts";
+import { AlertService } from "./alerts/service.ts";
 import { RevokedSessions } from "./auth/revoked_sessions.ts";
 import { TokenService } from "./auth/tokens.ts";
 import { AuthService } from "./auth/users.ts";
@@ -49,6 +51,8 @@ export interface Platform {
   jobs: JobService;
   /** Cron entries that queue jobs. */
   cron: CronService;
+  /** Alerts on function and job metrics, and the metrics themselves. */
+  alerts: AlertService;
   /** Readiness of the databases and KV. */
   health: HealthService;
   /** What the first start created, for the banner. */
@@ -112,6 +116,21 @@ export async function openPlatform(config: Config): Promise<Platform> {
       maxPayloadBytes: config.INVOKE_MAX_BODY_BYTES,
       retentionDays: config.JOBS_RETENTION_DAYS,
     });
+    const notifications = new NotificationService({
+      dbs,
+      queue,
+      settings: new SettingsStore(cipher),
+      guard: new NetGuard(config.NOTIFY_ALLOW_PRIVATE_NET),
+      concurrency: config.NOTIFY_CONCURRENCY,
+      leaseSecs: config.NOTIFY_LEASE_SECS,
+    });
+    const alerts = new AlertService({
+      dbs,
+      metrics: new MetricsReader(dbs, functions.recorder),
+      notifications,
+      functions: functions.service,
+      evalSecs: config.ALERTS_EVAL_SECS,
+    });
     return {
       config,
       dbs,
@@ -128,18 +147,12 @@ export async function openPlatform(config: Config): Promise<Platform> {
       }),
       realtime,
       queue,
-      notifications: new NotificationService({
-        dbs,
-        queue,
-        settings: new SettingsStore(cipher),
-        guard: new NetGuard(config.NOTIFY_ALLOW_PRIVATE_NET),
-        concurrency: config.NOTIFY_CONCURRENCY,
-        leaseSecs: config.NOTIFY_LEASE_SECS,
-      }),
+      notifications,
       functions,
       ai: new AiGateway(config, dbs, kv),
       jobs,
       cron: new CronService(dbs, jobs),
+      alerts,
       health: new HealthService(dbs, kv),
       bootstrap: { createdDefaultProject, admin },
     };

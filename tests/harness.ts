@@ -135,6 +135,8 @@ export interface StartOptions {
   workers?: boolean;
   /** Reuse the data of an earlier platform (a restart). */
   sandbox?: Sandbox;
+  /** With `workers`: run the alert evaluator's timer too (default true; false lets a test drive the ticks). */
+  alertTimer?: boolean;
 }
 
 /** Starts a platform in this process against PGlite, or PostgreSQL when DATABASE_URL is set. */
@@ -146,7 +148,9 @@ export async function startPlatform(
   const config = loadConfig({ ...sandbox.env, ...env });
   const platform = await openPlatform(config);
   const handler = createHandler(platform);
-  const workers = options.workers ? startWorkers(platform, { sweepEveryMs: 0 }) : null;
+  const workers = options.workers
+    ? startWorkers(platform, { sweepEveryMs: 0, alerts: options.alertTimer })
+    : null;
   let adminToken: string | undefined;
   const tp: TestPlatform = {
     platform,

@@ -1,4 +1,5 @@
 import type { Platform } from "../services/platform.ts";
+import { startAlertEvaluator } from "./alert_evaluator.ts";
 import { startCronTicker } from "./cron_ticker.ts";
 import { WorkEngine } from "./work_queue.ts";
 
@@ -18,10 +19,12 @@ export interface WorkerOptions {
   sweepEveryMs?: number;
   /** Milliseconds between sweeps for expired job leases and overdue jobs (default JOBS_SWEEP_SECS; 0 disables). */
   jobSweepEveryMs?: number;
+  /** Run the alert evaluator (default true; tests that drive ticks themselves turn it off). */
+  alerts?: boolean;
 }
 
 /**
- * Starts the work queue engine with its areas (jobs, notifications) and the cron ticker. Called by main.ts and
+ * Starts the work queue engine with its areas (jobs, notifications), the cron ticker and the alert evaluator. Called by main.ts and
  * by the test harness.
  */
 export function startWorkers(platform: Platform, options: WorkerOptions = {}): Workers {
@@ -38,9 +41,11 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
     });
   engine.start();
   const cron = startCronTicker(platform);
+  const alerts = options.alerts === false ? null : startAlertEvaluator(platform);
   return {
     engine,
     async stop() {
+      await alerts?.stop();
       await cron.stop();
       await engine.stop();
     },

@@ -128,6 +128,45 @@ const STATS = `
           from (select i, sum(v)::float8 as n from minutes, unnest(hist) with ordinality as h(v, i) group by i) s
          ) as hist`;
 
+// Sums of the minutes that overlap each wanted window (a function's by its current id, so a deleted function
+// reads 0; or the whole project's), and, where asked (adding them up costs the most), their histograms added
+// slot by slot. Reads rollups only.
+const WINDOWS = `
+  with w as (
+    select fn, secs, hist, k from unnest($1::text[], $2::int[], $3::text[]::bool[]) with ordinality as w(fn, secs, hist, k)
+  ),
+  minutes as (
+    select w.k, w.hist as wants_hist, r.count, greatest(r.errors, r.status_5xx) as errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
+    from w join platform.functions f on f.name = w.fn
+    join platform.function_invocation_rollups r
+      on r.function_id = f.id and r.bucket > now() - make_interval(secs => w.secs + 60)
+    union all
+    select w.k, w.hist as wants_hist, r.count, greatest(r.errors, r.status_5xx) as errors, r.timeouts, r.sum_ms, r.min_ms, r.max_ms, r.hist
+    from (select * from w where fn is null) w
+    join platform.function_invocation_rollups r on r.bucket > now() - make_interval(secs => w.secs + 60)
+  ),
+  sums as (
+    select k, sum(count)::float8 as count, sum(errors)::float8 as errors, sum(timeouts)::float8 as timeouts,
+           sum(sum_ms) as sum_ms, min(min_ms) as min_ms, max(max_ms) as max_ms
+    from minutes group by k
+  ),
+  hists as (
+    select k, array_agg(n order by i) as hist
+    from (select k, i, sum(v)::float8 as n from minutes, unnest(hist) with ordinality as h(v, i)
+          where wants_hist group by k, i) s
+    group by k
+  )
+  select s.k::int as k, s.count, s.errors, s.timeouts, s.sum_ms, s.min_ms, s.max_ms, h.hist
+  from sums s left join hists h on h.k = s.k`;
+
+/** A window wanted from {@linkcode invocationStore.windows}: one function's (by name) or the project's. */
+export interface WantedWindow {
+  functionName: string | null;
+  secs: number;
+  /** Add up the duration histograms too (for percentiles). */
+  histogram: boolean;
+}
+
 const MINUTE_MS = 60_000;
 // How long rollups are kept.
 const RETENTION = "30 days";
@@ -161,6 +200,19 @@ export const invocationStore = {
     await db.query(
       `delete from platform.function_invocation_rollups where bucket < now() - interval '${RETENTION}'`,
     );
+  },
+
+  /**
+   * The sums of each wanted window over the minutes that overlap it (the current, open minute included), as
+   * rows whose `k` is the 1-based position in `wanted`; a window without calls has no row.
+   */
+  async windows(db: Queryable, wanted: WantedWindow[]): Promise<(StatsRow & { k: number })[]> {
+    return await db.query<StatsRow & { k: number }>(WINDOWS, [
+      wanted.map((w) => w.functionName),
+      wanted.map((w) => w.secs),
+      // As text: postgres.js cannot send an array of booleans.
+      wanted.map((w) => String(w.histogram)),
+    ]);
   },
 
   /** The sums of a function's minutes within `interval` (an SQL interval such as "1 hour"). */

@@ -298,3 +298,35 @@ export async function fireCronTick(
     return await insertJob(tx, { ...job, cron: { id: entry.id, tick: entry.tick } });
   });
 }
+
+/** Job counts of one window of {@linkcode jobWindows}, `k` being its 1-based position in the list asked for. */
+export interface JobWindowRow {
+  k: number;
+  jobs_failed: number;
+  jobs_dead: number;
+  dlq_depth: number;
+}
+
+/**
+ * For each window (seconds, optionally one function's jobs): the jobs whose last attempt failed within it
+ * (`failed` or `dead` since), those that went `dead` within it, and the dead jobs now (the DLQ's depth).
+ */
+export async function jobWindows(
+  db: Queryable,
+  wanted: { functionName: string | null; secs: number }[],
+): Promise<JobWindowRow[]> {
+  return await db.query<JobWindowRow>(
+    `with w as (select fn, secs, k from unnest($1::text[], $2::int[]) with ordinality as w(fn, secs, k))
+     select w.k::int as k,
+       (select count(*) from platform.jobs j where j.status in ('failed', 'dead')
+          and j.updated_at > now() - make_interval(secs => w.secs)
+          and (w.fn is null or j.function_name = w.fn))::float8 as jobs_failed,
+       (select count(*) from platform.jobs j where j.status in ('failed', 'dead') and j.status = 'dead'
+          and j.updated_at > now() - make_interval(secs => w.secs)
+          and (w.fn is null or j.function_name = w.fn))::float8 as jobs_dead,
+       (select count(*) from platform.jobs j where j.status = 'dead'
+          and (w.fn is null or j.function_name = w.fn))::float8 as dlq_depth
+     from w`,
+    [wanted.map((w) => w.functionName), wanted.map((w) => w.secs)],
+  );
+}

@@ -7,6 +7,7 @@ import { type Claimed, type Outcome, type WorkArea, type WorkQueue } from "../..
 import type { NetGuard } from "./net_guard.ts";
 import type { Channel, OutboundMessage, ProviderResult } from "./providers/provider.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
+import { checkConfigured, checkRecipient } from "./recipients.ts";
 import { renderTemplate } from "./render.ts";
 import { type NotifySettings, SettingsPatch, SettingsStore } from "./settings.ts";
 import {
@@ -79,8 +80,6 @@ export interface NotificationServiceOptions {
   leaseSecs: number;
 }
 
-const EMAIL = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
-const PHONE = /^\+[1-9]\d{6,14}$/;
 const MAX_DELAY_MS = 60 * 60 * 1000;
 
 /** A notification claimed for one attempt, with its dispatch token and the project's retry base delay. */
@@ -120,25 +119,18 @@ export class NotificationService {
     this.settingsCache.delete(ref);
   }
 
-  private validateRecipient(input: SendInput): void {
-    const r = input.recipient;
-    const bad = (what: string) =>
-      errors.validation(`recipient: must be ${what} for channel "${input.channel}"`);
-    if (input.channel === "email" && !EMAIL.test(r)) throw bad("an email address");
-    if (input.channel === "sms" && !PHONE.test(r)) throw bad("a phone number in E.164 form (+15551234567)");
-    if (input.channel === "push" && !/^((fcm|apns):)?[A-Za-z0-9_:\-.]{8,4096}$/.test(r)) {
-      throw bad("a device token");
-    }
-    if (input.channel === "webhook") {
-      let url: URL;
-      try {
-        url = new URL(r);
-      } catch {
-        throw bad("an http(s) URL");
-      }
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw bad("an http(s) URL");
-      if (url.username || url.password) throw bad("a URL without credentials");
-    }
+  /**
+   * Throws 400 unless `recipient` can receive on `channel` and the channel's provider is configured in the
+   * project's settings (naming the settings to set): a send that could only dead-letter is refused up front.
+   */
+  async checkDeliverable(
+    ref: string,
+    channel: Channel,
+    recipient: string,
+    fields: { recipient: string; channel: string } = { recipient: "recipient", channel: "channel" },
+  ): Promise<void> {
+    checkRecipient(channel, recipient, fields.recipient);
+    checkConfigured(await this.settings(ref), channel, recipient, fields.channel);
   }
 
   private async content(db: Db, input: SendInput): Promise<{ subject: string | null; body: string | null }> {
@@ -173,9 +165,10 @@ export class NotificationService {
    * idempotency key within 24 h returns the first notification and sends nothing.
    */
   async send(ref: string, input: SendInput, origin: SendOrigin = {}): Promise<NotificationRow> {
-    this.validateRecipient(input);
+    checkRecipient(input.channel, input.recipient);
     if (input.channel === "webhook" && !input.event) throw errors.validation("event: required for a webhook");
     const db = await this.options.dbs.project(ref);
+    checkConfigured(await this.settings(ref, db), input.channel, input.recipient);
     if (input.idempotencyKey) {
       const existing = await findByIdempotencyKey(db, input.idempotencyKey);
       if (existing) return existing;
