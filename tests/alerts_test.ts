@@ -4,6 +4,7 @@ import { alertClient, newSecret, ticks } from "./alerts_fixtures.ts";
 import { deploy, FUNCTIONS, waitUntil } from "./jobs_fixtures.ts";
 import { webhookReceiver } from "./notification_fakes.ts";
 import { settle } from "./notification_settle.ts";
+import { recordTransition } from "../services/alerts/store.ts";
 
 const ENV = { NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1", ALERTS_EVAL_SECS: "1" };
 
@@ -63,8 +64,8 @@ Deno.test("alerts fire and resolve through signed webhooks, once, honouring cool
 
     await t.step("no repeat while it stays firing", async () => {
       await c.invoke("flaky", 2, "fail=1");
-      assertEquals(await evaluate(), { evaluated: 1, triggered: 0, resolved: 0 });
-      assertEquals(await evaluate(), { evaluated: 1, triggered: 0, resolved: 0 });
+      assertEquals(await evaluate(), { evaluated: 1, triggered: 0, resolved: 0, recovered: 0 });
+      assertEquals(await evaluate(), { evaluated: 1, triggered: 0, resolved: 0, recovered: 0 });
       assertEquals((await c.events(alert.id)).length, 1);
       assertEquals(received("/flaky").length, 1);
     });
@@ -246,10 +247,54 @@ Deno.test("alerts: a restart while firing keeps the state (no second trigger)", 
     p = await startPlatform(ENV, { sandbox: first.sandbox, workers: true, alertTimer: false });
     const again = alertClient(p);
     assertEquals((await again.get(alert.id)).state, "firing");
-    assertEquals(await p.platform.alerts.evaluate("default", 2), { evaluated: 1, triggered: 0, resolved: 0 });
+    assertEquals(await p.platform.alerts.evaluate("default", 2), {
+      evaluated: 1,
+      triggered: 0,
+      resolved: 0,
+      recovered: 0,
+    });
     assertEquals((await again.events(alert.id)).length, 1);
     assertEquals((await again.get(alert.id)).last_value, 2); // the calls before the restart still count
     assertEquals(hook.received.length, 1);
+  } finally {
+    await hook.close();
+    await p.close();
+  }
+});
+
+Deno.test("alerts: an event whose notification a stopped process never queued is sent by a later tick, once", async () => {
+  const p = await startPlatform(ENV, { workers: true, alertTimer: false });
+  const secret = newSecret();
+  const hook = webhookReceiver(secret);
+  try {
+    const c = alertClient(p);
+    await c.webhookSettings(secret);
+    await c.deploy("steady");
+    const alert = await c.watch(`${hook.url}/lost`, "lost", "invocations gte 0", { function_name: "steady" });
+    // The first of a transition's two writes, as a process that stopped before the second left it.
+    const db = await p.platform.dbs.project("default");
+    await db.query(`update platform.alerts set last_tick = 5 where id = $1`, [alert.id]);
+    const event = await recordTransition(db, {
+      alertId: alert.id,
+      tick: 5,
+      to: "firing",
+      value: 0,
+      threshold: 0,
+    });
+    assert(event);
+    await db.query(
+      `update platform.alert_events set created_at = now() - interval '1 minute' where id = $1`,
+      [
+        event.id,
+      ],
+    );
+    assertEquals((await p.platform.alerts.evaluate("default", 6)).recovered, 1);
+    const [sent] = await c.events(alert.id);
+    assertEquals(sent!.id, event.id);
+    assert(sent!.notification_id);
+    assertEquals((await settle(p, sent!.notification_id)).status, "delivered");
+    assertEquals((await p.platform.alerts.evaluate("default", 7)).recovered, 0);
+    assertEquals(hook.received.map((h) => [h.path, h.body.type]), [["/lost", "alert.triggered"]]);
   } finally {
     await hook.close();
     await p.close();

@@ -9,6 +9,7 @@ import type { Channel } from "../notifications/providers/provider.ts";
 import { alertMessage } from "./message.ts";
 import { isJobMetric, type Metric, type Metrics, type MetricsReader } from "./metrics.ts";
 import {
+  type AlertEventRow,
   type AlertPatch,
   type AlertRow,
   claimAlerts,
@@ -22,6 +23,7 @@ import {
   recordValues,
   setEventNotification,
   type Transition,
+  unsentEvents,
   upsertAlert,
 } from "./store.ts";
 import { type AlertEventObject, type AlertObject, alertView, eventView } from "./view.ts";
@@ -66,7 +68,12 @@ export interface TickResult {
   evaluated: number;
   triggered: number;
   resolved: number;
+  /** Notifications of earlier events that a stopped process had left unsent, queued now. */
+  recovered: number;
 }
+
+/** How old an unsent event must be before a tick sends it: younger ones are still being sent. */
+const RECOVER_AFTER_SECS = 10;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -178,8 +185,9 @@ export class AlertService {
   async evaluate(ref: string, tick = this.tickAt()): Promise<TickResult> {
     const db = await this.options.dbs.project(ref);
     const claimed = await claimAlerts(db, tick);
-    const result: TickResult = { evaluated: claimed.length, triggered: 0, resolved: 0 };
+    const result: TickResult = { evaluated: claimed.length, triggered: 0, resolved: 0, recovered: 0 };
     if (claimed.length === 0) return result;
+    result.recovered = await this.recover(ref, db);
     const values = await this.values(ref, claimed);
     await recordValues(db, tick, claimed.map((a, i) => ({ id: a.id, value: values[i]! })));
     for (const [i, alert] of claimed.entries()) {
@@ -234,8 +242,17 @@ export class AlertService {
   ): Promise<boolean> {
     const event = await recordTransition(db, t);
     if (!event) return false;
+    await this.notify(ref, db, alert, event);
+    return true;
+  }
+
+  /**
+   * Queues an event's one notification and remembers its id. Its idempotency key is the event's, so a second
+   * call for the same event (another process recovering it) queues nothing more.
+   */
+  private async notify(ref: string, db: Db, alert: AlertRow, event: AlertEventRow): Promise<void> {
     const message = alertMessage(
-      { ref, alert, status: event.status, value: t.value, at: new Date(event.created_at) },
+      { ref, alert, status: event.status, value: event.value, at: new Date(event.created_at) },
       `alert-event:${event.id}`,
     );
     try {
@@ -245,7 +262,13 @@ export class AlertService {
       // The event stands; the notification could not be queued (its settings changed since the alert was made).
       log.warn("alert notification not sent", { project: ref, alert: alert.id, cause: describeError(err) });
     }
-    return true;
+  }
+
+  /** Sends what a process that stopped between an event and its notification left unsent. */
+  private async recover(ref: string, db: Db): Promise<number> {
+    const unsent = await unsentEvents(db, RECOVER_AFTER_SECS);
+    for (const { event, alert } of unsent) await this.notify(ref, db, alert, event);
+    return unsent.length;
   }
 
   private checkThreshold(metric: Metric, threshold: number): void {

@@ -206,3 +206,28 @@ export async function setEventNotification(
     notificationId,
   ]);
 }
+
+/** An event whose notification was never queued, with its alert as it is now. */
+export interface UnsentEvent {
+  event: AlertEventRow;
+  alert: AlertRow;
+}
+
+/**
+ * Events of the last hour whose notification was never queued (the process stopped between the two writes),
+ * oldest first; those younger than `graceSecs` are left to the tick that is still sending them.
+ */
+export async function unsentEvents(db: Queryable, graceSecs: number): Promise<UnsentEvent[]> {
+  const rows = await db.query<{ event: AlertEventRow; alert: AlertRow }>(
+    `select to_jsonb(e) as event, to_jsonb(a) - 'last_tick' as alert
+     from platform.alert_events e join platform.alerts a on a.id = e.alert_id
+     where e.notification_id is null
+       and e.created_at > now() - interval '1 hour' and e.created_at < now() - make_interval(secs => $1)
+     order by e.created_at limit 100`,
+    [graceSecs],
+  );
+  return rows.map((r) => ({
+    event: { ...r.event, created_at: new Date(r.event.created_at) },
+    alert: r.alert,
+  }));
+}

@@ -36,6 +36,8 @@ create table platform.alert_events (
 );
 create index alert_events_alert on platform.alert_events (alert_id, created_at desc, id desc);
 create index alert_events_created on platform.alert_events (created_at desc, id desc);
+-- Events whose notification a stopped process never queued, found by the next tick.
+create index alert_events_unsent on platform.alert_events (created_at) where notification_id is null;
 
 -- Job metrics of a window read only the failures of that window, not the whole table.
 create index jobs_failed_updated on platform.jobs (updated_at) where status in ('failed', 'dead');
