@@ -37,15 +37,14 @@ Deno.test("console: without a session every page is the sign-in form, every API 
       assertMatch(csp, /script-src 'self'/);
       assert(!csp.includes("unsafe-inline"), "no inline script or style");
     }
-    for (
-      const [method, path] of [
-        ["GET", "/console/api/default/v1/functions"],
-        ["POST", "/console/api/default/v1/sql"],
-        ["GET", "/console/api/default/rest/v1/anything"],
-        ["POST", "/console/api/default/v1/functions/hello/invoke"],
-        ["GET", "/v1/admin/projects"],
-      ]
-    ) {
+    const paths: [string, string][] = [
+      ["GET", "/console/api/default/v1/functions"],
+      ["POST", "/console/api/default/v1/sql"],
+      ["GET", "/console/api/default/rest/v1/anything"],
+      ["POST", "/console/api/default/v1/functions/hello/invoke"],
+      ["GET", "/v1/admin/projects"],
+    ];
+    for (const [method, path] of paths) {
       const res = await p.fetch(path, { method, json: method === "POST" ? {} : undefined });
       assertEquals(res.status, 401, `${method} ${path}`);
       await res.body?.cancel();
@@ -64,7 +63,7 @@ Deno.test("console: a wrong password keeps the form and says so; the right one s
   try {
     const wrong = await signIn(p, "not-the-password");
     const page = await wrong.text();
-    assertEquals(wrong.status, 401);
+    assertEquals(wrong.status, 200);
     assertMatch(page, /role="alert"[^>]*>Wrong email or password/);
     assertMatch(page, new RegExp(`value="${ADMIN.email}"`));
     assertEquals(wrong.headers.get("set-cookie"), null);

@@ -63,7 +63,8 @@ consoleRoutes.post("/console/login", async (c) => {
     const error = err.status === 429
       ? "Too many sign-in attempts: wait a minute and try again"
       : "Wrong email or password";
-    return c.html(signInPage({ email, next, error }), err.status);
+    // The form again, as a page (200): the refusal is in its text; only the rate limit keeps its status.
+    return c.html(signInPage({ email, next, error }), err.status === 429 ? 429 : 200);
   }
   // A fresh token each sign-in (never one the browser brought: no session fixation); the old one ends.
   const old = getCookie(c, CONSOLE_COOKIE);

@@ -29,6 +29,7 @@ function documentOf(title: string, body: Page, bodyClass: string): Page {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>${title} · Platform console</title>
         <link rel="stylesheet" href="/console/assets/console.css">
+        <link rel="icon" href="data:,">
       </head>
       <body class="${bodyClass}">${body}</body>
     </html>

@@ -59,7 +59,7 @@ export function ProjectsView() {
       <h2 id="new-project">New project</h2>
       <form class="inline" onSubmit=${create}>
         <${Field} id="project-ref"
-          label="Ref"><input id="project-ref" name="ref" required pattern="[a-z0-9-]{1,40}"
+          label="Ref"><input id="project-ref" name="ref" required pattern="[a-z0-9\\-]{1,40}"
             placeholder="my-app" /><//>
           <${Field} id="project-name" label="Name"><input id="project-name" name="name" placeholder="My app" /><//>
           <button type="submit">Create project</button>
