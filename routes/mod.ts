@@ -12,6 +12,9 @@ import { authRoutes } from "./auth.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
 import { cronRoutes } from "./cron.ts";
+import { CONSOLE_API, serveConsoleApi } from "./console/api.ts";
+import { crossSite } from "./console/csrf.ts";
+import { consoleRoutes } from "./console/mod.ts";
 import { functionsRoutes } from "./functions.ts";
 import { invokeBody, isInvoke, serveInvoke } from "./invoke.ts";
 import { jobRoutes } from "./jobs.ts";
@@ -72,6 +75,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route("/", jobRoutes);
   app.route("/", cronRoutes);
   app.route("/", alertRoutes);
+  app.route("/", consoleRoutes);
   app.route("/", functionsRoutes); // last: jobs, cron and alerts share the /v1/functions/ prefix
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apikey", {
@@ -128,6 +132,9 @@ export function createHandler(platform: Platform): Handler {
     url.pathname = long.path;
     return await app.fetch(new Request(url, req), named);
   };
+  /** A platform path for the project the env names (the console's API): invoke, or the app. */
+  const forward = (req: Request, env: EdgeEnv, path: string) =>
+    isInvoke(req, path) ? serveInvoke(req, env, path) : app.fetch(req, env);
   return edge(
     {
       platform,
@@ -142,6 +149,15 @@ export function createHandler(platform: Platform): Handler {
     },
     // Not async on the common path: an extra promise layer per request costs measurable throughput.
     (req, env) => {
+      if (req.method !== "GET" && crossSite(req, platform.config.PUBLIC_URL)) {
+        throw errors.forbidden(
+          "Cross-site request refused: the console session only acts for the console's own pages",
+        );
+      }
+      if (req.url.includes(CONSOLE_API)) {
+        const path = pathOf(req.url);
+        if (path.startsWith(CONSOLE_API)) return serveConsoleApi(req, env, path, forward);
+      }
       if (!req.url.includes("/v1/functions/")) return app.fetch(req, env);
       const path = pathOf(req.url);
       if (isInvoke(req, path)) return serveInvoke(req, env, path); // `/v1/functions/{name}/invoke`: never long form

@@ -46,6 +46,14 @@ export function rateLimit(bucketOf: (c: Context<AppEnv>) => TokenBucket, scope: 
 export const passwordRateLimit = rateLimit((c) => c.env.platform.authLimit, "password");
 
 /**
+ * Takes one attempt of {@linkcode passwordRateLimit}'s bucket (the same key): for the console's sign-in form,
+ * which renders its refusal as a page rather than the envelope.
+ */
+export function takePasswordAttempt(c: Context<AppEnv>): void {
+  refuse(c.env.platform.authLimit.take(`password:${clientAddress(c)}`));
+}
+
+/**
  * Runs a password sign-in under the limit of its account (`AUTH_RATE_PER_MIN` failed attempts), which holds
  * however many addresses the guesses come from; a successful attempt gives its token back.
  */
