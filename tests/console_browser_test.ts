@@ -76,6 +76,7 @@ Deno.test({
       await page.getByRole("button", { name: "Invoke", exact: true }).click();
       await page.getByTestId("invoke-status").filter({ hasText: "200" }).waitFor();
       await page.getByText('"hello": "world"').waitFor();
+      await page.getByText("info: called GET /greet").waitFor(); // the call's console output
       await shot("functions");
       await page.getByRole("tab", { name: "Stats" }).click();
       await page.getByText("Latency over the last 24 h").waitFor();

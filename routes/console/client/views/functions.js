@@ -190,12 +190,21 @@ function Invoke({ name }) {
       } catch {
         body = v.body; // text
       }
+      const logs = `/v1/functions/${encodeURIComponent(name)}/logs`;
+      const [last] = (await api(`${logs}?limit=1`)).data ?? [];
       const { data } = await api(`/v1/functions/${encodeURIComponent(name)}/invoke`, {
         method: "POST",
         body: { method: v.method, path: v.path || "/", headers: parseHeaders(v.headers), body },
       });
+      // A deno function's console output goes to its log, not to the answer: show the lines this call wrote.
+      const written = [];
+      for (const line of (await api(`${logs}?limit=200`)).data ?? []) {
+        if (last && (line.timestamp < last.timestamp || (line.timestamp === last.timestamp &&
+          line.message === last.message))) break;
+        written.unshift(`${line.level}: ${line.message}`);
+      }
       setError(null);
-      setResult(data);
+      setResult({ ...data, logs: [...data.logs, ...written] });
     })().catch((err) => {
       setResult(null);
       setError(err);
