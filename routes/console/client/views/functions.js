@@ -199,8 +199,10 @@ function Invoke({ name }) {
       // A deno function's console output goes to its log, not to the answer: show the lines this call wrote.
       const written = [];
       for (const line of (await api(`${logs}?limit=200`)).data ?? []) {
-        if (last && (line.timestamp < last.timestamp || (line.timestamp === last.timestamp &&
-          line.message === last.message))) break;
+        if (
+          last && (line.timestamp < last.timestamp || (line.timestamp === last.timestamp &&
+            line.message === last.message))
+        ) break;
         written.unshift(`${line.level}: ${line.message}`);
       }
       setError(null);
