@@ -1,5 +1,5 @@
 import type { Routes, Schemas } from "./api_types.ts";
-import { errorFromResponse, PlatformError } from "./errors.ts";
+import { errorFromResponse, networkError, PlatformError } from "./errors.ts";
 import type { CallOptions, Http } from "./http.ts";
 import { readSse } from "./sse.ts";
 
@@ -51,6 +51,8 @@ async function* streamChat(
       }
       yield chunk as ChatChunk;
     }
+  } catch (err) {
+    throw networkError(err);
   } finally {
     signal?.removeEventListener("abort", abort);
     controller.abort();
