@@ -153,11 +153,16 @@ export class RealtimeClient {
     if (token) url.searchParams.set("access_token", token);
     const socket = new WebSocket(url.toString());
     this.#socket = socket;
-    await new Promise<void>((resolve, reject) => {
-      socket.onopen = () => resolve();
-      socket.onerror = () => reject(networkFailure("Realtime connection failed"));
-      socket.onclose = () => reject(networkFailure("Realtime connection closed"));
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.onopen = () => resolve();
+        socket.onerror = () => reject(networkFailure("Realtime connection failed"));
+        socket.onclose = () => reject(networkFailure("Realtime connection closed"));
+      });
+    } catch (err) {
+      if (this.#socket === socket) this.#socket = null;
+      throw err;
+    }
     socket.onmessage = (e) => {
       if (socket === this.#socket) this.#onMessage(JSON.parse(String(e.data)));
     };
@@ -209,9 +214,14 @@ export class RealtimeClient {
     this.#retry = setTimeout(async () => {
       try {
         await this.connect();
+      } catch {
+        if (!this.#closed) this.#scheduleReconnect();
+        return;
+      }
+      try {
         for (const channel of this.#channels.values()) await channel.rejoin();
       } catch {
-        if (!this.#socket && !this.#closed) this.#scheduleReconnect();
+        this.#socket?.close(); // start over: the drop handler reconnects
       }
     }, base / 2 + Math.random() * base / 2);
   }
