@@ -1,6 +1,6 @@
 import type { Routes, Schemas } from "./api_types.ts";
 import { errorFromResponse, networkError, PlatformError } from "./errors.ts";
-import type { CallOptions, Http } from "./http.ts";
+import { type CallOptions, type Http, pathOf } from "./http.ts";
 import { readSse } from "./sse.ts";
 
 /** A turn of a conversation. */
@@ -31,7 +31,7 @@ export interface ChatChunk {
 /** Streams chat chunks from `path`; leaving the loop or aborting cancels the request. */
 async function* streamChat(
   http: Http,
-  path: string,
+  route: "POST /v1/ai/chat/stream" | "POST /v1/ai/session/chat/stream",
   body: unknown,
   signal: AbortSignal | undefined,
   options: CallOptions = {},
@@ -41,7 +41,7 @@ async function* streamChat(
   if (signal?.aborted) abort();
   signal?.addEventListener("abort", abort, { once: true });
   try {
-    const res = await http.send("POST", path, body, { ...options, signal: controller.signal });
+    const res = await http.send("POST", pathOf(route), body, { ...options, signal: controller.signal });
     if (!res.ok || !res.body) throw await errorFromResponse(res);
     for await (const frame of readSse(res.body)) {
       if (frame.data === "[DONE]") return;
@@ -74,7 +74,7 @@ export class AiClient {
   /** A chat completion as an async iterator of chunks; abort `signal` (or break) to stop the upstream. */
   chatStream(messages: ChatMessage[], options: ChatStreamOptions = {}): AsyncGenerator<ChatChunk> {
     const { signal, ...rest } = options;
-    return streamChat(this.http, "/v1/ai/chat/stream", { messages, ...rest }, signal);
+    return streamChat(this.http, "POST /v1/ai/chat/stream", { messages, ...rest }, signal);
   }
 
   /** Embeddings of one input or several. */
@@ -211,7 +211,7 @@ export class AiSession {
     const { signal, ...rest } = options;
     yield* streamChat(
       this.http,
-      "/v1/ai/session/chat/stream",
+      "POST /v1/ai/session/chat/stream",
       { messages, ...rest },
       signal,
       await this.#options(),

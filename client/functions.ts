@@ -1,6 +1,6 @@
 import type { Routes, Schemas } from "./api_types.ts";
 import { errorFromResponse } from "./errors.ts";
-import type { Http } from "./http.ts";
+import { type Http, pathOf } from "./http.ts";
 
 /** An edge function as the platform stores it. */
 export type EdgeFunction = Schemas["Function"];
@@ -54,7 +54,8 @@ export class FunctionsClient {
         signal: options.signal,
       });
     }
-    const res = await this.http.send("POST", `/v1/functions/${encodeURIComponent(name)}/invoke`, body, {
+    const path = pathOf("POST /v1/functions/{name}/invoke").replace("{name}", encodeURIComponent(name));
+    const res = await this.http.send("POST", path, body, {
       headers: { "x-service-invoke-mode": "raw" },
       signal: options.signal,
     });

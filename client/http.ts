@@ -11,6 +11,11 @@ export type RouteInput<R extends Route> =
   & { query?: Partial<Routes[R]["query"]> }
   & ([Routes[R]["body"]] extends [never] ? { body?: undefined } : { body?: Routes[R]["body"] });
 
+/** The path of a route key: `"POST /v1/ai/chat/stream"` → `/v1/ai/chat/stream`. */
+export function pathOf(route: Route): string {
+  return route.slice(route.indexOf(" ") + 1);
+}
+
 /** Options of one request besides its route input. */
 export interface CallOptions {
   /** Extra headers, merged last. */

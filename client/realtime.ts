@@ -1,5 +1,5 @@
 import { errorFromResponse, PlatformError } from "./errors.ts";
-import type { Http } from "./http.ts";
+import { type Http, pathOf } from "./http.ts";
 import { readSse } from "./sse.ts";
 
 /** What a channel listens to. */
@@ -146,7 +146,7 @@ export class RealtimeClient {
   }
 
   async #openSocket(): Promise<void> {
-    const url = new URL(this.http.url("/v1/realtime/ws"));
+    const url = new URL(this.http.url(pathOf("GET /v1/realtime/ws")));
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     url.searchParams.set("apikey", this.http.config.key);
     const token = await this.http.config.accessToken().catch(() => null);
@@ -418,7 +418,7 @@ export class RealtimeChannel {
     const run = async (attempt: number): Promise<void> => {
       try {
         const token = await this.client.http.config.accessToken();
-        const url = this.client.http.url("/v1/realtime/sse", {
+        const url = this.client.http.url(pathOf("GET /v1/realtime/sse"), {
           ...query,
           apikey: this.client.http.config.key,
           access_token: token ?? undefined,
