@@ -1,11 +1,7 @@
 // The client's types are the server's: client/api_types.ts is generated from the OpenAPI document the platform
 // serves, and every route the client calls is named by its key there. This test fails when a route or a field
 // changes on the server without the client following.
-import {
-  CLIENT_TYPES_PATH,
-  generateClientTypes,
-  type OpenApiDocument,
-} from "../cli/client_types.ts";
+import { CLIENT_TYPES_PATH, generateClientTypes, type OpenApiDocument } from "../cli/client_types.ts";
 import { assertEquals } from "./assert.ts";
 import { startPlatform } from "./harness.ts";
 
@@ -20,18 +16,15 @@ const NOT_IN_CLIENT: Record<string, string> = {
   "GET /v1/admin/projects/{ref}": "the admin console",
   "DELETE /v1/admin/projects/{ref}": "the admin console",
   "POST /v1/admin/projects/{ref}/keys/rotate": "the admin console",
-  "GET /v1/auth/.well-known/jwks.json":
-    "for servers that verify tokens themselves",
+  "GET /v1/auth/.well-known/jwks.json": "for servers that verify tokens themselves",
   "GET /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "POST /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "PATCH /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "DELETE /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "POST /v1/db/rpc/{fn}": "db is postgrest-js on /rest/v1 (db.rpc)",
   "GET /v1/db/rpc/{fn}": "db is postgrest-js on /rest/v1 (db.rpc)",
-  "POST /v1/notifications/providers/sms/status":
-    "Twilio's delivery callback, signed by Twilio",
-  "POST /v1/notifications/events":
-    "not an operation of the notifications client (the rules engine's input)",
+  "POST /v1/notifications/providers/sms/status": "Twilio's delivery callback, signed by Twilio",
+  "POST /v1/notifications/events": "not an operation of the notifications client (the rules engine's input)",
   "GET /v1/ai/usage": "not an operation of the AI client",
 };
 
@@ -58,9 +51,9 @@ Deno.test("client types: generated from the server's OpenAPI document, every rou
     const doc: OpenApiDocument = await (await p.fetch("/v1/openapi.json"))
       .json();
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
-      Object.keys(ops).filter((m) =>
-        ["get", "post", "put", "patch", "delete"].includes(m)
-      ).map((m) => `${m.toUpperCase()} ${path}`)
+      Object.keys(ops).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m)).map((m) =>
+        `${m.toUpperCase()} ${path}`
+      )
     );
 
     await t.step(
@@ -80,13 +73,9 @@ Deno.test("client types: generated from the server's OpenAPI document, every rou
       "every operation has a client method or a reason not to",
       async () => {
         const used = await clientRoutes();
-        const uncovered = operations.filter((op) =>
-          !used.has(op) && !NOT_IN_CLIENT[op]
-        );
+        const uncovered = operations.filter((op) => !used.has(op) && !NOT_IN_CLIENT[op]);
         assertEquals(uncovered, []);
-        const unknown = [...used, ...Object.keys(NOT_IN_CLIENT)].filter((op) =>
-          !operations.includes(op)
-        );
+        const unknown = [...used, ...Object.keys(NOT_IN_CLIENT)].filter((op) => !operations.includes(op));
         assertEquals(unknown, []);
       },
     );
