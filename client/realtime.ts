@@ -283,7 +283,14 @@ export class RealtimeChannel {
   async rejoin(): Promise<void> {
     if (this.#state !== "closed" && this.client.options.transport === "websocket") {
       this.#state = "joining";
-      await this.client.request(this.#subscribeMessage());
+      try {
+        await this.client.request(this.#subscribeMessage());
+      } catch (err) {
+        // The platform refused it this time (a table disabled, a grant revoked): the channel is closed.
+        if (!(err instanceof PlatformError) || err.type !== "realtime") throw err;
+        this.#state = "closed";
+        return;
+      }
       if (this.#presence) await this.client.post(this.#presenceMessage(this.#presence));
       this.#state = "joined";
     }
