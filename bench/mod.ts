@@ -12,6 +12,7 @@ const benches = [
   "realtime.ts",
   "notifications.ts",
   "ai.ts",
+  "client.ts",
 ];
 for (const file of benches) {
   if (only.length > 0 && !only.some((name) => file.startsWith(name))) continue;

@@ -4,6 +4,7 @@
  *
  *   main.ts, cli/ → routes/ → services/ → db/, runtime/ → lib/
  *   main.ts, cli/ → workers/ → services/
+ *   client/ (the SDK) imports no other folder
  *
  * and no two folders import each other, directly or around a loop (a folder importing its own subfolders is
  * composition, not a cycle). Also fails when a route touches the databases (`platform.dbs`, a `Db`, SQL): routes
@@ -17,6 +18,8 @@ import { fileURLToPath } from "node:url";
 /** Which top-level folders each folder may import, besides itself. */
 const ALLOWED: Record<string, string[]> = {
   lib: [],
+  // The client SDK is shipped alone: it imports nothing of the server.
+  client: [],
   db: ["lib"],
   runtime: ["lib"],
   services: ["lib", "db", "runtime"],

@@ -1,0 +1,28 @@
+/** Options of {@linkcode bundleClient}. */
+export interface BundleOptions {
+  /** Leave `@supabase/postgrest-js` out of the bundle (to measure the client's own size). */
+  withoutPostgrest?: boolean;
+}
+
+/** Bundles client/mod.ts for browsers with `deno bundle` (minified ES module) and returns the code. */
+export async function bundleClient(options: BundleOptions = {}): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "client-bundle-" });
+  const out = `${dir}/client.js`;
+  try {
+    const args = ["bundle", "--quiet", "--platform=browser", "--format=esm", "--minify", `--output=${out}`];
+    if (options.withoutPostgrest) args.push("--external=@supabase/postgrest-js");
+    args.push(new URL("../client/mod.ts", import.meta.url).pathname);
+    const result = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "piped" })
+      .output();
+    if (!result.success) throw new Error(`deno bundle failed:\n${new TextDecoder().decode(result.stderr)}`);
+    return await Deno.readTextFile(out);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The gzipped size of `code` in bytes. */
+export async function gzippedSize(code: string): Promise<number> {
+  const stream = new Blob([code]).stream().pipeThrough(new CompressionStream("gzip"));
+  return (await new Response(stream).arrayBuffer()).byteLength;
+}
