@@ -195,7 +195,8 @@ async function initDeno(init: WorkerInitMessage): Promise<void> {
   installConsole();
   installDeno(init);
   if (init.gate) installEgress(init.gate);
-  const url = `data:application/typescript;base64,${encodeBase64(new TextEncoder().encode(init.code))}`;
+  const type = init.bundled ? "application/javascript" : "application/typescript";
+  const url = `data:${type};base64,${encodeBase64(new TextEncoder().encode(init.code))}`;
   const mod = await import(url);
   const def = mod.default;
   if (def && typeof def === "object" && typeof def.fetch === "function") handler = def.fetch.bind(def);
