@@ -118,8 +118,11 @@ async function main(): Promise<{ report: BuilderReport; bytes?: Uint8Array }> {
   } catch (err) {
     // The bundler could not start: Deno fetches it from the npm registry on first use.
     const text = err instanceof Error ? err.message.split("\n")[0]! : String(err);
+    const cause = /^Failed loading (\S+) for package/.test(text)
+      ? `the npm registry is not reachable from the platform (${text})`
+      : `the bundler could not run: ${text}`;
     return {
-      report: { ok: false, issues: [{ specifier: null, cause: `the bundler could not run: ${text}` }] },
+      report: { ok: false, issues: [{ specifier: null, cause }] },
     };
   }
   const bytes = result.outputFiles?.[0]?.contents;

@@ -100,10 +100,15 @@ export class Bundler {
     }
   }
 
-  /** The bundle carries no path of this machine (a package may keep its file's path as a string). */
+  /**
+   * The bundle carries no path of this machine (a package may keep its file's path as a string). The bundler
+   * gives CommonJS packages a `require` made from the module's URL, which for a function is a data: URL that
+   * createRequire refuses: it gets a file URL instead, under which `require` finds Node's built-ins and no file.
+   */
   private scrub(code: string, work: string): string {
     return code.replaceAll(join(this.denoDir, "npm"), "/npm").replaceAll(this.denoDir, "/deno")
-      .replaceAll(work, "/function");
+      .replaceAll(work, "/function")
+      .replaceAll("__deno_internal_createRequire(import.meta.url)", '__deno_internal_createRequire("file:///function.js")');
   }
 
   private async spawn(work: string, entry: string): Promise<{ report: BuilderReport; bytes: Uint8Array }> {
