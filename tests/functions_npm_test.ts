@@ -30,7 +30,11 @@ function env(extra: Record<string, string> = {}) {
 
 function client(p: TestPlatform) {
   const deploy = (body: Record<string, unknown>) =>
-    p.fetch("/v1/functions", { method: "POST", headers: { apikey: p.secretKey }, json: { runtime: "deno", ...body } })
+    p.fetch("/v1/functions", {
+      method: "POST",
+      headers: { apikey: p.secretKey },
+      json: { runtime: "deno", ...body },
+    })
       .then(json);
   const invoke = (name: string, body: Record<string, unknown> = {}) =>
     p.fetch(`/v1/functions/${name}/invoke`, { method: "POST", headers: { apikey: p.secretKey }, json: body })
@@ -42,17 +46,20 @@ Deno.test("functions npm: two packages, routing inside, pinned and ranged, error
   const p = await startPlatform(env());
   const { deploy, invoke } = client(p);
   try {
-    await t.step("deploy bundles hono and zod; the function object records the resolved versions", async () => {
-      const { status, body } = await deploy({ name: "routed", code: ROUTED });
-      assertEquals(status, 201, JSON.stringify(body));
-      const fn = body.data;
-      assertEquals(fn.code, ROUTED);
-      assertMatch(fn.bundle_hash, /^[0-9a-f]{64}$/);
-      assertEquals(fn.dependencies["npm:hono@4.6.0"], "4.6.0");
-      const zod = Object.entries(fn.dependencies).find(([k]) => k.startsWith("npm:zod@"));
-      assert(zod, JSON.stringify(fn.dependencies));
-      assertMatch(zod[1] as string, /^3\.(2[3-9]|[3-9]\d)\.\d+$/);
-    });
+    await t.step(
+      "deploy bundles hono and zod; the function object records the resolved versions",
+      async () => {
+        const { status, body } = await deploy({ name: "routed", code: ROUTED });
+        assertEquals(status, 201, JSON.stringify(body));
+        const fn = body.data;
+        assertEquals(fn.code, ROUTED);
+        assertMatch(fn.bundle_hash, /^[0-9a-f]{64}$/);
+        assertEquals(fn.dependencies["npm:hono@4.6.0"], "4.6.0");
+        const zod = Object.entries(fn.dependencies).find(([k]) => k.startsWith("npm:zod@"));
+        assert(zod, JSON.stringify(fn.dependencies));
+        assertMatch(zod[1] as string, /^3\.(2[3-9]|[3-9]\d)\.\d+$/);
+      },
+    );
 
     await t.step("invoke routes inside the function and validates with zod", async () => {
       const ping = await invoke("routed", { method: "GET", path: "/ping" });
@@ -89,11 +96,27 @@ Deno.test("functions npm: two packages, routing inside, pinned and ranged, error
     });
 
     const failures: [string, string, RegExp][] = [
-      ["unknown package", `import x from "npm:no-such-package-zz9-platform@1"; export default () => new Response(String(x));`, /import "npm:no-such-package-zz9-platform@1": package "no-such-package-zz9-platform" does not exist/],
-      ["unknown version", `import { z } from "npm:zod@99.0.0"; export default () => new Response(String(z));`, /import "npm:zod@99\.0\.0": no published version of "zod" matches "99\.0\.0"/],
-      ["relative import", `import x from "./other.ts"; export default x;`, /import "\.\/other\.ts" names a file/],
+      [
+        "unknown package",
+        `import x from "npm:no-such-package-zz9-platform@1"; export default () => new Response(String(x));`,
+        /import "npm:no-such-package-zz9-platform@1": package "no-such-package-zz9-platform" does not exist/,
+      ],
+      [
+        "unknown version",
+        `import { z } from "npm:zod@99.0.0"; export default () => new Response(String(z));`,
+        /import "npm:zod@99\.0\.0": no published version of "zod" matches "99\.0\.0"/,
+      ],
+      [
+        "relative import",
+        `import x from "./other.ts"; export default x;`,
+        /import "\.\/other\.ts" names a file/,
+      ],
       ["bare name", `import { z } from "zod"; export default z;`, /write "npm:zod"/],
-      ["install scripts", `import x from "npm:bufferutil@4.0.8"; export default () => new Response(String(x));`, /needs install scripts/],
+      [
+        "install scripts",
+        `import x from "npm:bufferutil@4.0.8"; export default () => new Response(String(x));`,
+        /needs install scripts/,
+      ],
     ];
     for (const [what, code, message] of failures) {
       await t.step(`${what}: 400 at deploy naming the import; the old version keeps serving`, async () => {
@@ -103,8 +126,9 @@ Deno.test("functions npm: two packages, routing inside, pinned and ranged, error
         assertEquals(body.error.code, "VALIDATION_ERROR");
         assertMatch(body.error.message, message);
         assert(!body.error.message.includes(CACHE_DIR), body.error.message);
-        const fn = (await p.fetch("/v1/functions/keeper", { headers: { apikey: p.secretKey } }).then(json)).body
-          .data;
+        const fn =
+          (await p.fetch("/v1/functions/keeper", { headers: { apikey: p.secretKey } }).then(json)).body
+            .data;
         assertEquals(fn.code, PLAIN);
         assertEquals((await invoke("keeper")).body.data.body, "plain v1");
         // PATCH with the same code fails the same way.

@@ -108,7 +108,10 @@ export class Bundler {
   private scrub(code: string, work: string): string {
     return code.replaceAll(join(this.denoDir, "npm"), "/npm").replaceAll(this.denoDir, "/deno")
       .replaceAll(work, "/function")
-      .replaceAll("__deno_internal_createRequire(import.meta.url)", '__deno_internal_createRequire("file:///function.js")');
+      .replaceAll(
+        "__deno_internal_createRequire(import.meta.url)",
+        '__deno_internal_createRequire("file:///function.js")',
+      );
   }
 
   private async spawn(work: string, entry: string): Promise<{ report: BuilderReport; bytes: Uint8Array }> {

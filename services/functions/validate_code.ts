@@ -28,12 +28,14 @@ export function checkDenoCode(name: string, code: string): string[] {
     const message = err instanceof Error ? err.message : String(err);
     throw errors.validation(`Cannot deploy function "${name}": code does not parse: ${message}`);
   }
-  const imports = [...new Set(importsOf(ast.program))];
-  for (const specifier of imports) {
+  const found: Found = { static: [], dynamic: [] };
+  importsOf(ast.program, found);
+  for (const specifier of found.static) {
     const why = refusedImport(specifier);
     if (why) throw errors.validation(`Cannot deploy function "${name}": import "${specifier}" ${why}`);
   }
-  return imports;
+  // A dynamic import runs when the code does: one the bundler cannot take fails then, within the permissions.
+  return [...new Set([...found.static, ...found.dynamic.filter((s) => refusedImport(s) === null)])];
 }
 
 /** True when a function with these imports needs a bundle: it imports more than Node's built-ins. */
@@ -52,25 +54,31 @@ function refusedImport(specifier: string): string | null {
   return "is not supported: import packages by npm:, jsr: or https:, and node: built-ins";
 }
 
-/** The module specifiers of import and export-from declarations and of `import("literal")`. */
-function importsOf(node: unknown, out: string[] = []): string[] {
+/** Module specifiers found in a module: of declarations, and of `import("literal")`. */
+interface Found {
+  static: string[];
+  dynamic: string[];
+}
+
+/** Collects the module specifiers of import and export-from declarations and of `import("literal")`. */
+function importsOf(node: unknown, out: Found): void {
   if (Array.isArray(node)) {
     for (const n of node) importsOf(n, out);
-    return out;
+    return;
   }
-  if (!node || typeof node !== "object") return out;
+  if (!node || typeof node !== "object") return;
   const n = node as Record<string, unknown> & { type?: string };
-  const literal = (v: unknown) => {
+  const literal = (v: unknown, into = out.static) => {
     const lit = v as { type?: string; value?: unknown } | null;
-    if (lit?.type === "StringLiteral" && typeof lit.value === "string") out.push(lit.value);
+    if (lit?.type === "StringLiteral" && typeof lit.value === "string") into.push(lit.value);
   };
   if (
     n.type === "ImportDeclaration" || n.type === "ExportAllDeclaration" || n.type === "ExportNamedDeclaration"
   ) {
     literal(n.source);
-  } else if (n.type === "ImportExpression") literal(n.source);
+  } else if (n.type === "ImportExpression") literal(n.source, out.dynamic);
   else if (n.type === "CallExpression" && (n.callee as { type?: string })?.type === "Import") {
-    literal((n.arguments as unknown[])[0]);
+    literal((n.arguments as unknown[])[0], out.dynamic);
   }
   for (const [key, value] of Object.entries(n)) {
     if (key !== "loc" && key !== "start" && key !== "end" && value && typeof value === "object") {
