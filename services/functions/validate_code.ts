@@ -85,7 +85,6 @@ function importsOf(node: unknown, out: Found): void {
       importsOf(value, out);
     }
   }
-  return out;
 }
 
 /**
