@@ -22,6 +22,12 @@ const FunctionObject = z.object({
   runtime: z.enum(["deno", "wasm"]),
   code: z.string(),
   code_hash: z.string().openapi({ description: "SHA-256 (hex) of code" }),
+  bundle_hash: z.string().nullable().openapi({
+    description: "SHA-256 (hex) of the bundle built at deploy when the code imports packages; null otherwise",
+  }),
+  dependencies: z.record(z.string(), z.string()).openapi({
+    description: "Each import as resolved at deploy, with its version (https: imports: their hash)",
+  }),
   env_vars: z.record(z.string(), z.string()),
   permissions: Permissions,
   is_active: z.boolean(),

@@ -15,8 +15,10 @@ export interface InitMessage {
   t: "init";
   kind: RuntimeKind;
   name: string;
-  /** Source text (`deno`) or base64 of the module (`wasm`). */
+  /** Source text or bundle (`deno`), or base64 of the module (`wasm`). */
   code: string;
+  /** `code` is JavaScript bundled at deploy (its packages inside): loaded as JavaScript, not transpiled. */
+  bundled?: boolean;
   env: Record<string, string>;
   memoryMb: number;
   timeoutMs: number;

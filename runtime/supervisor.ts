@@ -33,6 +33,8 @@ export interface FunctionSpec {
   name: string;
   kind: RuntimeKind;
   code: string;
+  /** `code` is a bundle (JavaScript built at deploy), not the function's own source. */
+  bundled?: boolean;
   env: Record<string, string>;
   allowNet: string[];
   memoryMb: number;
@@ -313,6 +315,7 @@ export class Runtime {
           kind: spec.kind,
           name: spec.name,
           code: spec.code,
+          bundled: spec.bundled ?? false,
           env: spec.env,
           memoryMb: spec.memoryMb,
           timeoutMs: spec.timeoutSecs * 1000,

@@ -6,7 +6,6 @@
  * the user module or compiles the wasm module, then answers request messages from the host.
  */
 import { installEgress } from "./egress/worker_net.ts";
-import { encodeBase64 } from "../lib/encoding.ts";
 import { FrameReader, FrameWriter, readChunks } from "./frames.ts";
 import { droppedLinesText, LogBudget } from "./log_budget.ts";
 import {
@@ -195,8 +194,17 @@ async function initDeno(init: WorkerInitMessage): Promise<void> {
   installConsole();
   installDeno(init);
   if (init.gate) installEgress(init.gate);
-  const url = `data:application/typescript;base64,${encodeBase64(new TextEncoder().encode(init.code))}`;
-  const mod = await import(url);
+  const type = init.bundled ? "application/javascript" : "application/typescript";
+  // A blob: URL, not a data: URL: every stack frame of the module names its URL, and Deno's stack formatting
+  // handles that whole URL (its source-map lookup) per frame, so an error's `stack` through a data: URL (the
+  // whole module in base64) cost ms per error (measured 4 ms through a 160 KB bundle; 0.14 ms from a blob).
+  const url = URL.createObjectURL(new Blob([init.code], { type }));
+  let mod;
+  try {
+    mod = await import(url);
+  } finally {
+    URL.revokeObjectURL(url); // the module is loaded: the blob's bytes need not stay
+  }
   const def = mod.default;
   if (def && typeof def === "object" && typeof def.fetch === "function") handler = def.fetch.bind(def);
   else if (typeof def === "function") handler = def;

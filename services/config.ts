@@ -61,6 +61,15 @@ export const Env = z.object({
   FUNCTIONS_IDLE_SECS: z.coerce.number().int().min(1).default(300),
   FUNCTIONS_TIMEOUT_MARGIN_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   FUNCTIONS_LOG_LINES: z.coerce.number().int().min(10).max(100_000).default(1000),
+  // Package imports, resolved and bundled at deploy (docs/functions.md "Imports")
+  FUNCTIONS_MAX_BUNDLE_MB: z.coerce.number().min(0.01).max(1024).default(20),
+  FUNCTIONS_BUILD_TIMEOUT_SECS: z.coerce.number().int().min(1).max(600).default(60),
+  FUNCTIONS_PACKAGE_CACHE_DIR: z.string().min(1).optional(),
+  FUNCTIONS_PACKAGE_CACHE_MB: z.coerce.number().int().min(64).default(2048),
+  FUNCTIONS_NPM_REGISTRY: z.string().url().default("https://registry.npmjs.org/"),
+  FUNCTIONS_IMPORT_HOSTS: z.string().default(
+    "jsr.io,deno.land,esm.sh,cdn.jsdelivr.net,raw.githubusercontent.com,gist.githubusercontent.com",
+  ),
   INVOKE_RATE_PER_MIN: z.coerce.number().int().min(1).default(600),
   INVOKE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   PLAN_INVOCATIONS_PER_MONTH: z.coerce.number().int().min(0).default(1_000_000),

@@ -10,5 +10,9 @@ Deno.test("publicErrorText: no source, no platform paths, bounded", () => {
     publicErrorText(raw),
     'Import "npm:left-pad" not a dependency\n    at <function>:1:15\n    at <runtime>:146:9',
   );
+  assertEquals(
+    publicErrorText("Boom\n    at handler (blob:null/3dd1f7e2-83cb-4475-a7bb-d480a917f7a4:368:38)"),
+    "Boom\n    at handler (<function>:368:38)",
+  );
   assertEquals(publicErrorText("x".repeat(5000)).length, 2001);
 });

@@ -1,4 +1,5 @@
 import type { Databases } from "../../db/databases.ts";
+import type { Queryable } from "../../db/driver.ts";
 import { type FunctionRow, functionStore, type FunctionWrite } from "./store.ts";
 import type { FunctionSpec } from "../../runtime/supervisor.ts";
 import { type Cipher, sha256Hex } from "../../lib/crypto.ts";
@@ -11,7 +12,8 @@ import {
   type PermissionsPatch,
   storedPermissions,
 } from "./permissions.ts";
-import { checkDenoCode, checkName, checkWasmCode } from "./validate_code.ts";
+import { checkDenoCode, checkName, checkWasmCode, needsBundle } from "./validate_code.ts";
+import type { BundleSource, StoredBundle } from "./bundles.ts";
 
 /** A function as the API returns it (docs/functions.md), env_vars decrypted. */
 export interface FunctionObject {
@@ -21,12 +23,26 @@ export interface FunctionObject {
   runtime: "deno" | "wasm";
   code: string;
   code_hash: string;
+  /** SHA-256 of the bundle the function runs, when it imports packages; null when `code` runs as is. */
+  bundle_hash: string | null;
+  /** Each import as written, with the version it resolved to at deploy. */
+  dependencies: Record<string, string>;
   env_vars: Record<string, string>;
   permissions: Permissions;
   is_active: boolean;
   created_at: string;
   updated_at: string;
 }
+
+/** The bundle fields a write stores: a new bundle, the one the function had, or none. */
+interface BundleChoice {
+  bundle_hash: string | null;
+  dependencies: Record<string, string>;
+  /** A bundle built by this write, to store with it. */
+  built?: StoredBundle;
+}
+
+const NO_BUNDLE: BundleChoice = { bundle_hash: null, dependencies: {} };
 
 /** The body of POST /v1/functions: an upsert on name. */
 export interface DeployInput {
@@ -78,6 +94,7 @@ export class FunctionService {
     private readonly dbs: Databases,
     private readonly cipher: Cipher,
     private readonly hooks: FunctionHooks,
+    private readonly bundles: BundleSource,
   ) {}
 
   private async view(ref: string, row: FunctionRow): Promise<FunctionObject> {
@@ -88,6 +105,8 @@ export class FunctionService {
       runtime: row.runtime,
       code: row.code,
       code_hash: row.code_hash,
+      bundle_hash: row.bundle_hash ?? null,
+      dependencies: row.dependencies ?? {},
       env_vars: await this.decryptEnv(row.env_vars),
       permissions: storedPermissions(row.permissions),
       is_active: row.is_active,
@@ -107,6 +126,30 @@ export class FunctionService {
   private check(name: string, runtime: "deno" | "wasm", code: string, permissions: Permissions): void {
     if (runtime === "deno") checkDenoCode(name, code);
     else checkWasmCode(name, code, permissions.memory_mb);
+  }
+
+  /**
+   * The bundle new code needs, built before the write's transaction (a build takes a while: no row is locked
+   * meanwhile). Code without package imports runs as is; code the function already runs keeps its bundle.
+   */
+  private async bundleFor(
+    name: string,
+    runtime: "deno" | "wasm",
+    code: string,
+    codeHash: string,
+    current: FunctionRow | null,
+  ): Promise<BundleChoice> {
+    if (runtime !== "deno" || !needsBundle(checkDenoCode(name, code))) return NO_BUNDLE;
+    if (current?.runtime === "deno" && current.code_hash === codeHash && current.bundle_hash) {
+      return { bundle_hash: current.bundle_hash, dependencies: current.dependencies ?? {} };
+    }
+    const built = await this.bundles.build(name, code);
+    return { bundle_hash: built.hash, dependencies: built.dependencies, built };
+  }
+
+  /** Stores a bundle this write built, before the row that points at it. */
+  private async storeBundle(tx: Queryable, choice: BundleChoice): Promise<void> {
+    if (choice.built) await functionStore.putBundle(tx, choice.built.hash, choice.built.code);
   }
 
   private async require(ref: string, nameOrId: string): Promise<FunctionRow> {
@@ -136,6 +179,8 @@ export class FunctionService {
     const db = await this.dbs.project(ref);
     const codeHash = await sha256Hex(input.code);
     const newEnv = input.env_vars ? await this.encryptEnv(input.env_vars) : undefined;
+    const before = await functionStore.find(db, input.name).then((r) => r?.name === input.name ? r : null);
+    const bundle = await this.bundleFor(input.name, input.runtime, input.code, codeHash, before);
     const result = await db.transaction(async (tx) => {
       const existing = await functionStore.find(tx, input.name, true).then((r) =>
         r?.name === input.name ? r : null
@@ -153,8 +198,15 @@ export class FunctionService {
         env_vars: newEnv ?? existing?.env_vars ?? await this.encryptEnv({}),
         permissions,
         is_active: input.is_active ?? existing?.is_active ?? true,
+        bundle_hash: bundle.bundle_hash,
+        dependencies: bundle.dependencies,
       };
-      if (existing) return { row: await functionStore.update(tx, existing.id, write), created: false };
+      await this.storeBundle(tx, bundle);
+      if (existing) {
+        const row = await functionStore.update(tx, existing.id, write);
+        await functionStore.dropUnusedBundles(tx);
+        return { row, created: false };
+      }
       const row = await functionStore.insert(tx, write);
       if (!row) throw errors.conflict(`Function "${input.name}" is being deployed concurrently: try again`);
       return { row, created: true };
@@ -165,6 +217,18 @@ export class FunctionService {
   /** Updates code, env_vars, is_active or permissions (merged field by field). */
   async update(ref: string, nameOrId: string, input: UpdateInput): Promise<FunctionObject> {
     const db = await this.dbs.project(ref);
+    let bundle: BundleChoice | null = null;
+    if (input.code !== undefined) {
+      const before = await functionStore.find(db, nameOrId);
+      if (!before) throw errors.notFound(`Function "${nameOrId}" does not exist`);
+      bundle = await this.bundleFor(
+        before.name,
+        before.runtime,
+        input.code,
+        await sha256Hex(input.code),
+        before,
+      );
+    }
     const row = await db.transaction(async (tx) => {
       const current = await functionStore.find(tx, nameOrId, true);
       if (!current) throw errors.notFound(`Function "${nameOrId}" does not exist`);
@@ -176,7 +240,9 @@ export class FunctionService {
       if (input.code !== undefined || input.permissions?.memory_mb !== undefined) {
         this.check(current.name, current.runtime, code, permissions);
       }
-      return await functionStore.update(tx, current.id, {
+      const kept = { bundle_hash: current.bundle_hash ?? null, dependencies: current.dependencies ?? {} };
+      if (bundle) await this.storeBundle(tx, bundle);
+      const updated = await functionStore.update(tx, current.id, {
         name: current.name,
         runtime: current.runtime,
         code,
@@ -184,7 +250,11 @@ export class FunctionService {
         env_vars: input.env_vars ? await this.encryptEnv(input.env_vars) : current.env_vars,
         permissions,
         is_active: input.is_active ?? current.is_active,
+        bundle_hash: (bundle ?? kept).bundle_hash,
+        dependencies: (bundle ?? kept).dependencies,
       });
+      if (bundle) await functionStore.dropUnusedBundles(tx);
+      return updated;
     });
     return await this.written(ref, row);
   }
@@ -236,8 +306,13 @@ export class FunctionService {
   private async load(ref: string, row: FunctionRow): Promise<LoadedFunction> {
     const fn = await this.view(ref, row);
     const versionKey = await sha256Hex(
-      JSON.stringify([ref, fn.id, fn.runtime, fn.code_hash, fn.permissions, fn.env_vars]),
+      JSON.stringify([ref, fn.id, fn.runtime, fn.code_hash, fn.bundle_hash, fn.permissions, fn.env_vars]),
     );
+    const hash = fn.bundle_hash;
+    // A function that imports packages runs its bundle, stored at deploy: nothing is resolved again here.
+    const code = hash
+      ? await this.bundles.code(hash, async () => functionStore.bundle(await this.dbs.project(ref), hash))
+      : fn.code;
     return {
       fn,
       spec: {
@@ -246,7 +321,8 @@ export class FunctionService {
         versionKey,
         name: fn.name,
         kind: fn.runtime,
-        code: fn.code,
+        code,
+        bundled: hash !== null,
         env: fn.env_vars,
         allowNet: fn.permissions.allow_net,
         memoryMb: fn.permissions.memory_mb,

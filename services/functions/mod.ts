@@ -3,6 +3,8 @@ import { Runtime } from "../../runtime/supervisor.ts";
 import type { Config } from "../config.ts";
 import type { Cipher } from "../../lib/crypto.ts";
 import { TokenBucket } from "../../lib/token_bucket.ts";
+import { join } from "node:path";
+import { FunctionBundles } from "./bundles.ts";
 import { FunctionService } from "./functions.ts";
 import { InvocationRecorder } from "./invocations.ts";
 import { Invoker } from "./invoke.ts";
@@ -46,10 +48,18 @@ export async function openFunctions(
     platformPorts,
     marginMs: config.FUNCTIONS_TIMEOUT_MARGIN_MS,
   }, (id, level, text) => logs.add(id, level, text));
+  const bundles = new FunctionBundles({
+    cacheDir: config.FUNCTIONS_PACKAGE_CACHE_DIR ?? join(config.DATA_DIR, "packages"),
+    cacheMaxBytes: config.FUNCTIONS_PACKAGE_CACHE_MB * 1048576,
+    npmRegistry: config.FUNCTIONS_NPM_REGISTRY,
+    importHosts: config.FUNCTIONS_IMPORT_HOSTS.split(",").map((s) => s.trim()).filter(Boolean),
+    maxBytes: Math.floor(config.FUNCTIONS_MAX_BUNDLE_MB * 1048576),
+    timeoutMs: config.FUNCTIONS_BUILD_TIMEOUT_SECS * 1000,
+  });
   const service = new FunctionService(deps.dbs, deps.cipher, {
     deployed: (spec) => runtime.prewarm(spec),
     removed: (id) => runtime.retire(id),
-  });
+  }, bundles);
   const recorder = new InvocationRecorder(deps.dbs);
   const quota = new InvocationQuota(deps.kv, config.PLAN_INVOCATIONS_PER_MONTH);
   const invoker = new Invoker({

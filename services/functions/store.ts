@@ -12,12 +12,16 @@ export interface FunctionRow {
   env_vars: string;
   permissions: { allow_net: string[]; memory_mb: number; timeout_secs: number };
   is_active: boolean;
+  /** The SHA-256 of the function's bundle, when it imports packages; null when its code runs as is. */
+  bundle_hash: string | null;
+  /** Each import as written, with the version it resolved to. */
+  dependencies: Record<string, string>;
   created_at: Date | string;
   updated_at: Date | string;
 }
 
 const COLUMNS =
-  "id, name, runtime, code, code_hash, env_vars, permissions, is_active, created_at, updated_at";
+  "id, name, runtime, code, code_hash, env_vars, permissions, is_active, bundle_hash, dependencies, created_at, updated_at";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The fields written by a deploy or an update. */
@@ -29,6 +33,8 @@ export interface FunctionWrite {
   env_vars: string;
   permissions: FunctionRow["permissions"];
   is_active: boolean;
+  bundle_hash: string | null;
+  dependencies: Record<string, string>;
 }
 
 /** The SQL of `platform.functions` in a project database. */
@@ -57,9 +63,21 @@ export const functionStore = {
   /** Inserts a function; null when the name was taken meanwhile. */
   async insert(db: Queryable, f: FunctionWrite): Promise<FunctionRow | null> {
     const [row] = await db.query<FunctionRow>(
-      `insert into platform.functions (name, runtime, code, code_hash, env_vars, permissions, is_active)
-       values ($1, $2, $3, $4, $5, $6::text::jsonb, $7) on conflict (name) do nothing returning ${COLUMNS}`,
-      [f.name, f.runtime, f.code, f.code_hash, f.env_vars, JSON.stringify(f.permissions), f.is_active],
+      `insert into platform.functions
+         (name, runtime, code, code_hash, env_vars, permissions, is_active, bundle_hash, dependencies)
+       values ($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8, $9::text::jsonb)
+       on conflict (name) do nothing returning ${COLUMNS}`,
+      [
+        f.name,
+        f.runtime,
+        f.code,
+        f.code_hash,
+        f.env_vars,
+        JSON.stringify(f.permissions),
+        f.is_active,
+        f.bundle_hash,
+        JSON.stringify(f.dependencies),
+      ],
     );
     return row ?? null;
   },
@@ -68,9 +86,21 @@ export const functionStore = {
   async update(db: Queryable, id: string, f: FunctionWrite): Promise<FunctionRow> {
     const [row] = await db.query<FunctionRow>(
       `update platform.functions set name = $2, runtime = $3, code = $4, code_hash = $5, env_vars = $6,
-         permissions = $7::text::jsonb, is_active = $8, updated_at = now()
+         permissions = $7::text::jsonb, is_active = $8, bundle_hash = $9, dependencies = $10::text::jsonb,
+         updated_at = now()
        where id = $1 returning ${COLUMNS}`,
-      [id, f.name, f.runtime, f.code, f.code_hash, f.env_vars, JSON.stringify(f.permissions), f.is_active],
+      [
+        id,
+        f.name,
+        f.runtime,
+        f.code,
+        f.code_hash,
+        f.env_vars,
+        JSON.stringify(f.permissions),
+        f.is_active,
+        f.bundle_hash,
+        JSON.stringify(f.dependencies),
+      ],
     );
     return row!;
   },
@@ -78,6 +108,32 @@ export const functionStore = {
   /** Deletes the function `id`. */
   async delete(db: Queryable, id: string): Promise<void> {
     await db.query("delete from platform.functions where id = $1", [id]);
+    await this.dropUnusedBundles(db);
+  },
+
+  /** Stores a bundle under its hash (kept when already there). */
+  async putBundle(db: Queryable, hash: string, code: string): Promise<void> {
+    await db.query(
+      "insert into platform.function_bundles (hash, code) values ($1, $2) on conflict (hash) do nothing",
+      [hash, code],
+    );
+  },
+
+  /** The bundle stored under `hash`, or null. */
+  async bundle(db: Queryable, hash: string): Promise<string | null> {
+    const [row] = await db.query<{ code: string }>(
+      "select code from platform.function_bundles where hash = $1",
+      [hash],
+    );
+    return row?.code ?? null;
+  },
+
+  /** Deletes the bundles no function uses any more. */
+  async dropUnusedBundles(db: Queryable): Promise<void> {
+    await db.query(
+      `delete from platform.function_bundles b
+       where not exists (select 1 from platform.functions f where f.bundle_hash = b.hash)`,
+    );
   },
 };
 

@@ -15,13 +15,75 @@ export function checkName(name: string): void {
   }
 }
 
-/** Checks that `deno` code is one parseable ES module (TypeScript allowed); 400 with the parser's message. */
-export function checkDenoCode(name: string, code: string): void {
+/**
+ * Checks that `deno` code is one parseable ES module (TypeScript allowed) whose imports the platform can take;
+ * 400 with the parser's message or the import refused. Returns its imports (static, and dynamic ones written
+ * as a literal).
+ */
+export function checkDenoCode(name: string, code: string): string[] {
+  let ast;
   try {
-    parse(code, { sourceType: "module", plugins: ["typescript"], errorRecovery: false });
+    ast = parse(code, { sourceType: "module", plugins: ["typescript"], errorRecovery: false });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     throw errors.validation(`Cannot deploy function "${name}": code does not parse: ${message}`);
+  }
+  const found: Found = { static: [], dynamic: [] };
+  importsOf(ast.program, found);
+  for (const specifier of found.static) {
+    const why = refusedImport(specifier);
+    if (why) throw errors.validation(`Cannot deploy function "${name}": import "${specifier}" ${why}`);
+  }
+  // A dynamic import runs when the code does: one the bundler cannot take fails then, within the permissions.
+  return [...new Set([...found.static, ...found.dynamic.filter((s) => refusedImport(s) === null)])];
+}
+
+/** True when a function with these imports needs a bundle: it imports more than Node's built-ins. */
+export const needsBundle = (imports: string[]): boolean => imports.some((s) => !s.startsWith("node:"));
+
+/** Why an import cannot be taken, or null: a function is one module and imports packages by registry. */
+function refusedImport(specifier: string): string | null {
+  if (/^(npm|jsr|node):./.test(specifier) || /^https:\/\/./.test(specifier)) return null;
+  if (/^(\.{0,2}\/|file:)/.test(specifier)) {
+    return "names a file: a function is one module, so it can import packages (npm:, jsr:, https:) and node: " +
+      "built-ins only";
+  }
+  if (/^[a-z@][\w.@/-]*$/i.test(specifier) && !specifier.includes(":")) {
+    return `is a bare name: write "npm:${specifier}" (or jsr:) to say where it comes from`;
+  }
+  return "is not supported: import packages by npm:, jsr: or https:, and node: built-ins";
+}
+
+/** Module specifiers found in a module: of declarations, and of `import("literal")`. */
+interface Found {
+  static: string[];
+  dynamic: string[];
+}
+
+/** Collects the module specifiers of import and export-from declarations and of `import("literal")`. */
+function importsOf(node: unknown, out: Found): void {
+  if (Array.isArray(node)) {
+    for (const n of node) importsOf(n, out);
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  const n = node as Record<string, unknown> & { type?: string };
+  const literal = (v: unknown, into = out.static) => {
+    const lit = v as { type?: string; value?: unknown } | null;
+    if (lit?.type === "StringLiteral" && typeof lit.value === "string") into.push(lit.value);
+  };
+  if (
+    n.type === "ImportDeclaration" || n.type === "ExportAllDeclaration" || n.type === "ExportNamedDeclaration"
+  ) {
+    literal(n.source);
+  } else if (n.type === "ImportExpression") literal(n.source, out.dynamic);
+  else if (n.type === "CallExpression" && (n.callee as { type?: string })?.type === "Import") {
+    literal((n.arguments as unknown[])[0], out.dynamic);
+  }
+  for (const [key, value] of Object.entries(n)) {
+    if (key !== "loc" && key !== "start" && key !== "end" && value && typeof value === "object") {
+      importsOf(value, out);
+    }
   }
 }
 
