@@ -53,7 +53,7 @@ export interface Schemas {
   AlertEvent: { id: string; alert_id: string; status: "triggered" | "resolved"; value: number | null; threshold: number; notification_id: string | null; created_at: string };
   PatchAlert: { enabled?: boolean; threshold?: number; window_secs?: number; cooldown_secs?: number; destination?: string };
   Metrics: { window_secs: number; function_name: string | null; invocations: number | null; errors: number | null; error_rate: number | null; timeouts: number | null; duration_p95_ms: number | null; duration_avg_ms: number | null; jobs_failed: number | null; jobs_dead: number | null; dlq_depth: number | null };
-  Function: { id: string; project_id: string; name: string; runtime: "deno" | "wasm"; code: string; code_hash: string; env_vars: Record<string, string>; permissions: Schemas["FunctionPermissions"]; is_active: boolean; created_at: string; updated_at: string };
+  Function: { id: string; project_id: string; name: string; runtime: "deno" | "wasm"; code: string; code_hash: string; bundle_hash: string | null; dependencies: Record<string, string>; env_vars: Record<string, string>; permissions: Schemas["FunctionPermissions"]; is_active: boolean; created_at: string; updated_at: string };
   FunctionPermissions: { allow_net: Array<string>; memory_mb: number; timeout_secs: number; cpu_ms: number };
   DeployFunction: { name: string; runtime: "deno" | "wasm"; code: string; env_vars?: Record<string, string>; permissions?: { allow_net?: Array<string>; memory_mb?: number; timeout_secs?: number; cpu_ms?: number }; is_active?: boolean };
   UpdateFunction: { code?: string; env_vars?: Record<string, string>; is_active?: boolean; permissions?: { allow_net?: Array<string>; memory_mb?: number; timeout_secs?: number; cpu_ms?: number } };
