@@ -64,6 +64,7 @@ Deno.test({
       await page.getByRole("button", { name: "Create project" }).click();
       await page.getByRole("heading", { name: "Keys of shop" }).waitFor();
       await page.getByRole("cell", { name: "shop", exact: true }).waitFor();
+      await page.locator('#project-select option[value="shop"]').waitFor({ state: "attached" }); // picker too
       await shot("projects");
 
       // Functions: deploy from the editor, invoke from the panel.

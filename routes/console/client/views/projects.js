@@ -5,6 +5,19 @@ import { confirmed, ErrorBox, Field, formValues, html, Pager, Table, useLoad } f
 
 const PAGE = 20;
 
+/** Keeps the server-rendered project picker in step with a project created or deleted here. */
+function syncPicker(ref, name) {
+  const picker = document.getElementById("project-select");
+  if (!picker) return;
+  const existing = [...picker.options].find((o) => o.value === ref);
+  if (name === null) return existing?.remove();
+  if (existing) return;
+  const option = document.createElement("option");
+  option.value = ref;
+  option.textContent = `${name} (${ref})`; // text, never markup
+  picker.append(option);
+}
+
 export function ProjectsView() {
   const list = useLoad(() => api("/v1/admin/projects").then((r) => r.data), []);
   const [offset, setOffset] = useState(0);
@@ -22,6 +35,7 @@ export function ProjectsView() {
       });
       setError(null);
       setKeys((k) => ({ ...k, [data.ref]: data }));
+      syncPicker(data.ref, data.name ?? data.ref);
       form.reset();
       list.reload();
     });
@@ -49,6 +63,7 @@ export function ProjectsView() {
       () =>
         act(async () => {
           await api(`/v1/admin/projects/${encodeURIComponent(ref)}`, { method: "DELETE" });
+          syncPicker(ref, null);
           list.reload();
         }),
     );
