@@ -1,5 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { AppError } from "../lib/errors.ts";
+import { log } from "../lib/log.ts";
 import { RestError, restErrors } from "../lib/rest_errors.ts";
 import { rowsToCsv } from "../services/data/csv.ts";
 import type { DataIdentity, DataRequest, DataResult, RpcRequest } from "../services/data/data.ts";
@@ -23,18 +25,30 @@ export function dataIdentity(caller: Caller): DataIdentity {
   return { role, claims: { role } };
 }
 
+/** Media types PostgREST names by their canonical name when it refuses them as a body. */
+const KNOWN_BODY_TYPES = new Set([
+  "text/csv",
+  "text/plain",
+  "text/xml",
+  "application/x-www-form-urlencoded",
+  "application/octet-stream",
+  "application/geo+json",
+  "application/openapi+json",
+]);
+
 async function readBody(c: Context<AppEnv>, empty?: unknown): Promise<unknown> {
   const text = await c.req.text();
   // A call without a body needs no Content-Type (curl -X POST sends none, or a form type for -d '').
   if (empty !== undefined && text.trim() === "") return empty;
   const type = c.req.header("content-type") ?? "application/json";
-  if (!/^application\/(json|vnd\.pgrst\.[a-z+]*json)\b/i.test(type.trim())) {
-    throw new RestError(415, "PGRST107", "Content-Type must be application/json");
+  const mime = /^\s*([A-Za-z0-9.*]+\/[A-Za-z0-9.*+-]+)/.exec(type)?.[1]?.toLowerCase();
+  if (mime !== "application/json") {
+    throw restErrors.contentType(mime && KNOWN_BODY_TYPES.has(mime) ? mime : type);
   }
   try {
     return JSON.parse(text);
   } catch {
-    throw new RestError(400, "PGRST102", "Empty or invalid json", { details: "the body is not valid JSON" });
+    throw restErrors.body("Empty or invalid json");
   }
 }
 
@@ -60,9 +74,10 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     accept: c.req.header("accept"),
     body,
     defaultReturn: mount === "envelope" ? "representation" : "minimal",
+    negotiate: mount === "postgrest",
+    rawQuery: mount === "postgrest" ? url.search : undefined,
   });
-  const csv = mount === "postgrest" && /\btext\/csv\b/i.test(c.req.header("accept") ?? "");
-  return serialize(result, mount, method === "HEAD", csv);
+  return serialize(result, mount, method === "HEAD");
 }
 
 /** `GET|HEAD|POST {prefix}rpc/{fn}`: a function call; the arguments in the query (GET) or the body (POST). */
@@ -88,57 +103,95 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     range: c.req.header("range"),
     accept: c.req.header("accept"),
     body,
+    negotiate: mount === "postgrest",
   });
-  const csv = mount === "postgrest" && /\btext\/csv\b/i.test(c.req.header("accept") ?? "");
-  return serialize(result, mount, method === "HEAD", csv);
+  return serialize(result, mount, method === "HEAD");
 }
 
 /** Only the `public` schema is exposed: another `Accept-Profile`/`Content-Profile` is 406 PGRST106. */
 function checkProfile(c: Context<AppEnv>, header: "accept-profile" | "content-profile"): void {
   const profile = c.req.header(header);
-  if (profile !== undefined && profile !== "public") {
-    throw new RestError(406, "PGRST106", "The schema must be one of the following: public", {
-      details: `Schema "${profile}" is not exposed`,
-    });
-  }
+  if (profile !== undefined && profile !== "public") throw restErrors.unacceptableSchema(profile, ["public"]);
 }
 
-function serialize(result: DataResult, mount: Mount, head: boolean, csv: boolean): Response {
+function serialize(result: DataResult, mount: Mount, head: boolean): Response {
   const headers = new Headers(result.headers);
   if (result.status === 204) return new Response(null, { status: 204, headers });
   let text: string | null;
-  if (csv && !result.singular) {
-    text = result.body === null ? null : rowsToCsv(result.body);
-    headers.set("content-type", "text/csv; charset=utf-8");
-  } else if (mount === "envelope") {
+  if (mount === "envelope") {
     text = `{"data":${result.body ?? "null"},"meta":null}`;
     headers.set("content-type", "application/json; charset=utf-8");
+  } else if (result.media?.kind === "csv") {
+    text = result.body === null ? null : result.singular ? result.body : rowsToCsv(result.body);
+    headers.set("content-type", result.media.contentType);
   } else {
     text = result.body;
     if (text !== null || head) {
-      headers.set(
-        "content-type",
-        result.singular
-          ? "application/vnd.pgrst.object+json; charset=utf-8"
-          : "application/json; charset=utf-8",
-      );
+      headers.set("content-type", result.media?.contentType ?? "application/json; charset=utf-8");
     }
   }
   return new Response(head ? null : text, { status: result.status, headers });
 }
 
-/** The PostgREST error body `{code, message, details, hint}`. */
+/**
+ * The PostgREST error body `{code, message, details, hint}`, as `application/json; charset=utf-8` with
+ * `Proxy-Status: PostgREST; error=<code>`. Database errors keep their text at 5xx too, as in PostgREST (the
+ * service already made connection and server failures generic); any other failure keeps the generic body.
+ */
 function postgrestError(c: Context<AppEnv>, err: unknown): Response {
-  const e = toAppError(err);
-  if (e.status >= 500) return errorResponse(c, err); // logged there; the body stays generic
+  const e = jwtError(c, err) ?? toAppError(err);
+  if (e.status >= 500 && !(e instanceof RestError)) return errorResponse(c, err); // logged there
+  if (e.status >= 500) log.error("data request failed", { code: e.code, request_id: c.env.requestId });
   const rest = e instanceof RestError ? e : null;
-  const body = { code: e.code, message: e.message, details: rest?.details ?? null, hint: rest?.hint ?? null };
-  const headers: Record<string, string> = { ...e.headers, "x-request-id": c.env.requestId };
-  return c.json(body, e.status, headers);
+  const body = JSON.stringify({
+    code: e.code,
+    message: e.message,
+    details: rest?.details ?? null,
+    hint: rest?.hint ?? null,
+  });
+  const headers = new Headers(e.headers);
+  headers.set("content-type", "application/json; charset=utf-8");
+  headers.set("proxy-status", `PostgREST; error=${e.code}`);
+  headers.set("x-request-id", c.env.requestId);
+  return new Response(body, { status: e.status, headers });
+}
+
+/**
+ * A refused user token on `/rest/v1` as PostgREST words it: PGRST301 (does not decode or verify), PGRST303
+ * (its claims: expired), with `WWW-Authenticate: Bearer error="invalid_token", …`.
+ */
+function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
+  if (!(err instanceof AppError) || err.status !== 401 || err instanceof RestError) return null;
+  const header = c.req.header("authorization") ?? "";
+  let code = "PGRST301", message: string, details: string | null = null;
+  if (err.code === "UNAUTHORIZED" && /^bearer\s*$/i.test(header)) {
+    message = "Empty JWT is sent in Authorization header";
+  } else if (err.code !== "INVALID_TOKEN") {
+    return null;
+  } else {
+    const parts = header.replace(/^bearer\s+/i, "").trim().split(".").length;
+    if (parts !== 3) message = `Expected 3 parts in JWT; got ${parts}`;
+    else if (/expired/i.test(err.message)) [code, message] = ["PGRST303", "JWT expired"];
+    else if (/session has ended/i.test(err.message)) [code, message] = ["PGRST303", err.message];
+    else {[message, details] = [
+        "No suitable key or wrong key type",
+        "None of the keys was able to decode the JWT",
+      ];}
+  }
+  return new RestError(401, code, message, {
+    details,
+    headers: {
+      "www-authenticate": `Bearer error="invalid_token", error_description=${JSON.stringify(message)}`,
+    },
+  });
 }
 
 /** The envelope error, with PostgREST's details and hint when there are some. */
 function envelopeError(c: Context<AppEnv>, err: unknown): Response {
+  // The platform's envelope answers a statement timeout 504 `timeout` (PostgREST: 500).
+  if (err instanceof RestError && err.code === "57014") {
+    err = new RestError(504, err.code, err.message, { cause: err.cause });
+  }
   if (!(err instanceof RestError) || err.status >= 500) return errorResponse(c, err);
   const error: Record<string, unknown> = {
     code: err.code,
@@ -287,12 +340,38 @@ for (
 ) dataRoutes.openAPIRegistry.registerPath(route);
 
 const RPC_METHODS = ["GET", "POST"];
-const unsupported = (c: Context<AppEnv>) => {
-  throw new RestError(405, "PGRST117", `Unsupported HTTP method: ${c.req.method}`);
+const rpcMethod = (c: Context<AppEnv>) => {
+  throw restErrors.rpcMethod(c.req.method);
 };
 dataRoutes.on(RPC_METHODS, "/v1/db/rpc/:fn", (c) => handleRpc(c, "envelope"));
 dataRoutes.on(RPC_METHODS, "/rest/v1/rpc/:fn", (c) => handleRpc(c, "postgrest"));
-dataRoutes.on(["PATCH", "DELETE", "PUT"], ["/v1/db/rpc/:fn", "/rest/v1/rpc/:fn"], unsupported);
+dataRoutes.on(["PATCH", "DELETE", "PUT"], ["/v1/db/rpc/:fn", "/rest/v1/rpc/:fn"], rpcMethod);
+// OPTIONS (not a CORS preflight, which the edge answers): the methods the resource allows, in `Allow`.
+dataRoutes.options("/rest/v1/rpc/:fn", async (c) => {
+  const fn = decodeOr(c.req.param("fn"));
+  return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { fn }));
+});
+dataRoutes.options("/rest/v1/:table", async (c) => {
+  const table = decodeOr(c.req.param("table"));
+  return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { table }));
+});
+dataRoutes.options("/rest/v1/", () => allow("OPTIONS,GET,HEAD"));
+
+/** A percent-decoded path segment, or the segment as sent when its encoding is malformed. */
+function decodeOr(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+function allow(methods: string): Response {
+  return new Response(null, {
+    status: 200,
+    headers: { allow: methods, "access-control-allow-origin": "*", "content-length": "0" },
+  });
+}
 
 const METHODS = ["GET", "POST", "PATCH", "DELETE"];
 dataRoutes.on(METHODS, "/v1/db/:table", (c) => handle(c, "envelope"));

@@ -286,7 +286,7 @@ Deno.test("data API RPC: /rest/v1/rpc and /v1/db/rpc call functions", async (t) 
       const unknownFilter = await call(p, "GET", "/rest/v1/rpc/books_rated?min_rating=1&nope=eq.1");
       assertEquals([unknownFilter.status, unknownFilter.body.code], [400, "42703"]);
       const patch = await call(p, "PATCH", "/rest/v1/rpc/add_them", { json: {} });
-      assertEquals([patch.status, patch.body.code], [405, "PGRST117"]);
+      assertEquals([patch.status, patch.body.code], [405, "PGRST101"]);
       assertEquals(await ownerSql(p, "select count(*)::int as n from books"), [{ n: 5 }]);
     });
 

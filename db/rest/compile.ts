@@ -9,6 +9,7 @@ import type {
   SelectEmbed,
   SelectItem,
 } from "./ast.ts";
+import { FuzzySet } from "../../lib/fuzzy.ts";
 import { RestError, restErrors } from "../../lib/rest_errors.ts";
 import { resolveRelationship } from "./relationships.ts";
 import { EXPOSED_SCHEMA, type FunctionInfo, type SchemaCache, type TableInfo } from "./schema.ts";
@@ -58,6 +59,9 @@ function resultTable(fn: FunctionInfo): TableInfo {
     columns: new Map(columns.map((c) => [c.name, c])),
     primaryKey: [],
     uniques: [],
+    insertable: false,
+    updatable: false,
+    deletable: false,
   };
 }
 
@@ -130,7 +134,14 @@ export class Compiler {
   /** The table info of `name`, or 404 PGRST205. */
   table(name: string): TableInfo {
     const info = this.cache.tables.get(name);
-    if (!info) throw restErrors.unknownTable(name);
+    if (!info) {
+      // PostgREST's hint: the closest table or view name, when close enough.
+      throw restErrors.unknownTable(
+        name,
+        EXPOSED_SCHEMA,
+        new FuzzySet(this.cache.tables.keys()).getOne(name, 0.75),
+      );
+    }
     return info;
   }
 
@@ -256,14 +267,12 @@ export class Compiler {
           i.kind === "embed" && (i.alias ?? i.name) === o.embed
         );
         if (!e) {
-          throw new RestError(400, "PGRST108", `'${o.embed}' is not an embedded resource in this request`, {
-            hint: `Embed '${o.embed}' in the 'select' query parameter to order by it`,
-          });
+          throw restErrors.notEmbedded(o.embed);
         }
         const sub = this.embedFrom(t, alias, e, level.path);
         if (!sub.rel.toOne) {
           throw new RestError(400, "PGRST118", `A related order on '${o.embed}' is not possible`, {
-            details: "only a to-one resource can order its parent",
+            details: `'${t.name}' and '${o.embed}' do not form a many-to-one or one-to-one relationship`,
           });
         }
         sql = `(select ${this.field(sub.target, sub.alias, o.field)} from ${sub.from} where ${
@@ -388,9 +397,7 @@ export class Compiler {
   private checkPaths(): void {
     for (const path of this.query.nodes.keys()) {
       if (!this.used.has(path)) {
-        throw new RestError(400, "PGRST108", `'${path}' is not an embedded resource in this request`, {
-          hint: `Verify that '${path}' is included in the 'select' query parameter`,
-        });
+        throw restErrors.notEmbedded(path);
       }
     }
   }

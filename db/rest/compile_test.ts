@@ -14,6 +14,9 @@ function tableInfo(name: string, columns: string[], primaryKey: string[] = []): 
     ),
     primaryKey,
     uniques: primaryKey.length ? [primaryKey] : [],
+    insertable: true,
+    updatable: true,
+    deletable: true,
   };
 }
 

@@ -1,5 +1,6 @@
-import { restErrors } from "../../lib/rest_errors.ts";
-import type { ForeignKey, SchemaCache } from "./schema.ts";
+import { FuzzySet } from "../../lib/fuzzy.ts";
+import { type RelationshipCandidate, restErrors } from "../../lib/rest_errors.ts";
+import { EXPOSED_SCHEMA, type ForeignKey, type SchemaCache } from "./schema.ts";
 
 /** How an embedded resource is reached from its parent. */
 export interface Relationship {
@@ -13,6 +14,56 @@ export interface Relationship {
   junction?: { table: string; toParent: [string, string][]; toTarget: [string, string][] };
   /** The foreign key(s) used, for error messages. */
   name: string;
+  /** How PGRST201 describes it when it is one of several candidates. */
+  candidate: RelationshipCandidate;
+}
+
+const list = (cols: string[]) => `(${cols.join(", ")})`;
+
+/** A direct relationship through `fk`, seen from `parent` (many-to-one when `fk` is the parent's). */
+function direct(cache: SchemaCache, parent: string, target: string, fk: ForeignKey, outward: boolean) {
+  const pairs = outward ? zip(fk.columns, fk.refColumns) : zip(fk.refColumns, fk.columns);
+  const unique = isUnique(cache, fk.table, fk.columns);
+  const toOne = outward || unique;
+  const cardinality = unique ? "one-to-one" : outward ? "many-to-one" : "one-to-many";
+  const relationship = `${fk.name} using ${parent}${list(pairs.map((p) => p[0]))} and ${target}${
+    list(pairs.map((p) => p[1]))
+  }`;
+  return {
+    target,
+    toOne,
+    pairs,
+    name: fk.name,
+    candidate: { cardinality, embedding: `${parent} with ${target}`, relationship, hint: fk.name } as const,
+  };
+}
+
+/** The tables `table` has a relationship with (either direction, or through a junction table). */
+function relatedTables(cache: SchemaCache, table: string): string[] {
+  const out = new Set<string>();
+  for (const fk of cache.foreignKeys) {
+    if (fk.table === table) out.add(fk.refTable);
+    if (fk.refTable === table) {
+      out.add(fk.table);
+      for (const other of cache.foreignKeys) {
+        if (other.table === fk.table && other !== fk) out.add(other.refTable);
+      }
+    }
+  }
+  return [...out];
+}
+
+/** PostgREST's "Perhaps you meant …" for PGRST200: a close child name, or a close parent name. */
+function relationshipSuggestion(cache: SchemaCache, parent: string, name: string): string | undefined {
+  const related = relatedTables(cache, parent);
+  if (related.length > 0) {
+    const child = new FuzzySet(related).get(name).find(([score]) => score < 1)?.[1];
+    return child === undefined ? undefined : `Perhaps you meant '${child}' instead of '${name}'.`;
+  }
+  const withRelationships = new Set<string>();
+  for (const fk of cache.foreignKeys) withRelationships.add(fk.table).add(fk.refTable);
+  const other = new FuzzySet(withRelationships).getOne(parent);
+  return other === undefined ? undefined : `Perhaps you meant '${other}' instead of '${parent}'.`;
 }
 
 function isUnique(cache: SchemaCache, table: string, columns: string[]): boolean {
@@ -48,16 +99,11 @@ export function resolveRelationship(
   if (cache.tables.has(name)) {
     for (const fk of fks) {
       if (fk.table === parent && fk.refTable === name && matchesHint(fk, hint, "from")) {
-        found.push({ target: name, toOne: true, pairs: zip(fk.columns, fk.refColumns), name: fk.name });
+        found.push(direct(cache, parent, name, fk, true));
       }
       if (fk.refTable === parent && fk.table === name && matchesHint(fk, hint, "to")) {
         // A self-reference already counted as many-to-one above is also one-to-many: both are candidates.
-        found.push({
-          target: name,
-          toOne: isUnique(cache, name, fk.columns),
-          pairs: zip(fk.refColumns, fk.columns),
-          name: fk.name,
-        });
+        found.push(direct(cache, parent, name, fk, false));
       }
     }
     if (found.length === 0 || (hint !== undefined && found.length === 0)) {
@@ -79,6 +125,14 @@ export function resolveRelationship(
               toTarget: zip(toTarget.columns, toTarget.refColumns),
             },
             name: `${toParent.table}(${toParent.name},${toTarget.name})`,
+            candidate: {
+              cardinality: "many-to-many",
+              embedding: `${parent} with ${name}`,
+              relationship: `${toParent.table} using ${toParent.name}${
+                list(toParent.columns)
+              } and ${toTarget.name}${list(toTarget.columns)}`,
+              hint: toParent.table,
+            },
           });
         }
       }
@@ -88,23 +142,21 @@ export function resolveRelationship(
       const byName = fk.name === name;
       const byColumn = fk.columns.length === 1 && fk.columns[0] === name;
       if (fk.table === parent && (byName || byColumn)) {
-        found.push({
-          target: fk.refTable,
-          toOne: true,
-          pairs: zip(fk.columns, fk.refColumns),
-          name: fk.name,
-        });
+        found.push(direct(cache, parent, fk.refTable, fk, true));
       } else if (fk.refTable === parent && byName) {
-        found.push({
-          target: fk.table,
-          toOne: isUnique(cache, fk.table, fk.columns),
-          pairs: zip(fk.refColumns, fk.columns),
-          name: fk.name,
-        });
+        found.push(direct(cache, parent, fk.table, fk, false));
       }
     }
   }
-  if (found.length === 0) throw restErrors.noRelationship(parent, name);
-  if (found.length > 1) throw restErrors.ambiguous(parent, name, found.map((r) => r.name));
+  if (found.length === 0) {
+    throw restErrors.noRelationship(
+      parent,
+      name,
+      hint,
+      EXPOSED_SCHEMA,
+      hint === undefined ? relationshipSuggestion(cache, parent, name) : undefined,
+    );
+  }
+  if (found.length > 1) throw restErrors.ambiguous(name, found.map((r) => r.candidate));
   return found[0]!;
 }

@@ -1,5 +1,6 @@
 import { FTS_OPERATORS, OPERATORS } from "./ast.ts";
 import type { CallArguments } from "./compile.ts";
+import { FuzzySet } from "../../lib/fuzzy.ts";
 import { RestError } from "../../lib/rest_errors.ts";
 import { EXPOSED_SCHEMA, type FunctionInfo, type FunctionParam, type SchemaCache } from "./schema.ts";
 
@@ -98,27 +99,55 @@ export function chooseFunction(cache: SchemaCache, name: string, shape: CallShap
       },
     );
   }
-  const keys = [...shape.keys].sort();
-  const asked = shape.singleObject ? "" : keys.length === 0 ? " without parameters" : `(${keys.join(", ")})`;
-  const searched = shape.singleObject
-    ? "with a single json/jsonb parameter"
-    : `${
-      keys.length === 0 ? "without parameters" : `with parameters ${keys.join(", ")}`
-    } or with a single unnamed json/jsonb parameter`;
-  return throwNotFound(qualified, asked, searched, overloads);
+  const keys = [...new Set(shape.keys)].sort();
+  if (shape.singleObject) {
+    return throwNotFound(
+      qualified,
+      "",
+      `Searched for the function ${qualified} with a single json/jsonb parameter, but no matches were found in the schema cache.`,
+      null,
+    );
+  }
+  // PostgREST's wording: "without parameters", "(a, b)" / "with parameter a", "with parameters a, b".
+  const asked = keys.length === 0 ? " without parameters" : `(${keys.join(", ")})`;
+  const searched =
+    (keys.length === 0
+      ? " without parameters"
+      : ` with parameter${keys.length > 1 ? "s" : ""} ${keys.join(", ")}`) +
+    (shape.post ? " or with a single unnamed json/jsonb parameter" : "");
+  return throwNotFound(
+    qualified,
+    asked,
+    `Searched for the function ${qualified}${searched}, but no matches were found in the schema cache.`,
+    functionSuggestion(cache, name, keys, overloads),
+  );
 }
 
-function throwNotFound(qualified: string, asked: string, searched: string, overloads: FunctionInfo[]): never {
+/** PostgREST's "Perhaps you meant to call …": a close function name, or the closest parameter list. */
+function functionSuggestion(
+  cache: SchemaCache,
+  name: string,
+  keys: string[],
+  overloads: FunctionInfo[],
+): string | null {
+  const prefix = `Perhaps you meant to call the function ${EXPOSED_SCHEMA}.`;
+  if (overloads.length === 0) {
+    const close = new FuzzySet(cache.functions.keys()).getOne(name, 0.75);
+    return close === undefined ? null : prefix + close;
+  }
+  const listed = (names: string[]) => `(${[...names].sort().join(", ")})`;
+  const close = new FuzzySet(overloads.map((f) => listed(f.params.map((p) => p.name)))).getOne(listed(keys));
+  return close === undefined ? null : prefix + name + close;
+}
+
+function throwNotFound(qualified: string, asked: string, details: string, hint: string | null): never {
   throw new RestError(
     404,
     "PGRST202",
     `Could not find the function ${qualified}${asked} in the schema cache`,
     {
-      details:
-        `Searched for the function ${qualified} ${searched}, but no matches were found in the schema cache.`,
-      hint: overloads.length > 0
-        ? `Perhaps you meant to call the function ${signature(overloads[0]!)}`
-        : null,
+      details,
+      hint,
     },
   );
 }

@@ -29,6 +29,10 @@ export interface TableInfo {
   primaryKey: string[];
   /** Primary key and unique constraints, each as its list of columns. */
   uniques: string[][];
+  /** What the table (or an auto-updatable view) takes: POST, PATCH, DELETE (`OPTIONS` lists them). */
+  insertable: boolean;
+  updatable: boolean;
+  deletable: boolean;
 }
 
 /** An input parameter of a function (IN, INOUT or VARIADIC), in declaration order. */
@@ -86,6 +90,7 @@ select json_build_object(
     select json_agg(json_build_object(
       'name', c.relname,
       'kind', case when c.relkind in ('r', 'p', 'f') then 'table' else 'view' end,
+      'updatable', case when c.relkind in ('r', 'p') then 28 else pg_relation_is_updatable(c.oid, true) end,
       'columns', coalesce((
         select json_agg(json_build_object(
           'name', a.attname,
@@ -170,6 +175,8 @@ interface RawCache {
   tables: {
     name: string;
     kind: "table" | "view";
+    /** pg_relation_is_updatable's bits: 8 insert, 4 update, 16 delete. */
+    updatable: number;
     columns: {
       name: string;
       type: string;
@@ -259,6 +266,9 @@ export async function introspect(db: Queryable): Promise<SchemaCache> {
       columns,
       primaryKey: t.uniques.find((u) => u.primary)?.columns ?? [],
       uniques: t.uniques.map((u) => u.columns),
+      insertable: (t.updatable & 8) !== 0,
+      updatable: (t.updatable & 4) !== 0,
+      deletable: (t.updatable & 16) !== 0,
     });
   }
   const foreignKeys = raw.fks.map((f) => ({

@@ -13,8 +13,10 @@ import {
   splitRpcQuery,
   takesOnlyWholeBody,
 } from "../../db/rest/rpc.ts";
+import { contentLocation } from "./content_location.ts";
+import { type Media, negotiate } from "./media.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
-import { parsePrefer } from "./prefer.ts";
+import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "./prefer.ts";
 import { SchemaCaches } from "./schema_caches.ts";
 import { transactionSetup } from "./store.ts";
 
@@ -37,6 +39,10 @@ export interface DataRequest {
   body?: unknown;
   /** What a write returns when `Prefer: return=` is absent (PostgREST: minimal; the envelope: representation). */
   defaultReturn: "minimal" | "representation";
+  /** PostgREST's content negotiation (`/rest/v1`): an `Accept` nothing matches is 406 PGRST107. */
+  negotiate?: boolean;
+  /** The raw query string, for `Content-Location`. */
+  rawQuery?: string;
 }
 
 /** A function call (RPC), already authenticated; the same for both mounts. */
@@ -49,6 +55,8 @@ export interface RpcRequest {
   accept?: string | null;
   /** The parsed JSON body of POST (`{}` when empty). */
   body?: unknown;
+  /** PostgREST's content negotiation (`/rest/v1`): an `Accept` nothing matches is 406 PGRST107. */
+  negotiate?: boolean;
 }
 
 /** The answer of the engine: a status, a JSON body text (null for none) and headers. The mount serializes. */
@@ -58,6 +66,8 @@ export interface DataResult {
   headers: Record<string, string>;
   /** True when the body is one object (`Accept: application/vnd.pgrst.object+json`). */
   singular: boolean;
+  /** The media type the body is written as. */
+  media?: Media;
 }
 
 /** Limits of the data API. */
@@ -69,6 +79,17 @@ export interface DataLimits {
 }
 
 const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
+
+/** The media type of an answer: negotiated on `/rest/v1`; on `/v1/db` JSON, one object when asked for. */
+function mediaOf(accept: string | null | undefined, strict: boolean | undefined): Media {
+  if (strict) return negotiate(accept);
+  const object = (accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
+  return {
+    kind: object ? "object" : "json",
+    stripNulls: /;\s*nulls=stripped/i.test(accept ?? ""),
+    contentType: "application/json; charset=utf-8",
+  };
+}
 
 export { transactionSetup }; // the bare-server benchmark starts its transactions the same way
 
@@ -126,20 +147,22 @@ export class DataService {
     if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""));
     const { db, cache } = await this.open(ref, (c) => c.tables.has(req.table));
     const prefer = parsePrefer(req.prefer);
-    const singular = (req.accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
     const compiler = new Compiler(cache, query);
-    compiler.stripNulls = /;\s*nulls=stripped/i.test(req.accept ?? "");
     const table = compiler.table(req.table);
+    const media = mediaOf(req.accept, req.negotiate);
+    checkStrict(prefer);
+    const singular = media.kind === "object";
+    compiler.stripNulls = media.stripNulls;
     const applied: string[] = [];
-    if (prefer.tx) applied.push(`tx=${prefer.tx}`);
     const pipeline = (statements: Statement[], options: PipelineOptions) =>
       this.pipeline(db, identity, statements, options);
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
     const headers = (extra: Record<string, string>) => withApplied(extra, applied);
 
     if (req.method === "GET" || req.method === "HEAD") {
-      const root = applyRange(query, req.range);
-      if (prefer.count) applied.push(`count=${prefer.count}`);
+      // The Range header counts for GET only (RFC 9110), as in PostgREST.
+      const root = applyRange(query, req.method === "GET" ? req.range : null);
+      applied.push(...appliedPreferences(prefer, "read"));
       // Reads run read only, as PostgREST runs GET and HEAD: they end with the statements, checks come after.
       const read = { end, readOnly: true } as const;
       let total: number | null = null;
@@ -169,17 +192,21 @@ export class DataService {
       }
       const row = results[0]![0] as unknown as ReadRow;
       if (exact) total = Number(row.total);
-      return readResult(row, {
+      const result = readResult(row, {
         offset: root.offset ?? 0,
         total,
         singular,
         head: req.method === "HEAD",
         applied,
       });
+      if (req.rawQuery !== undefined) {
+        result.headers["content-location"] = contentLocation(table.name, req.rawQuery);
+      }
+      result.media = media;
+      return result;
     }
 
     const ret = prefer.return ?? req.defaultReturn;
-    if (prefer.return) applied.push(`return=${prefer.return}`);
     const representation = ret === "representation";
     let st: Statement;
     if (req.method === "POST") {
@@ -188,8 +215,8 @@ export class DataService {
       if (rows.some((r) => r === null || typeof r !== "object" || Array.isArray(r))) {
         throw restErrors.body("Invalid body", "the body must be a JSON object or an array of objects");
       }
-      if (prefer.resolution) applied.push(`resolution=${prefer.resolution}`);
-      if (prefer.missing === "default") applied.push("missing=default");
+      const hasKey = table.primaryKey.length > 0 || req.search.has("on_conflict");
+      applied.push(...appliedPreferences(prefer, "insert", hasKey));
       st = compiler.insert(table.name, {
         rows: rows as Record<string, unknown>[],
         resolution: prefer.resolution,
@@ -202,29 +229,26 @@ export class DataService {
         throw restErrors.body("Invalid body", "the body of PATCH must be a JSON object");
       }
       st = compiler.update(table.name, body as Record<string, unknown>, { representation });
+      applied.push(...appliedPreferences(prefer, "update"));
     } else {
       st = compiler.delete(table.name, { representation });
+      applied.push(...appliedPreferences(prefer, "delete"));
     }
     const root = query.nodes.get("")!;
     if (root.limit !== undefined || root.offset !== undefined) {
       throw restErrors.parse("limit and offset apply to reads only", "filter the rows to change instead");
-    }
-    if (prefer.count) applied.push(`count=${prefer.count}`);
-    if (prefer.handling) applied.push(`handling=${prefer.handling}`);
-    if (prefer.maxAffected !== undefined && prefer.handling === "strict") {
-      applied.push(`max-affected=${prefer.maxAffected}`);
     }
     const strict = prefer.handling === "strict" && prefer.maxAffected !== undefined && req.method !== "POST";
     /** Checks the affected rows (throws when one fails) and shapes the answer. */
     const answer = (rows: Record<string, unknown>[]): DataResult => {
       const row = rows[0] as { page_total: string; body: string | null; location: string | null };
       const n = Number(row.page_total);
-      if (strict && n > prefer.maxAffected!) throw restErrors.maxAffected(n, prefer.maxAffected!);
+      if (strict && n > prefer.maxAffected!) throw restErrors.maxAffected(n);
       if (singular && representation && n !== 1) throw restErrors.singular(n);
+      // PostgREST: POST and DELETE write `*/total`, PATCH `0-(n-1)/total`; the total with count=exact|estimated.
+      const total = counts(prefer) ? String(n) : "*";
       const extra: Record<string, string> = {
-        "content-range": req.method === "POST"
-          ? `*/${prefer.count ? n : "*"}`
-          : `${n === 0 ? "*" : `0-${n - 1}`}/${prefer.count ? n : "*"}`,
+        "content-range": req.method === "PATCH" && n > 0 ? `0-${n - 1}/${total}` : `*/${total}`,
       };
       if (req.method === "POST" && ret === "headers-only" && row.location) {
         const pk = JSON.parse(row.location) as Record<string, unknown>;
@@ -237,6 +261,7 @@ export class DataService {
         body: representation ? (singular ? row.body!.slice(1, -1) : row.body) : null,
         headers: headers(extra),
         singular,
+        media,
       };
     };
     if (!strict && !(singular && representation)) {
@@ -269,6 +294,7 @@ export class DataService {
     if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""));
     const { db, cache } = await this.open(ref, (c) => c.functions.has(req.fn));
     const prefer = parsePrefer(req.prefer);
+    checkStrict(prefer);
     const body = post ? req.body : undefined;
     const bodyIsObject = body !== null && typeof body === "object" && !Array.isArray(body);
     const shape = {
@@ -285,13 +311,14 @@ export class DataService {
     }
     const fn = chooseFunction(cache, req.fn, shape);
     const callArgs = post ? bodyArguments(fn, shape, body) : queryArguments(fn, args);
-    const applied: string[] = [];
-    if (prefer.params) applied.push(`params=${prefer.params}`);
-    if (prefer.tx) applied.push(`tx=${prefer.tx}`);
-    if (prefer.count === "exact") applied.push("count=exact");
-    const root = applyRange(query, req.range);
+    const media = mediaOf(req.accept, req.negotiate);
+    const applied = appliedPreferences(
+      { ...prefer, count: prefer.count === "exact" ? "exact" : undefined },
+      "call",
+    );
+    const root = applyRange(query, req.method === "GET" ? req.range : null);
     const compiler = new Compiler(cache, query);
-    compiler.stripNulls = /;\s*nulls=stripped/i.test(req.accept ?? "");
+    compiler.stripNulls = media.stripNulls;
     const exact = prefer.count === "exact";
     const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
@@ -303,7 +330,6 @@ export class DataService {
     }
     if (post && prefer.return === "minimal") {
       // postgrest-js `rpc(fn, args, { head: true })` with object arguments: the count without the rows.
-      applied.push("return=minimal");
       const n = Number(row.page_total);
       const offset = root.offset ?? 0;
       const range = `${n === 0 ? "*" : `${offset}-${offset + n - 1}`}/${exact ? Number(row.total) : "*"}`;
@@ -315,7 +341,7 @@ export class DataService {
       };
     }
     // Asking for one object checks a set's size; a single row is one object already.
-    const wantsObject = (req.accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
+    const wantsObject = media.kind === "object";
     const result = readResult(row, {
       offset: root.offset ?? 0,
       total: exact ? Number(row.total) : null,
@@ -324,7 +350,30 @@ export class DataService {
       applied,
     });
     if (wantsObject && fn.result.kind === "composite") result.singular = true;
+    result.media = media;
     return result;
+  }
+
+  /**
+   * The `Allow` header of `OPTIONS` on a table or view (what it takes; PUT with a primary key) or a function
+   * (a volatile one is POST only); 404 PGRST205 / PGRST202 when there is none of that name.
+   */
+  async allowedMethods(ref: string, target: { table: string } | { fn: string }): Promise<string> {
+    if ("fn" in target) {
+      const { cache } = await this.open(ref, (c) => c.functions.has(target.fn));
+      const overloads = cache.functions.get(target.fn);
+      if (!overloads) chooseFunction(cache, target.fn, { keys: [], singleObject: false, post: false });
+      return overloads!.every((f) => f.volatility === "v") ? "OPTIONS,POST" : "OPTIONS,GET,HEAD,POST";
+    }
+    const { cache } = await this.open(ref, (c) => c.tables.has(target.table));
+    const t = new Compiler(cache, parseQuery(new URLSearchParams())).table(target.table);
+    return [
+      "OPTIONS,GET,HEAD",
+      ...(t.insertable ? ["POST"] : []),
+      ...(t.insertable && t.updatable && t.primaryKey.length > 0 ? ["PUT"] : []),
+      ...(t.updatable ? ["PATCH"] : []),
+      ...(t.deletable ? ["DELETE"] : []),
+    ].join(",");
   }
 
   /** Forgets the schema cache of `ref` (after DDL through `POST /v1/sql`). */
@@ -338,16 +387,21 @@ export class DataService {
   }
 }
 
-/** Parses `Range: 0-9` (items). */
+/** Parses `Range: 0-9` (items); PostgREST ignores a header that is not `from-[to]`. */
 function parseRange(header: string | null | undefined): { offset: number; limit?: number } | null {
   if (!header) return null;
-  const m = /^\s*(?:items=)?(\d{1,15})-(\d{0,15})\s*$/.exec(header);
-  if (!m) throw restErrors.parse(`failed to parse Range header (${header})`, "expected from-to, e.g. 0-9");
+  const m = /^(\d{1,15})-(\d{0,15})$/.exec(header);
+  if (!m) return null;
   const offset = Number(m[1]);
   if (m[2] === "") return { offset };
   const to = Number(m[2]);
-  if (to < offset) throw restErrors.range(`The range ${header} ends before it starts`);
+  if (to < offset) throw restErrors.lowerGtUpper();
   return { offset, limit: to - offset + 1 };
+}
+
+/** True when the preferred count puts a total in `Content-Range` (exact or estimated, as PostgREST). */
+function counts(p: Preferences): boolean {
+  return p.count === "exact" || p.count === "estimated";
 }
 
 /** Applies the `Range` header to the root when the query has no limit or offset; returns the root node. */
@@ -380,17 +434,15 @@ function readResult(
 ): DataResult {
   const n = Number(row.page_total);
   const { offset, total } = o;
-  if (total !== null && offset > 0 && offset >= total && n === 0) {
-    throw restErrors.range(`An offset of ${offset} was requested, but there are only ${total} rows`, total);
-  }
+  // PostgREST's rangeStatusHeader: 416 past the total, 206 for fewer rows than the total, else 200.
+  if (total !== null && offset > total) throw restErrors.outOfBounds(offset, total);
   if (o.singular && n !== 1) throw restErrors.singular(n);
-  const partial = total !== null && n > 0 && (offset > 0 || offset + n < total);
+  const partial = total !== null && n < total;
+  const range = n > 0 && total !== 0 ? `${offset}-${offset + n - 1}` : "*";
   return {
     status: partial ? 206 : 200,
     body: o.head ? null : o.singular ? row.body.slice(1, -1) : row.body,
-    headers: withApplied({
-      "content-range": `${n === 0 ? "*" : `${offset}-${offset + n - 1}`}/${total ?? "*"}`,
-    }, o.applied),
+    headers: withApplied({ "content-range": `${range}/${total ?? "*"}` }, o.applied),
     singular: o.singular,
   };
 }

@@ -1,0 +1,123 @@
+import { restErrors } from "../../lib/rest_errors.ts";
+
+/** What an answer is written as, chosen from `Accept` as PostgREST chooses. */
+export interface Media {
+  kind: "json" | "object" | "csv" | "openapi";
+  /** `nulls=stripped`: null fields are left out of the objects. */
+  stripNulls: boolean;
+  /** The `Content-Type` of the answer. */
+  contentType: string;
+}
+
+interface Decoded {
+  /** The media type as PostgREST names it back (`application/json`, `*∕*`, or the text as sent). */
+  mime: string;
+  media: Media | null;
+  /** Produced only by the OpenAPI root. */
+  openapi?: boolean;
+  any?: boolean;
+}
+
+const JSON_MEDIA: Media = { kind: "json", stripNulls: false, contentType: "application/json; charset=utf-8" };
+const MEDIA_TYPE =
+  /^([A-Za-z0-9.*]+)\/([A-Za-z0-9.*+-]+)((?:\s*;\s*[A-Za-z0-9-]+\s*=\s*(?:"[^"]*"|[A-Za-z0-9|-]+))*)\s*;?/;
+const PARAM = /;\s*([A-Za-z0-9-]+)\s*=\s*(?:"([^"]*)"|([A-Za-z0-9|-]+))/g;
+
+/**
+ * The media types of an `Accept` header, best first (wai's `parseHttpAccept`, which PostgREST uses): spaces
+ * dropped, split on commas, ordered by `q` (default 1), then by more parameters, then by fewer `*`.
+ */
+export function parseAccept(header: string): string[] {
+  const items = header.replaceAll(" ", "").split(",").filter((s) => s !== "").map((item, i) => {
+    const at = item.indexOf(";q=");
+    const type = at < 0 ? item : item.slice(0, at);
+    const qText = at < 0 ? "" : /^\d+(?:\.\d+)?(?:e-?\d+)?/i.exec(item.slice(at + 3).split(";")[0]!)?.[0];
+    const q = qText ? Number(qText) : 1;
+    return { type, q, semis: type.split(";").length - 1, stars: type.split("*").length - 1, i };
+  });
+  items.sort((a, b) => b.q - a.q || b.semis - a.semis || a.stars - b.stars || a.i - b.i);
+  return items.map((x) => x.type);
+}
+
+/** One media type of `Accept`, decoded as PostgREST's `decodeMediaType`. */
+function decode(text: string): Decoded {
+  const m = MEDIA_TYPE.exec(text);
+  if (!m) return { mime: text, media: null };
+  const type = `${m[1]!.toLowerCase()}/${m[2]!.toLowerCase()}`;
+  const params = new Map<string, string>();
+  for (const p of m[3]!.matchAll(PARAM)) params.set(p[1]!.toLowerCase(), p[2] ?? p[3]!);
+  const stripped = params.get("nulls") === "stripped";
+  switch (type) {
+    case "application/json":
+      return { mime: "application/json", media: JSON_MEDIA };
+    case "*/*":
+      return { mime: "*/*", media: JSON_MEDIA, any: true };
+    case "text/csv":
+      return {
+        mime: "text/csv",
+        media: { kind: "csv", stripNulls: false, contentType: "text/csv; charset=utf-8" },
+      };
+    case "application/openapi+json":
+      return { mime: "application/openapi+json", media: null, openapi: true };
+    case "application/vnd.pgrst.object+json":
+    case "application/vnd.pgrst.object": {
+      const mime = `application/vnd.pgrst.object+json${stripped ? ";nulls=stripped" : ""}`;
+      return { mime, media: { kind: "object", stripNulls: stripped, contentType: `${mime}; charset=utf-8` } };
+    }
+    case "application/vnd.pgrst.array+json":
+    case "application/vnd.pgrst.array": {
+      if (!stripped) return { mime: "application/json", media: JSON_MEDIA };
+      const mime = "application/vnd.pgrst.array+json;nulls=stripped";
+      return { mime, media: { kind: "json", stripNulls: true, contentType: `${mime}; charset=utf-8` } };
+    }
+    case "application/vnd.pgrst.plan":
+    case "application/vnd.pgrst.plan+text":
+    case "application/vnd.pgrst.plan+json": {
+      const format = type.endsWith("+json") ? "json" : "text";
+      const forType = params.get("for") ? decode(params.get("for")!).mime : "application/json";
+      const options = (params.get("options") ?? "").split("|")
+        .filter((o) => ["analyze", "verbose", "settings", "buffers", "wal"].includes(o));
+      const order = ["analyze", "verbose", "settings", "buffers", "wal"].filter((o) => options.includes(o));
+      return {
+        mime: `application/vnd.pgrst.plan+${format}; for="${forType}"${
+          order.length ? `; options=${order.join("|")}` : ""
+        }`,
+        media: null, // the plan media type is not enabled (PostgREST's db-plan-enabled, off by default)
+      };
+    }
+    case "application/geo+json":
+      return { mime: "application/geo+json", media: null };
+    case "text/plain":
+    case "text/xml":
+    case "application/x-www-form-urlencoded":
+    case "application/octet-stream":
+      return { mime: type, media: null };
+    default:
+      return { mime: text, media: null };
+  }
+}
+
+/**
+ * The media type of a table, view or function answer: the first acceptable one of `Accept` (none: JSON), or
+ * 406 PGRST107 naming what was asked for.
+ */
+export function negotiate(accept: string | null | undefined): Media {
+  if (accept === null || accept === undefined) return JSON_MEDIA;
+  const decoded = parseAccept(accept).map(decode);
+  const chosen = decoded.find((d) => d.media !== null);
+  if (!chosen) throw restErrors.mediaType(decoded.map((d) => d.mime));
+  return chosen.media!;
+}
+
+/** The media type of the OpenAPI root: `application/openapi+json` for JSON, OpenAPI or anything. */
+export function negotiateOpenApi(accept: string | null | undefined): Media {
+  const media: Media = {
+    kind: "openapi",
+    stripNulls: false,
+    contentType: "application/openapi+json; charset=utf-8",
+  };
+  if (accept === null || accept === undefined) return media;
+  const decoded = parseAccept(accept).map(decode);
+  if (decoded.some((d) => d.openapi || d.any || d.mime === "application/json")) return media;
+  throw restErrors.mediaType(decoded.map((d) => d.mime));
+}
