@@ -53,10 +53,8 @@ async function routeAnswers(p: TestPlatform, token: string): Promise<Json[]> {
   }));
 }
 
-const REFUSED = [[401, "INVALID_TOKEN"], [401, "INVALID_TOKEN"], [401, "INVALID_TOKEN"], [
-  401,
-  "INVALID_TOKEN",
-]];
+// /rest/v1 names a refused token as PostgREST does (PGRST303: the JWT is no longer valid).
+const REFUSED = [[401, "INVALID_TOKEN"], [401, "PGRST303"], [401, "PGRST303"], [401, "INVALID_TOKEN"]];
 
 /** Polls until every route refuses the token, or the deadline passes; returns the last answers. */
 async function refusedEverywhere(p: TestPlatform, token: string): Promise<Json[]> {
