@@ -19,6 +19,8 @@ export interface EdgeOptions {
   bodyTimeoutMs: number;
   /** Requests whose route reads the body itself, once it has checked the caller, and their own limit. */
   ownBody?: OwnBody;
+  /** A failure at the edge in the format of a path's own API (the compatibility mounts'); null: the default. */
+  failure?: (err: unknown, req: Request, requestId: string) => Response | null;
 }
 
 /** A route that reads its own body (invoke): which requests, and the limit they are read under. */
@@ -42,7 +44,7 @@ const VALID_ID = /^[\w\-.:]{1,200}$/;
 const POSTGREST_PATH = /^[a-z]+:\/\/[^/]*\/rest\/v1\//i;
 
 /** A failure at the edge, in the format of the route asked for: PostgREST's on `/rest/v1`, else the envelope. */
-function edgeFailure(err: unknown, req: Request, id: string): Response {
+function defaultFailure(err: unknown, req: Request, id: string): Response {
   if (!POSTGREST_PATH.test(req.url)) return failureResponse(err, id, new URL(req.url).pathname);
   const e = toAppError(err);
   const rest = e instanceof RestError ? e : null;
@@ -90,6 +92,8 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     }
     return res;
   };
+  const edgeFailure = (err: unknown, req: Request, id: string): Response =>
+    options.failure?.(err, req, id) ?? defaultFailure(err, req, id);
   const timedOut = () => errors.bodyTimeout(options.bodyTimeoutMs);
   const limits: BodyLimits = {
     maxBytes: options.maxBodyBytes,
