@@ -172,6 +172,7 @@ export function createHandler(platform: Platform): Handler {
         ? "*"
         : platform.config.CORS_ORIGINS.split(",").map((o) => o.trim()),
       allowHeaders: ALLOW_HEADERS,
+      anyRequestHeaders: (req) => isFunctionMount(pathOf(req.url)),
       exposeHeaders: EXPOSE_HEADERS,
       maxBodyBytes: platform.config.MAX_BODY_BYTES,
       bodyTimeoutMs: platform.config.BODY_TIMEOUT_MS,

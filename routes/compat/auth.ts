@@ -145,10 +145,7 @@ gotrueRoutes.post(`${BASE}/token`, passwordRateLimit, async (c) => {
     if (!token) throw errors.invalidToken("Refresh token is invalid or revoked", "refresh_token_not_found");
     return await sessionAnswer(c, project, await auth.refresh(project, token));
   }
-  throw errors.validation(
-    "unsupported_grant_type: grant_type must be password or refresh_token",
-    "validation_failed",
-  );
+  throw errors.validation("unsupported_grant_type: grant_type must be password or refresh_token");
 });
 
 gotrueRoutes.get(`${BASE}/user`, async (c) => {
