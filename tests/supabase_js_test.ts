@@ -82,6 +82,11 @@ Deno.test("supabase-js auth: sign-up, sign-in, user, update, refresh rotation an
     assertEquals(got.error, null);
     assertEquals(got.data.user!.id, user.id);
 
+    // getClaims verifies the ES256 access token with the keys of /auth/v1/.well-known/jwks.json.
+    const claims = await supabase.auth.getClaims();
+    assertEquals(claims.error, null);
+    assertEquals([claims.data!.claims.sub, claims.data!.claims.role], [user.id, "authenticated"]);
+
     const updated = await supabase.auth.updateUser({ data: { city: "London" } });
     assertEquals(updated.error, null);
     assertEquals(updated.data.user!.user_metadata, { name: "Ada", city: "London" });
