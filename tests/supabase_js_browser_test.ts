@@ -1,30 +1,12 @@
 import { chromium } from "playwright-core";
 import { assertEquals } from "./assert.ts";
+import { bundleForBrowser } from "./client_bundle.ts";
 import { servePlatform } from "./client_fixture.ts";
 import { setUpSupabaseApp } from "./supabase_js_fixture.ts";
 
-/** Bundles supabase-js (the pinned version) for browsers with `deno bundle` and returns the code. */
-async function bundleSupabaseJs(): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "supabase-js-bundle-" });
-  const out = `${dir}/supabase.js`;
-  try {
-    const entry = new URL("./fixtures/supabase_js_entry.ts", import.meta.url).pathname;
-    const args = [
-      "bundle",
-      "--quiet",
-      "--platform=browser",
-      "--format=esm",
-      "--minify",
-      `--output=${out}`,
-      entry,
-    ];
-    const result = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "piped" })
-      .output();
-    if (!result.success) throw new Error(`deno bundle failed:\n${new TextDecoder().decode(result.stderr)}`);
-    return await Deno.readTextFile(out);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+/** supabase-js (the pinned version) bundled for browsers. */
+function bundleSupabaseJs(): Promise<string> {
+  return bundleForBrowser(new URL("./fixtures/supabase_js_entry.ts", import.meta.url).pathname);
 }
 
 Deno.test("supabase-js in headless Chromium: sign-up, data under RLS, functions, from another origin", async () => {
