@@ -179,3 +179,76 @@ Deno.test("functions mount: reserved headers, console cookie, oversize body, pat
     await p.close();
   }
 });
+
+Deno.test("both mounts serve the project the host selects, and never another's", async () => {
+  const p = await startPlatform();
+  try {
+    await setUpSupabaseApp(p);
+    const asAdmin = { authorization: `Bearer ${await p.adminToken()}` };
+    const created = await json(
+      await p.fetch("/v1/admin/projects", {
+        method: "POST",
+        headers: asAdmin,
+        json: { ref: "demo", name: "Demo" },
+      }),
+    );
+    const demoKey = created.body.data.public_key as string;
+    const demo = { apikey: demoKey, authorization: `Bearer ${demoKey}` };
+
+    const up = await json(
+      await p.fetch("http://demo.localhost/auth/v1/signup", {
+        method: "POST",
+        headers: demo,
+        json: { email: "demo@example.com", password: "plum-orchard-42" },
+      }),
+    );
+    assertEquals(up.status, 200);
+    const token = up.body.access_token as string;
+    const own = await json(
+      await p.fetch("http://demo.localhost/auth/v1/user", {
+        headers: { ...demo, authorization: `Bearer ${token}` },
+      }),
+    );
+    assertEquals(own.body.email, "demo@example.com");
+    // The default project's key on demo's host, and demo's token on the default project: refused.
+    const foreignKey = await json(
+      await p.fetch("http://demo.localhost/auth/v1/settings", { headers: { apikey: p.publicKey } }),
+    );
+    assertEquals([foreignKey.status, foreignKey.body.error_code], [401, "no_authorization"]);
+    const foreignToken = await json(
+      await p.fetch("/auth/v1/user", { headers: { apikey: p.publicKey, authorization: `Bearer ${token}` } }),
+    );
+    assertEquals([foreignToken.status, foreignToken.body.error_code], [403, "bad_jwt"]);
+    // The default project's function is not demo's.
+    const fn = await p.fetch("http://demo.localhost/functions/v1/echo", { method: "POST", headers: demo });
+    assertEquals([fn.status, fn.headers.get("x-relay-error")], [404, "true"]);
+    await fn.body?.cancel();
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("GoTrue mount: the password-work rate limit of /v1/auth, in GoTrue's shape", async () => {
+  const p = await startPlatform({ AUTH_RATE_PER_MIN: "2" });
+  try {
+    const headers = { apikey: p.publicKey, authorization: `Bearer ${p.publicKey}` };
+    const attempt = () =>
+      p.fetch("/auth/v1/token?grant_type=password", {
+        method: "POST",
+        headers,
+        json: { email: "nobody@example.com", password: "guess-guess-1" },
+      });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await attempt();
+      statuses.push(res.status);
+      if (res.status === 429) {
+        assert(Number(res.headers.get("retry-after")) > 0);
+        assertEquals((await res.json()).error_code, "over_request_rate_limit");
+      } else await res.body?.cancel();
+    }
+    assertEquals(statuses, [400, 400, 429]);
+  } finally {
+    await p.close();
+  }
+});
