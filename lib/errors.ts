@@ -32,6 +32,13 @@ export interface AppErrorOptions {
   cause?: unknown;
   /** Extra response headers, such as `Retry-After`. */
   headers?: Record<string, string>;
+  /**
+   * Why, in finer grain than the code (`invalid_credentials`, `refresh_token_already_used`, …): never in the
+   * platform's own envelope; the compatibility mounts render it (GoTrue's `error_code` on `/auth/v1`).
+   */
+  reason?: string;
+  /** The rules a refused password breaks (`length`, `characters`, `pwned`), with reason `weak_password`. */
+  reasons?: string[];
 }
 
 /**
@@ -43,6 +50,8 @@ export class AppError extends Error {
   readonly code: string;
   readonly type: string;
   readonly headers: Record<string, string>;
+  readonly reason: string | undefined;
+  readonly reasons: string[] | undefined;
 
   constructor(status: ContentfulStatusCode, code: string, message: string, options: AppErrorOptions = {}) {
     super(message, { cause: options.cause });
@@ -51,19 +60,25 @@ export class AppError extends Error {
     this.code = code;
     this.type = options.type ?? typeOfStatus(status);
     this.headers = options.headers ?? {};
+    this.reason = options.reason;
+    this.reasons = options.reasons;
   }
 }
 
 /** Shorthands for the error catalogue. */
 export const errors = {
-  validation: (message: string) => new AppError(400, "VALIDATION_ERROR", message),
-  unauthorized: (message: string) => new AppError(401, "UNAUTHORIZED", message),
-  invalidToken: (message: string) => new AppError(401, "INVALID_TOKEN", message),
+  validation: (message: string, reason?: string) =>
+    new AppError(400, "VALIDATION_ERROR", message, { reason }),
+  /** A new password the policy refuses, with the rules it breaks. */
+  weakPassword: (message: string, reasons: string[]) =>
+    new AppError(400, "VALIDATION_ERROR", message, { reason: "weak_password", reasons }),
+  unauthorized: (message: string, reason?: string) => new AppError(401, "UNAUTHORIZED", message, { reason }),
+  invalidToken: (message: string, reason?: string) => new AppError(401, "INVALID_TOKEN", message, { reason }),
   forbidden: (message: string) => new AppError(403, "FORBIDDEN", message),
   reservedTo: (role: string) => new AppError(403, "FORBIDDEN", `This operation is reserved to ${role}`),
   notFound: (message: string) => new AppError(404, "NOT_FOUND", message),
   projectNotFound: (ref: string) => new AppError(404, "PROJECT_NOT_FOUND", `Project "${ref}" does not exist`),
-  conflict: (message: string) => new AppError(409, "CONFLICT", message),
+  conflict: (message: string, reason?: string) => new AppError(409, "CONFLICT", message, { reason }),
   bodyTimeout: (ms: number) =>
     new AppError(408, "REQUEST_TIMEOUT", `The request body did not arrive within ${ms} ms`, {
       headers: { connection: "close" },

@@ -25,8 +25,8 @@ function publicHttpMessage(message: string): string {
   return message || "Invalid request";
 }
 
-/** The failure envelope of `err` (logged when it is the platform's fault or a dependency's) and its headers. */
-function failure(err: unknown, requestId: string, path: string) {
+/** `err` as an AppError, logged when it is the platform's fault or a dependency's. */
+export function reportedError(err: unknown, requestId: string, path: string): AppError {
   const e = toAppError(err);
   // A platform fault is an error; a dependency that failed with a known cause is a warning; a user function's
   // own timeout or crash is the user's business (it is in the function's records), not the platform's log.
@@ -38,6 +38,12 @@ function failure(err: unknown, requestId: string, path: string) {
       cause: describeError(e.cause ?? e),
     });
   }
+  return e;
+}
+
+/** The failure envelope of `err` (logged when it is the platform's fault or a dependency's) and its headers. */
+function failure(err: unknown, requestId: string, path: string) {
+  const e = reportedError(err, requestId, path);
   const body = { error: { code: e.code, message: e.message, type: e.type, request_id: requestId } };
   return { status: e.status, headers: e.headers, body };
 }

@@ -212,7 +212,7 @@ function refusedHeader(name: string, value: string): boolean {
 }
 
 /** The function's own answer (raw mode): its status, headers and bytes, marked as the function's. */
-function rawResponse(result: InvokeResult, requestId: string): Response {
+export function rawResponse(result: InvokeResult, requestId: string): Response {
   // Pairs, not a Headers object: Response takes them without the object's per-call setters.
   const headers: [string, string][] = [];
   for (const pair of result.headers) {
@@ -241,6 +241,30 @@ function nameOf(path: string): string {
  * rendered by the edge.
  */
 export async function serveInvoke(req: Request, env: EdgeEnv, path: string): Promise<Response> {
+  const result = await callFunction(
+    req,
+    env,
+    nameOf(path),
+    async () => parseInvokeBody(await readBody(req, env.body), req),
+  );
+  if ((req.headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
+    return rawResponse(result, env.requestId);
+  }
+  return new Response(envelopeText(result), { headers: JSON_HEADERS });
+}
+
+/**
+ * One call of the function `name` by the caller of `req`, as every way of invoking makes it: the project and
+ * the caller are resolved as for every Hono route, `apikey` is required (a console admin needs none), then
+ * `input` reads what the function is to receive, and the invoker runs it under the caller's rate limit and the
+ * project's quota.
+ */
+export async function callFunction(
+  req: Request,
+  env: EdgeEnv,
+  name: string,
+  input: () => Promise<InvokeInput>,
+): Promise<InvokeResult> {
   const { platform, requestId } = env;
   const headers = req.headers;
   const resolved = resolveRequest(env, req);
@@ -251,8 +275,7 @@ export async function serveInvoke(req: Request, env: EdgeEnv, path: string): Pro
       'No API key found in request: invoke needs the project key in the "apikey" header',
     );
   }
-  const input = parseInvokeBody(await readBody(req, env.body), req);
-  const result = await platform.functions.invoker.invoke(nameOf(path), input, {
+  return await platform.functions.invoker.invoke(name, await input(), {
     ref: caller.project.ref,
     requestId,
     clientId: caller.user
@@ -260,8 +283,4 @@ export async function serveInvoke(req: Request, env: EdgeEnv, path: string): Pro
       : `${caller.role}:${clientAddressOf(env, headers.get("x-forwarded-for") ?? undefined)}`,
     user: caller.user ? { ...caller.user } : undefined,
   });
-  if ((headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
-    return rawResponse(result, requestId);
-  }
-  return new Response(envelopeText(result), { headers: JSON_HEADERS });
 }

@@ -9,6 +9,16 @@ import { aiNl2SqlRoutes } from "./ai_nl2sql.ts";
 import { aiRagRoutes } from "./ai_rag.ts";
 import { aiSessionRoutes } from "./ai_session.ts";
 import { authRoutes } from "./auth.ts";
+import { gotrueRoutes } from "./compat/auth.ts";
+import { API_VERSION_HEADER } from "./compat/gotrue_errors.ts";
+import { gotrueFailure } from "./compat/gotrue_errors.ts";
+import {
+  FUNCTIONS_MOUNT,
+  isFunctionMount,
+  RELAY_ERROR_HEADER,
+  relayFailure,
+  serveFunctionMount,
+} from "./compat/functions.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
 import { cronRoutes } from "./cron.ts";
@@ -21,7 +31,7 @@ import { jobRoutes } from "./jobs.ts";
 import type { AppEnv, EdgeEnv } from "./env.ts";
 import { errorResponse, validationHook } from "./errors.ts";
 import { longFormCandidate } from "./long_form.ts";
-import { edge } from "./middleware/edge.ts";
+import { edge, type OwnBody } from "./middleware/edge.ts";
 import { pathOf } from "./middleware/path.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { projectRoutes } from "./project.ts";
@@ -42,6 +52,8 @@ const ALLOW_HEADERS = [
   "x-service-invoke-mode",
   "x-request-id",
   "cache-control",
+  API_VERSION_HEADER,
+  "x-region",
 ];
 
 /** Response headers a browser may read (CORS). */
@@ -53,6 +65,9 @@ const EXPOSE_HEADERS = [
   "retry-after",
   "x-cache",
   "x-cache-similarity",
+  RELAY_ERROR_HEADER,
+  API_VERSION_HEADER,
+  "x-sb-error-code",
 ];
 
 /** Builds the Hono app of the whole platform (the platform itself reaches it as the env of each request). */
@@ -63,6 +78,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route("/", systemRoutes);
   app.route("/", adminRoutes);
   app.route("/", authRoutes);
+  app.route("/", gotrueRoutes); // GoTrue's API on /auth/v1, for supabase-js
   app.route("/", projectRoutes);
   app.route("/", dataRoutes);
   app.route("/", realtimeRoutes);
@@ -116,6 +132,20 @@ export function createApp(): OpenAPIHono<AppEnv> {
   return app;
 }
 
+/** The bodies read by their route, after it has checked the caller: invoke's and the functions mount's. */
+function ownBody(maxBytes: number): OwnBody {
+  const invoke = invokeBody(maxBytes);
+  return { ...invoke, accepts: (req) => invoke.accepts(req) || isFunctionMount(pathOf(req.url)) };
+}
+
+/** A failure at the edge on a compatibility mount, in that mount's format (null: the platform's). */
+function compatFailure(err: unknown, req: Request, requestId: string): Response | null {
+  const path = pathOf(req.url);
+  if (path.startsWith("/auth/v1/")) return gotrueFailure(err, req, requestId);
+  if (isFunctionMount(path)) return relayFailure(err, requestId, path);
+  return null;
+}
+
 /** A fetch handler: the app behind the long-form rewrite of `/v1/functions/{project_id}/…`. */
 export type Handler = (req: Request, info?: { remoteAddr: Deno.Addr }) => Response | Promise<Response>;
 
@@ -142,10 +172,12 @@ export function createHandler(platform: Platform): Handler {
         ? "*"
         : platform.config.CORS_ORIGINS.split(",").map((o) => o.trim()),
       allowHeaders: ALLOW_HEADERS,
+      anyRequestHeaders: (req) => isFunctionMount(pathOf(req.url)),
       exposeHeaders: EXPOSE_HEADERS,
       maxBodyBytes: platform.config.MAX_BODY_BYTES,
       bodyTimeoutMs: platform.config.BODY_TIMEOUT_MS,
-      ownBody: invokeBody(platform.config.INVOKE_MAX_BODY_BYTES),
+      ownBody: ownBody(platform.config.INVOKE_MAX_BODY_BYTES),
+      failure: compatFailure,
     },
     // Not async on the common path: an extra promise layer per request costs measurable throughput.
     (req, env) => {
@@ -157,6 +189,10 @@ export function createHandler(platform: Platform): Handler {
       if (req.url.includes(CONSOLE_API)) {
         const path = pathOf(req.url);
         if (path.startsWith(CONSOLE_API)) return serveConsoleApi(req, env, path, forward);
+      }
+      if (req.url.includes(FUNCTIONS_MOUNT)) {
+        const path = pathOf(req.url);
+        if (isFunctionMount(path)) return serveFunctionMount(req, env, path);
       }
       if (!req.url.includes("/v1/functions/")) return app.fetch(req, env);
       const path = pathOf(req.url);

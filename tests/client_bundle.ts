@@ -5,13 +5,19 @@ export interface BundleOptions {
 }
 
 /** Bundles client/mod.ts for browsers with `deno bundle` (minified ES module) and returns the code. */
-export async function bundleClient(options: BundleOptions = {}): Promise<string> {
+export function bundleClient(options: BundleOptions = {}): Promise<string> {
+  const external = options.withoutPostgrest ? ["@supabase/postgrest-js"] : [];
+  return bundleForBrowser(new URL("../client/mod.ts", import.meta.url).pathname, external);
+}
+
+/** Bundles the module at `entry` for browsers with `deno bundle` (minified ES module) and returns the code. */
+export async function bundleForBrowser(entry: string, external: string[] = []): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "client-bundle-" });
-  const out = `${dir}/client.js`;
+  const out = `${dir}/bundle.js`;
   try {
     const args = ["bundle", "--quiet", "--platform=browser", "--format=esm", "--minify", `--output=${out}`];
-    if (options.withoutPostgrest) args.push("--external=@supabase/postgrest-js");
-    args.push(new URL("../client/mod.ts", import.meta.url).pathname);
+    for (const name of external) args.push(`--external=${name}`);
+    args.push(entry);
     const result = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "piped" })
       .output();
     if (!result.success) throw new Error(`deno bundle failed:\n${new TextDecoder().decode(result.stderr)}`);

@@ -12,6 +12,11 @@ export interface EdgeOptions {
   /** Allowed origins, or "*". */
   origins: "*" | string[];
   allowHeaders: string[];
+  /**
+   * Paths whose preflight allows whatever request headers it asks for (the functions mount: a function reads the
+   * headers it likes); the origin is still checked against `origins`.
+   */
+  anyRequestHeaders?: (req: Request) => boolean;
   exposeHeaders: string[];
   /** The largest request body (413 above it). */
   maxBodyBytes: number;
@@ -19,6 +24,8 @@ export interface EdgeOptions {
   bodyTimeoutMs: number;
   /** Requests whose route reads the body itself, once it has checked the caller, and their own limit. */
   ownBody?: OwnBody;
+  /** A failure at the edge in the format of a path's own API (the compatibility mounts'); null: the default. */
+  failure?: (err: unknown, req: Request, requestId: string) => Response | null;
 }
 
 /** A route that reads its own body (invoke): which requests, and the limit they are read under. */
@@ -42,7 +49,7 @@ const VALID_ID = /^[\w\-.:]{1,200}$/;
 const POSTGREST_PATH = /^[a-z]+:\/\/[^/]*\/rest\/v1\//i;
 
 /** A failure at the edge, in the format of the route asked for: PostgREST's on `/rest/v1`, else the envelope. */
-function edgeFailure(err: unknown, req: Request, id: string): Response {
+function defaultFailure(err: unknown, req: Request, id: string): Response {
   if (!POSTGREST_PATH.test(req.url)) return failureResponse(err, id, new URL(req.url).pathname);
   const e = toAppError(err);
   const rest = e instanceof RestError ? e : null;
@@ -59,6 +66,9 @@ export const tooDeep = (req: Request, where: "body" | "query"): Error => {
     : new RestError(400, "PGRST100", "failed to parse query string", { details });
 };
 
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]{1,128}$/;
+
 /** A body the platform parses as JSON: declared so, or undeclared (the data API reads those as JSON). */
 const JSON_TYPE = /json/i;
 
@@ -71,6 +81,13 @@ const JSON_TYPE = /json/i;
 export function edge(options: EdgeOptions, next: EdgeNext) {
   const allowMethods = "GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS";
   const allowHeaders = options.allowHeaders.join(",");
+  /** The headers a preflight allows: the platform's list, or those it asks for on a path that takes any. */
+  const preflightHeaders = (req: Request): string => {
+    const asked = req.headers.get("access-control-request-headers");
+    if (!asked || !options.anyRequestHeaders?.(req)) return allowHeaders;
+    const names = asked.split(",").map((n) => n.trim().toLowerCase()).filter((n) => HEADER_TOKEN.test(n));
+    return [...new Set([...options.allowHeaders, ...names])].join(",");
+  };
   const exposeHeaders = options.exposeHeaders.join(",");
   const allowOrigin = (origin: string | null): string | null => {
     if (options.origins === "*") return "*";
@@ -90,6 +107,8 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     }
     return res;
   };
+  const edgeFailure = (err: unknown, req: Request, id: string): Response =>
+    options.failure?.(err, req, id) ?? defaultFailure(err, req, id);
   const timedOut = () => errors.bodyTimeout(options.bodyTimeoutMs);
   const limits: BodyLimits = {
     maxBytes: options.maxBodyBytes,
@@ -143,7 +162,7 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
       const headers: Record<string, string> = {
         "x-request-id": id,
         "access-control-allow-methods": allowMethods,
-        "access-control-allow-headers": allowHeaders,
+        "access-control-allow-headers": preflightHeaders(req),
         "access-control-max-age": "86400",
       };
       if (origin) headers["access-control-allow-origin"] = origin;

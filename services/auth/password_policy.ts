@@ -13,15 +13,36 @@ function normalize(password: string): string {
   return password.normalize("NFKC").trim().toLowerCase();
 }
 
+/** The longest password accepted. */
+export const MAX_PASSWORD_LENGTH = 1024;
+
+/** The rule a refused password breaks, named as GoTrue names it (`weak_password.reasons`). */
+export type PasswordRule = "length" | "characters" | "pwned";
+
 /**
  * Why a new password of at least {@linkcode MIN_PASSWORD_LENGTH} characters (the schemas check the length) is
  * refused, or null when it is accepted: only whitespace, or one of the passwords attackers try first (as
  * Supabase's leaked-password protection refuses them).
  */
 export function passwordProblem(password: string): string | null {
-  if (password.trim() === "") return "Password must not be only whitespace";
+  const weakness = passwordWeakness(password);
+  return weakness && weakness.rule !== "length" ? weakness.message : null;
+}
+
+/** The rule a new password breaks and why, length included; null when it is accepted. */
+export function passwordWeakness(password: string): { rule: PasswordRule; message: string } | null {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    return { rule: "length", message: `Password must be at least ${MIN_PASSWORD_LENGTH} characters` };
+  }
+  if (password.length > MAX_PASSWORD_LENGTH) {
+    return { rule: "length", message: `Password must be at most ${MAX_PASSWORD_LENGTH} characters` };
+  }
+  if (password.trim() === "") return { rule: "characters", message: "Password must not be only whitespace" };
   if (COMMON.has(normalize(password))) {
-    return "Password is too common: it is on lists of leaked passwords that attackers try first";
+    return {
+      rule: "pwned",
+      message: "Password is too common: it is on lists of leaked passwords that attackers try first",
+    };
   }
   return null;
 }

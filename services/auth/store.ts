@@ -9,6 +9,21 @@ export interface UserRow {
   created_at: Date | string;
 }
 
+/** A user with the dates GoTrue's user object shows. */
+export interface UserDetailsRow extends Omit<UserRow, "password_hash"> {
+  updated_at: Date | string;
+  /** When its latest session started (each sign-in starts one). */
+  last_sign_in_at: Date | string | null;
+}
+
+/** What an update of a user changes (each absent field is kept). */
+export interface UserChanges {
+  email?: string;
+  passwordHash?: string;
+  /** Merged into `user_metadata`; a key set to null is removed. */
+  data?: Record<string, unknown>;
+}
+
 /** The refresh token being spent and the state of its session. */
 export interface RefreshTokenRow {
   session_id: string;
@@ -45,6 +60,37 @@ export const authStore = {
       [sessionId],
     );
     return row ?? null;
+  },
+
+  /** The user with its update and last sign-in dates. */
+  async userDetails(db: Queryable, userId: string): Promise<UserDetailsRow | null> {
+    const [row] = await db.query<UserDetailsRow>(
+      `select id, email, user_metadata, created_at, updated_at,
+              (select max(s.created_at) from auth.sessions s where s.user_id = u.id) as last_sign_in_at
+         from auth.users u where id = $1`,
+      [userId],
+    );
+    return row ?? null;
+  },
+
+  /** Applies `changes` to a user; a taken email fails with SQLSTATE 23505. */
+  async updateUser(tx: Queryable, userId: string, changes: UserChanges): Promise<void> {
+    await tx.query(
+      `update auth.users set
+         email = coalesce($2, email),
+         password_hash = coalesce($3, password_hash),
+         user_metadata = case when $4::text is null then user_metadata
+           else (user_metadata || $4::text::jsonb)
+             - array(select key from jsonb_each($4::text::jsonb) where value = 'null'::jsonb) end,
+         updated_at = now()
+       where id = $1`,
+      [
+        userId,
+        changes.email ?? null,
+        changes.passwordHash ?? null,
+        changes.data ? JSON.stringify(changes.data) : null,
+      ],
+    );
   },
 
   /** The user, when the session is theirs and not revoked. */
@@ -91,14 +137,24 @@ export const authStore = {
     await tx.query("update auth.sessions set revoked_at = now() where id = $1", [sessionId]);
   },
 
-  /** Revokes the live session `id` (`local`) or every live session of the user `id` (`global`); their ids. */
-  async revokeSessions(db: Queryable, scope: "local" | "global", id: string): Promise<string[]> {
+  /**
+   * Revokes the live session `sessionId` (`local`), every live session of the user (`global`), or every one but
+   * `sessionId` (`others`); their ids.
+   */
+  async revokeSessions(
+    db: Queryable,
+    scope: "local" | "global" | "others",
+    userId: string,
+    sessionId: string,
+  ): Promise<string[]> {
+    const where = scope === "local"
+      ? "id = $2 and user_id = $1"
+      : scope === "global"
+      ? "user_id = $1 and $2::text is not null"
+      : "user_id = $1 and id <> $2";
     const ended = await db.query<{ id: string }>(
-      `update auth.sessions set revoked_at = now()
-        where ${
-        scope === "global" ? "user_id = $1" : "id = $1"
-      } and revoked_at is null returning id::text as id`,
-      [id],
+      `update auth.sessions set revoked_at = now() where ${where} and revoked_at is null returning id::text as id`,
+      [userId, sessionId],
     );
     return ended.map((s) => s.id);
   },

@@ -114,8 +114,8 @@ export class TokenService {
         requiredClaims: ["sub", "exp", "iat"],
       }));
     } catch (err) {
-      if (err instanceof joseErrors.JWTExpired) throw errors.invalidToken("Token has expired");
-      throw errors.invalidToken("Token is invalid");
+      if (err instanceof joseErrors.JWTExpired) throw errors.invalidToken("Token has expired", "bad_jwt");
+      throw errors.invalidToken("Token is invalid", "bad_jwt");
     }
     if (
       payload.ref !== project.ref || payload.role !== "authenticated" ||
@@ -144,5 +144,5 @@ export class TokenService {
 }
 
 function sessionEnded(): AppError {
-  return errors.invalidToken("Session has ended: sign in again");
+  return errors.invalidToken("Session has ended: sign in again", "session_not_found");
 }

@@ -3,8 +3,9 @@ import { type Queryable, sqlState } from "../../db/driver.ts";
 import { randomToken, sha256Hex } from "../../lib/crypto.ts";
 import { errors } from "../../lib/errors.ts";
 import { DUMMY_HASH, hashPassword, verifyPassword } from "./passwords.ts";
+import { passwordWeakness } from "./password_policy.ts";
 import type { Project } from "../projects/projects.ts";
-import { authStore, type UserRow } from "./store.ts";
+import { authStore, type UserDetailsRow, type UserRow } from "./store.ts";
 import type { TokenService, UserClaims } from "./tokens.ts";
 
 /** A user as the API shows it: never with a password or a hash. */
@@ -13,6 +14,21 @@ export interface User {
   email: string;
   created_at: string;
   user_metadata: Record<string, unknown>;
+}
+
+/** A user with the dates of its last update and sign-in (GoTrue's user object shows them). */
+export interface UserDetails extends User {
+  updated_at: string;
+  last_sign_in_at: string | null;
+}
+
+/** What a user may change of itself: each absent field is kept. */
+export interface UserUpdate {
+  email?: string;
+  /** A new password: the policy of sign-up applies; the user's other sessions are revoked. */
+  password?: string;
+  /** Merged into `user_metadata`; a key set to null is removed. */
+  data?: Record<string, unknown>;
 }
 
 /** A session as the API returns it (Supabase's shape). */
@@ -39,8 +55,28 @@ function toUser(row: UserRow): User {
   };
 }
 
+function toDetails(row: UserDetailsRow): UserDetails {
+  return {
+    id: row.id,
+    email: row.email,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+    last_sign_in_at: row.last_sign_in_at === null ? null : new Date(row.last_sign_in_at).toISOString(),
+    user_metadata: row.user_metadata ?? {},
+  };
+}
+
+/** Refuses a new password the policy refuses (400, reason `weak_password` with the rule broken). */
+function refuseWeak(password: string): void {
+  const weakness = passwordWeakness(password);
+  if (weakness) throw errors.weakPassword(weakness.message, [weakness.rule]);
+}
+
 /** A refresh's failure (with the session it revoked, on reuse) or its new session. */
-type RefreshOutcome = { error: string; revoked?: string } | { error?: undefined; value: UserSession };
+type RefreshOutcome = { error: string; reason: string; revoked?: string } | {
+  error?: undefined;
+  value: UserSession;
+};
 
 /**
  * AuthService signs users up and in, rotates refresh tokens (a reused one revokes its whole session, as
@@ -51,6 +87,7 @@ export class AuthService {
 
   /** Creates a user and its first session; 409 CONFLICT when the email is taken. */
   async signUp(project: Project, input: { email: string; password: string; data?: Record<string, unknown> }) {
+    refuseWeak(input.password);
     const db = await this.dbs.project(project.ref);
     const hash = await hashPassword(input.password);
     try {
@@ -60,7 +97,10 @@ export class AuthService {
       });
     } catch (err) {
       if (sqlState(err) === "23505") {
-        throw errors.conflict("A user with this email address has already been registered");
+        throw errors.conflict(
+          "A user with this email address has already been registered",
+          "user_already_exists",
+        );
       }
       throw err;
     }
@@ -71,7 +111,7 @@ export class AuthService {
     const db = await this.dbs.project(project.ref);
     const row = await authStore.userByEmail(db, email);
     const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
-    if (!row || !ok) throw errors.unauthorized("Invalid login credentials");
+    if (!row || !ok) throw errors.unauthorized("Invalid login credentials", "invalid_credentials");
     return await db.transaction((tx) => this.startSession(tx, project, row));
   }
 
@@ -83,23 +123,26 @@ export class AuthService {
     const outcome = await db.transaction(
       async (tx): Promise<RefreshOutcome> => {
         const token = await authStore.lockRefreshToken(tx, hash);
-        if (!token || token.revoked_at) return { error: "Refresh token is invalid or revoked" };
+        if (!token || token.revoked_at) {
+          return { error: "Refresh token is invalid or revoked", reason: "refresh_token_not_found" };
+        }
         if (token.used_at) {
           await authStore.revokeSession(tx, token.session_id);
           return {
             error: "Refresh token was already used; the session is revoked",
+            reason: "refresh_token_already_used",
             revoked: token.session_id,
           };
         }
         await authStore.spendRefreshToken(tx, hash);
         const row = await authStore.userOfSession(tx, token.session_id);
-        if (!row) return { error: "Refresh token is invalid or revoked" };
+        if (!row) return { error: "Refresh token is invalid or revoked", reason: "refresh_token_not_found" };
         return { error: undefined, value: await this.issue(tx, project, row, token.session_id) };
       },
     );
     if (outcome.error !== undefined) {
       if (outcome.revoked) this.tokens.revoked.add(project.ref, [outcome.revoked]);
-      throw errors.invalidToken(outcome.error);
+      throw errors.invalidToken(outcome.error, outcome.reason);
     }
     return outcome.value;
   }
@@ -108,18 +151,60 @@ export class AuthService {
   async getUser(project: Project, claims: UserClaims): Promise<User> {
     const db = await this.dbs.project(project.ref);
     const row = await authStore.userWithLiveSession(db, claims.sub, claims.session_id);
-    if (!row) throw errors.invalidToken("Session has ended: sign in again");
+    if (!row) throw sessionEnded();
     return toUser(row);
   }
 
-  /** Ends the token's session (`local`) or every session of its user (`global`); their tokens stop working. */
-  async signOut(project: Project, claims: UserClaims, scope: "local" | "global"): Promise<void> {
+  /**
+   * A user with its update and last sign-in dates; with `sessionId`, only while that session of theirs is live
+   * (401 once it has ended).
+   */
+  async details(project: Project, userId: string, sessionId?: string): Promise<UserDetails> {
     const db = await this.dbs.project(project.ref);
-    const ended = await authStore.revokeSessions(
-      db,
-      scope,
-      scope === "global" ? claims.sub : claims.session_id,
-    );
+    if (sessionId !== undefined && !await authStore.userWithLiveSession(db, userId, sessionId)) {
+      throw sessionEnded();
+    }
+    const row = await authStore.userDetails(db, userId);
+    if (!row) throw sessionEnded();
+    return toDetails(row);
+  }
+
+  /**
+   * Changes the signed-in user's email, password or metadata: the password policy of sign-up applies, a new
+   * password revokes the user's other sessions (as GoTrue does), a taken email is 409 CONFLICT.
+   */
+  async updateUser(project: Project, claims: UserClaims, update: UserUpdate): Promise<UserDetails> {
+    if (update.password !== undefined) refuseWeak(update.password);
+    const db = await this.dbs.project(project.ref);
+    const passwordHash = update.password === undefined ? undefined : await hashPassword(update.password);
+    let ended: string[] = [];
+    try {
+      await db.transaction(async (tx) => {
+        if (!await authStore.userWithLiveSession(tx, claims.sub, claims.session_id)) throw sessionEnded();
+        await authStore.updateUser(tx, claims.sub, {
+          email: update.email?.toLowerCase(),
+          passwordHash,
+          data: update.data,
+        });
+        if (passwordHash) ended = await authStore.revokeSessions(tx, "others", claims.sub, claims.session_id);
+      });
+    } catch (err) {
+      if (sqlState(err) === "23505") {
+        throw errors.conflict("A user with this email address has already been registered", "email_exists");
+      }
+      throw err;
+    }
+    this.tokens.revoked.add(project.ref, ended);
+    return await this.details(project, claims.sub, claims.session_id);
+  }
+
+  /**
+   * Ends the token's session (`local`), every session of its user (`global`), or every one but the token's
+   * (`others`); their access tokens stop working.
+   */
+  async signOut(project: Project, claims: UserClaims, scope: "local" | "global" | "others"): Promise<void> {
+    const db = await this.dbs.project(project.ref);
+    const ended = await authStore.revokeSessions(db, scope, claims.sub, claims.session_id);
     this.tokens.revoked.add(project.ref, ended);
   }
 
@@ -141,4 +226,8 @@ export class AuthService {
       session: { ...access, token_type: "bearer", refresh_token: refreshToken },
     };
   }
+}
+
+function sessionEnded() {
+  return errors.invalidToken("Session has ended: sign in again", "session_not_found");
 }

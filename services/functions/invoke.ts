@@ -14,6 +14,7 @@ export interface InvokeInput {
   method?: string;
   path?: string;
   headers?: Record<string, string>;
+  /** A JSON value, text, or the raw bytes of a request (sent as they are, with the caller's content type). */
   body?: unknown;
   /** `base64` when `body` is a string holding binary data. */
   body_encoding?: "utf8" | "base64";
@@ -116,7 +117,9 @@ export class Invoker {
       if (!isReservedHeader(name)) headers.set(name, value.trim());
     }
     let body: Uint8Array | null = null;
-    if (input.body !== undefined && input.body !== null) {
+    if (input.body instanceof Uint8Array) {
+      body = input.body;
+    } else if (input.body !== undefined && input.body !== null) {
       if (typeof input.body === "string") {
         if (input.body_encoding === "base64") {
           try {

@@ -1,0 +1,196 @@
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { z } from "zod";
+import { errors } from "../../lib/errors.ts";
+import type { UserClaims } from "../../services/auth/tokens.ts";
+import type { UserSession } from "../../services/auth/users.ts";
+import type { Project } from "../../services/projects/projects.ts";
+import type { AppEnv } from "../env.ts";
+import { authenticate } from "../middleware/auth.ts";
+import { resolveProject } from "../middleware/project.ts";
+import { accountLimited, passwordRateLimit } from "../middleware/rate_limit.ts";
+import { gotrueFailure } from "./gotrue_errors.ts";
+import { GOTRUE_SETTINGS, gotrueSession, gotrueUser } from "./gotrue_shapes.ts";
+
+/** The prefix of the mount: supabase-js calls `<project URL>/auth/v1/…`. */
+const BASE = "/auth/v1";
+
+const Email = z.email().max(320);
+const Metadata = z.record(z.string(), z.unknown());
+
+/** The body of a JSON request as an object; GoTrue's 400 `bad_json` otherwise. */
+async function bodyOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text() || "{}");
+  } catch {
+    throw errors.validation("Could not parse request body as JSON", "bad_json");
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw errors.validation("Request body must be a JSON object", "bad_json");
+  }
+  return body as Record<string, unknown>;
+}
+
+/** A valid email address from a body field; GoTrue's 400 `email_address_invalid` otherwise. */
+function emailOf(value: unknown): string {
+  const parsed = Email.safeParse(value);
+  if (!parsed.success) {
+    throw errors.validation("Unable to validate email address: invalid format", "email_address_invalid");
+  }
+  return parsed.data;
+}
+
+/** A string field of at most 1024 characters, or undefined when absent. */
+function stringOf(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || value.length > 1024) {
+    throw errors.validation(`${field} must be a string of at most 1024 characters`, "validation_failed");
+  }
+  return value;
+}
+
+/** The user metadata of a body (`data`), or undefined when absent. */
+function metadataOf(value: unknown): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  const parsed = Metadata.safeParse(value);
+  if (!parsed.success) throw errors.validation("data must be a JSON object", "validation_failed");
+  return parsed.data;
+}
+
+/** Phone sign-ups and sign-ins are not offered (GoTrue's answer when the phone provider is off). */
+function refusePhone(body: Record<string, unknown>): void {
+  if (body.phone !== undefined && body.phone !== null && body.phone !== "") {
+    throw errors.validation("Phone logins are disabled", "phone_provider_disabled");
+  }
+}
+
+/** The signed-in user of the request; GoTrue's 401 `no_authorization` for a key alone. */
+function userOf(c: Context<AppEnv>): UserClaims {
+  const user = c.get("caller").user;
+  if (!user) throw errors.unauthorized("This endpoint requires a valid Bearer token", "no_authorization");
+  return user;
+}
+
+/** A parameter of the query string. */
+function queryParam(c: Context<AppEnv>, name: string): string | undefined {
+  return new URL(c.req.url).searchParams.get(name) ?? undefined;
+}
+
+/** A platform session answer in GoTrue's session shape. */
+async function sessionAnswer(c: Context<AppEnv>, project: Project, result: UserSession) {
+  const user = await c.env.platform.auth.details(project, result.user.id);
+  return c.json(gotrueSession(result.session, user), 200);
+}
+
+/**
+ * GoTrue's API as auth-js 2.x calls it, on the platform's auth service (docs/api.md, "Supabase compatibility
+ * mounts"): the same users, sessions, password policy, rate limits and refresh-token rotation as `/v1/auth`,
+ * with GoTrue's request and answer shapes and its errors.
+ */
+export const gotrueRoutes = new Hono<AppEnv>();
+gotrueRoutes.onError((err, c) => gotrueFailure(err, c.req.raw, c.env.requestId));
+
+gotrueRoutes.get(`${BASE}/health`, (c) =>
+  c.json({
+    version: "platform",
+    name: "GoTrue",
+    description: "GoTrue is a user registration and authentication API",
+  }));
+
+gotrueRoutes.use(`${BASE}/*`, resolveProject);
+
+gotrueRoutes.get(
+  `${BASE}/.well-known/jwks.json`,
+  (c) => c.json({ keys: [c.get("project").jwt_public_jwk as Record<string, unknown>] }, 200),
+);
+
+gotrueRoutes.use(`${BASE}/*`, authenticate);
+
+gotrueRoutes.get(`${BASE}/settings`, (c) => c.json(GOTRUE_SETTINGS, 200));
+
+gotrueRoutes.post(`${BASE}/signup`, passwordRateLimit, async (c) => {
+  // `gotrue_meta_security` (captcha), `code_challenge*` (PKCE) and `channel` are accepted and ignored.
+  const body = await bodyOf(c);
+  refusePhone(body);
+  const email = emailOf(body.email);
+  const password = stringOf(body.password, "password");
+  if (!password) throw errors.validation("Signup requires a valid password", "validation_failed");
+  const project = c.get("project");
+  const result = await c.env.platform.auth.signUp(project, { email, password, data: metadataOf(body.data) });
+  return await sessionAnswer(c, project, result);
+});
+
+gotrueRoutes.post(`${BASE}/token`, passwordRateLimit, async (c) => {
+  const grant = queryParam(c, "grant_type");
+  const body = await bodyOf(c);
+  const project = c.get("project");
+  const { auth } = c.env.platform;
+  if (grant === "password") {
+    refusePhone(body);
+    const email = stringOf(body.email, "email");
+    const password = stringOf(body.password, "password");
+    if (!email || !password) {
+      throw errors.unauthorized("Invalid login credentials", "invalid_credentials");
+    }
+    const result = await accountLimited(
+      c,
+      `user:${project.ref}:${email}`,
+      () => auth.signInWithPassword(project, email, password),
+    );
+    return await sessionAnswer(c, project, result);
+  }
+  if (grant === "refresh_token") {
+    const token = stringOf(body.refresh_token, "refresh_token");
+    if (!token) throw errors.invalidToken("Refresh token is invalid or revoked", "refresh_token_not_found");
+    return await sessionAnswer(c, project, await auth.refresh(project, token));
+  }
+  throw errors.validation("unsupported_grant_type: grant_type must be password or refresh_token");
+});
+
+gotrueRoutes.get(`${BASE}/user`, async (c) => {
+  const claims = userOf(c);
+  const user = await c.env.platform.auth.details(c.get("project"), claims.sub, claims.session_id);
+  return c.json(gotrueUser(user), 200);
+});
+
+gotrueRoutes.put(`${BASE}/user`, async (c) => {
+  const claims = userOf(c);
+  const body = await bodyOf(c);
+  refusePhone(body);
+  const email = body.email === undefined || body.email === null ? undefined : emailOf(body.email);
+  const password = stringOf(body.password, "password");
+  const user = await c.env.platform.auth.updateUser(c.get("project"), claims, {
+    email,
+    password,
+    data: metadataOf(body.data),
+  });
+  return c.json(gotrueUser(user), 200);
+});
+
+const SCOPES = new Set(["global", "local", "others"]);
+
+gotrueRoutes.post(`${BASE}/logout`, async (c) => {
+  const claims = userOf(c);
+  const scope = queryParam(c, "scope") ?? "global";
+  if (!SCOPES.has(scope)) {
+    throw errors.validation("Unsupported logout scope: use global, local or others", "validation_failed");
+  }
+  await c.env.platform.auth.signOut(c.get("project"), claims, scope as "global" | "local" | "others");
+  return c.body(null, 204);
+});
+
+// Recovery and verification send mail; the platform's auth sends none (email addresses are confirmed at
+// sign-up), so these answer as GoTrue does with its email provider off.
+for (const path of ["recover", "verify", "otp", "magiclink", "resend", "reauthenticate"]) {
+  gotrueRoutes.all(`${BASE}/${path}`, () => {
+    throw errors.validation(
+      "Email sending is not configured: recovery, one-time codes and email verification are not available",
+      "email_provider_disabled",
+    );
+  });
+}
+
+gotrueRoutes.all(`${BASE}/*`, (c) => {
+  throw errors.notFound(`${c.req.method} ${c.req.path} is not part of this platform's GoTrue API`);
+});
