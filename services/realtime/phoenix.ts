@@ -221,7 +221,17 @@ export class PhoenixProtocol implements Protocol {
     }
     const join = parse(Join, m.payload, "phx_join");
     const config = join.config ?? {};
-    if (join.access_token) await this.service.renewToken(conn, join.access_token, true);
+    if (join.access_token) {
+      // A join with a bad token is refused, as Supabase Realtime does; the socket and other channels stay.
+      try {
+        await this.service.renewToken(conn, join.access_token, true);
+      } catch (err) {
+        if (err instanceof AppError) {
+          return this.reply(conn, m, "error", { reason: `${err.code}: ${err.message}` });
+        }
+        throw err;
+      }
+    }
     if (config.private && conn.credentials.role !== "service_role") {
       return this.reply(conn, m, "error", {
         reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${name}`,
