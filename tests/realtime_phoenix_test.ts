@@ -146,9 +146,9 @@ Deno.test({
         a.send("realtime:room", "phx_leave", {}, "5", "2");
         await a.reply("5");
         const left = await b.wait((m) =>
-          m.event === "presence_diff" && Object.keys(m.payload.leaves).length > 0
+          m.event === "presence_diff" && Object.keys(m.payload.leaves as object).length > 0
         );
-        assertEquals(Object.keys(left.payload.leaves), ["ada"]);
+        assertEquals(Object.keys(left.payload.leaves as object), ["ada"]);
         // After the leave the topic is unknown.
         a.send("realtime:room", "broadcast", { type: "broadcast", event: "hi", payload: {} }, "6", "2");
         assertEquals((await a.reply("6")).payload, {
