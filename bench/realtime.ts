@@ -56,17 +56,81 @@ class Client {
   }
 }
 
-async function openMany(url: string, n: number, subscribe?: Record<string, unknown>): Promise<Client[]> {
-  const out: Client[] = [];
+/**
+ * A realtime-js-like client of /realtime/v1/websocket (vsn 2.0.0: the JSON arrays and binary broadcast frames
+ * supabase-js uses by default), seen through the same interface as {@linkcode Client}: a broadcast arrives as
+ * `{type: "event", payload: {payload}}`.
+ */
+class PhoenixClient {
+  onEvent: Client["onEvent"] = null;
+  private constructor(readonly socket: WebSocket) {}
+  static open(url: string): Promise<PhoenixClient> {
+    const socket = new WebSocket(url);
+    socket.binaryType = "arraybuffer";
+    const client = new PhoenixClient(socket);
+    const decoder = new TextDecoder();
+    return new Promise((resolve, reject) => {
+      socket.onopen = () => resolve(client);
+      socket.onerror = () => reject(new Error("connect failed"));
+      socket.onmessage = (e) => {
+        const at = now();
+        if (typeof e.data !== "string") {
+          // Kind 4: [4, topic len, event len, meta len, encoding, topic, event, meta, payload]
+          const b = new Uint8Array(e.data as ArrayBuffer);
+          const payload = JSON.parse(decoder.decode(b.subarray(5 + b[1]! + b[2]! + b[3]!)));
+          return client.onEvent?.({ type: "event", payload: { payload } }, at);
+        }
+        const [, , , event, payload] = JSON.parse(e.data as string);
+        client.onEvent?.({ type: event === "phx_reply" ? payload.status : event, payload }, at);
+      };
+    });
+  }
+  subscribe(message: Record<string, unknown>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.onEvent = (m) => {
+        if (m.type === "ok") resolve();
+        else if (m.type === "error") reject(new Error(JSON.stringify(m)));
+      };
+      this.socket.send(JSON.stringify(["1", "1", `realtime:${message.channel}`, "phx_join", { config: {} }]));
+    });
+  }
+}
+
+/** Sends a broadcast in the platform's protocol or, for a Phoenix client, as realtime-js does (a kind 3 frame). */
+function sendBroadcast(sender: Client | PhoenixClient, event: string, payload: unknown): void {
+  if (sender instanceof Client) {
+    sender.socket.send(JSON.stringify({ type: "broadcast", channel: "fan", event, payload }));
+    return;
+  }
+  const enc = new TextEncoder();
+  const parts = ["1", "", "realtime:fan", event, ""].map((x) => enc.encode(x));
+  const body = enc.encode(JSON.stringify(payload));
+  const out = new Uint8Array(7 + parts.reduce((n, p) => n + p.length, 0) + body.length);
+  out.set([3, ...parts.map((p) => p.length), 1]);
+  let offset = 7;
+  for (const p of [...parts, body]) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  sender.socket.send(out);
+}
+
+async function openMany(
+  url: string,
+  n: number,
+  subscribe?: Record<string, unknown>,
+): Promise<(Client | PhoenixClient)[]> {
+  const out: (Client | PhoenixClient)[] = [];
+  const Kind = url.includes("/realtime/v1/websocket") ? PhoenixClient : Client;
   for (let i = 0; i < n; i += 100) {
-    const batch = await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => Client.open(url)));
+    const batch = await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => Kind.open(url)));
     if (subscribe) await Promise.all(batch.map((c) => c.subscribe(subscribe)));
     out.push(...batch);
   }
   return out;
 }
 
-function closeAll(clients: Client[]): void {
+function closeAll(clients: (Client | PhoenixClient)[]): void {
   for (const c of clients) c.socket.close();
 }
 
@@ -105,16 +169,12 @@ async function fanout(url: string): Promise<{ latencies: number[]; perSecond: nu
     });
   for (let i = 0; i < 3; i++) { // warm up
     const done = round(1, false);
-    sender.socket.send(
-      JSON.stringify({ type: "broadcast", channel: "fan", event: "w", payload: { t: now() } }),
-    );
+    sendBroadcast(sender, "w", { t: now() });
     await done;
   }
   for (let i = 0; i < ROUNDS; i++) {
     const done = round(1, true);
-    sender.socket.send(
-      JSON.stringify({ type: "broadcast", channel: "fan", event: "b", payload: { t: now() } }),
-    );
+    sendBroadcast(sender, "b", { t: now() });
     await done;
   }
   // Sustained: 200 broadcasts sent at once, delivered to every subscriber.
@@ -122,7 +182,7 @@ async function fanout(url: string): Promise<{ latencies: number[]; perSecond: nu
   const done = round(burst, false);
   const start = now();
   for (let i = 0; i < burst; i++) {
-    sender.socket.send(JSON.stringify({ type: "broadcast", channel: "fan", event: "s", payload: { t: 0 } }));
+    sendBroadcast(sender, "s", { t: 0 });
   }
   await done;
   const perSecond = (burst * FANOUT) / ((now() - start) / 1000);
@@ -155,6 +215,10 @@ try {
   const platMem = await idleMemory(platUrl, platform.process.pid);
   const bareFan = await fanout(bareUrl);
   const platFan = await fanout(platUrl);
+  // The Phoenix mount (supabase-js's protocol, vsn 2.0.0) on the same hub, measured the same way, just after.
+  const phoenixUrl =
+    `ws://127.0.0.1:${platform.port}/realtime/v1/websocket?apikey=${sandbox.publicKey}&vsn=2.0.0`;
+  const phxFan = await fanout(phoenixUrl);
 
   // One insert to RLS_SUBSCRIBERS subscribers, each a different user: as many RLS checks as subscribers
   // (the worst case of the batching, which groups subscribers by role and claims).
@@ -230,23 +294,27 @@ try {
     [`broadcast to ${FANOUT}: p50 ms`]: {
       bare: f(percentile(bareFan.latencies, 50)),
       platform: f(percentile(platFan.latencies, 50)),
+      phoenix: f(percentile(phxFan.latencies, 50)),
       target: "<= 20",
       supabase: 6,
     },
     [`broadcast to ${FANOUT}: p95 ms`]: {
       bare: f(percentile(bareFan.latencies, 95)),
       platform: f(percentile(platFan.latencies, 95)),
+      phoenix: f(percentile(phxFan.latencies, 95)),
       target: "",
       supabase: 28,
     },
     [`broadcast to ${FANOUT}: p99 ms`]: {
       bare: f(percentile(bareFan.latencies, 99)),
       platform: f(percentile(platFan.latencies, 99)),
+      phoenix: f(percentile(phxFan.latencies, 99)),
       target: "<= 100",
     },
     "messages delivered per second (burst)": {
       bare: Math.round(bareFan.perSecond),
       platform: Math.round(platFan.perSecond),
+      phoenix: Math.round(phxFan.perSecond),
     },
     [`tx start -> ${RLS_SUBSCRIBERS} RLS-checked users: p50 ms`]: {
       platform: f(percentile(rlsLatencies, 50)),
@@ -260,6 +328,11 @@ try {
     `ratios platform/bare: memory ${(platMem / bareMem).toFixed(2)}x, broadcast p50 ${
       (percentile(platFan.latencies, 50) / percentile(bareFan.latencies, 50)).toFixed(2)
     }x, throughput ${(platFan.perSecond / bareFan.perSecond * 100).toFixed(1)}%`,
+  );
+  const ratio = (p: number) => percentile(phxFan.latencies, p) / percentile(platFan.latencies, p);
+  console.log(
+    `ratios phoenix mount/platform protocol (target <= 1.10): broadcast p50 ${ratio(50).toFixed(2)}x, ` +
+      `p99 ${ratio(99).toFixed(2)}x, throughput ${(phxFan.perSecond / platFan.perSecond * 100).toFixed(1)}%`,
   );
 } finally {
   try {

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errors } from "../lib/errors.ts";
 import { CHANNEL_NAME } from "../services/realtime/protocol.ts";
+import { PhoenixProtocol } from "../services/realtime/phoenix.ts";
 import { serveSse, serveWebSocket } from "../services/realtime/transports.ts";
 import type { AppEnv } from "./env.ts";
 import { projectOf } from "./middleware/project.ts";
@@ -13,6 +14,14 @@ const Credentials = {
 };
 
 const WsQuery = z.object(Credentials);
+
+const PhoenixQuery = z.object({
+  apikey: Credentials.apikey,
+  vsn: z.enum(["1.0.0", "2.0.0"]).default("1.0.0").openapi({
+    description: "Phoenix serializer: 1.0.0 JSON objects, 2.0.0 JSON arrays and binary broadcasts",
+  }),
+  log_level: z.string().max(20).optional().openapi({ description: "Accepted and ignored" }),
+});
 
 const SseQuery = z.object({
   ...Credentials,
@@ -105,5 +114,37 @@ realtimeRoutes.openapi(
       "cache-control": "no-cache",
       "x-accel-buffering": "no",
     });
+  },
+);
+
+realtimeRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/realtime/v1/websocket",
+    tags: ["Realtime"],
+    summary: "Realtime in the Phoenix channel protocol of supabase-js (realtime-js), on the same hub",
+    description:
+      "`apikey` (or the header) and `vsn` in the query, as realtime-js sends them; the user token comes in " +
+      '`phx_join` and `access_token` messages. See docs/realtime.md, "Realtime from supabase-js".',
+    request: { query: PhoenixQuery },
+    responses: { 101: { description: "Switching to the WebSocket protocol" }, ...failures(400, 401, 404) },
+  }),
+  async (c) => {
+    const query = c.req.valid("query");
+    const { platform } = c.env;
+    const project = await projectOf(c);
+    const credentials = await platform.realtime.authenticate(project, query.apikey ?? c.req.header("apikey"));
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+      throw errors.validation('Expected a WebSocket upgrade request ("Upgrade: websocket")');
+    }
+    const { socket, response } = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: 60 });
+    serveWebSocket(
+      platform.realtime,
+      socket,
+      project,
+      credentials,
+      () => new PhoenixProtocol(platform.realtime, query.vsn),
+    );
+    return response;
   },
 );

@@ -1,8 +1,15 @@
 import type { Db } from "../../db/driver.ts";
 import { describeError, log } from "../../lib/log.ts";
-import { matchesFilter } from "./filter.ts";
 import { realtimeStore } from "./store.ts";
-import type { Change, Connection, Subscription } from "./types.ts";
+import {
+  type Change,
+  type ChangePayload,
+  type Connection,
+  type PresenceState,
+  type ServerEvent,
+  specMatches,
+  type Subscription,
+} from "./types.ts";
 import { visibleTo } from "./visibility.ts";
 
 /** Options of a {@linkcode ProjectHub}. */
@@ -16,12 +23,9 @@ export interface ProjectHubOptions {
   instanceId: string;
   /** Publish broadcasts and presence on the Postgres bus (PostgreSQL only: PGlite is one process). */
   useBus: boolean;
-  /** Delivers one serialized server message to a connection, enforcing its buffer bound. */
-  deliver: (conn: Connection, text: string, kind: string) => void;
+  /** Delivers one server event to a connection in its protocol, enforcing its buffer bound. */
+  deliver: (conn: Connection, event: ServerEvent) => void;
 }
-
-/** Presence metas by key. */
-export type PresenceState = Record<string, Record<string, unknown>[]>;
 
 type BusBody =
   | { kind: "broadcast"; channel: string; event: string; payload: unknown }
@@ -134,10 +138,10 @@ export class ProjectHub {
   private deliverBroadcast(from: Connection | null, channel: string, event: string, payload: unknown): void {
     const members = this.channels.get(channel);
     if (!members) return;
-    const text = JSON.stringify({ type: "event", channel, event: "broadcast", payload: { event, payload } });
+    const message: ServerEvent = { kind: "broadcast", channel, event, payload, cache: new Map() };
     for (const conn of members) {
       if (conn === from && !conn.channels.get(channel)?.broadcastSelf) continue;
-      this.options.deliver(conn, text, "broadcast");
+      this.options.deliver(conn, message);
     }
   }
 
@@ -146,6 +150,14 @@ export class ProjectHub {
     let members = this.presence.get(channel);
     if (!members) this.presence.set(channel, members = new Map());
     members.set(conn.id, { key, meta });
+    this.presenceChanged(channel);
+  }
+
+  /** Removes a member's presence from a channel (it stays subscribed); every member gets the new state. */
+  removePresence(conn: Connection, channel: string): void {
+    const members = this.presence.get(channel);
+    if (!members?.delete(conn.id)) return;
+    if (members.size === 0) this.presence.delete(channel);
     this.presenceChanged(channel);
   }
 
@@ -177,15 +189,18 @@ export class ProjectHub {
   private sendPresenceToAll(channel: string): void {
     const members = this.channels.get(channel);
     if (!members) return;
-    const text = JSON.stringify({ type: "presence_state", channel, state: this.presenceState(channel) });
+    const message = this.presenceEvent(channel);
     for (const conn of members) {
-      if (conn.channels.get(channel)?.presenceKey) this.options.deliver(conn, text, "presence_state");
+      if (conn.channels.get(channel)?.presenceKey) this.options.deliver(conn, message);
     }
   }
 
   private sendPresence(conn: Connection, channel: string): void {
-    const text = JSON.stringify({ type: "presence_state", channel, state: this.presenceState(channel) });
-    this.options.deliver(conn, text, "presence_state");
+    this.options.deliver(conn, this.presenceEvent(channel));
+  }
+
+  private presenceEvent(channel: string): ServerEvent {
+    return { kind: "presence_state", channel, state: this.presenceState(channel), cache: new Map() };
   }
 
   // ---- the bus (PostgreSQL: other instances) ----
@@ -263,11 +278,7 @@ export class ProjectHub {
       if (conn.closed) continue;
       const channels: string[] = [];
       for (const sub of conn.channels.values()) {
-        const wanted = sub.changes.some((spec) =>
-          spec.schema === change.schema && spec.table === change.table &&
-          (spec.event === "*" || spec.event === change.type) &&
-          (!spec.filter || matchesFilter(spec.filter, row))
-        );
+        const wanted = sub.changes.some((spec) => specMatches(spec, change, row));
         if (wanted) channels.push(sub.channel);
       }
       if (channels.length === 0) continue;
@@ -290,7 +301,7 @@ export class ProjectHub {
     const keyOnly = change.old_record
       ? Object.fromEntries(change.primary_key.map((c) => [c, change.old_record![c]]))
       : change.old_record;
-    const payloadOf = (fullOld: boolean) => ({
+    const payloadOf = (fullOld: boolean): ChangePayload => ({
       schema: change.schema,
       table: change.table,
       type: change.type,
@@ -298,24 +309,19 @@ export class ProjectHub {
       record: change.record,
       old_record: fullOld ? change.old_record : keyOnly,
     });
-    const texts = new Map<string, string>();
+    const events = new Map<string, ServerEvent>();
     entries.forEach((group, i) => {
       if (!visible[i]) return;
       const fullOld = change.type === "UPDATE" && oldVisible[i] === true;
       for (const { conn, channels } of group) {
         for (const channel of channels) {
           const cacheKey = `${fullOld ? "full" : "key"}:${channel}`;
-          let text = texts.get(cacheKey);
-          if (!text) {
-            text = JSON.stringify({
-              type: "event",
-              channel,
-              event: "postgres_changes",
-              payload: payloadOf(fullOld),
-            });
-            texts.set(cacheKey, text);
+          let event = events.get(cacheKey);
+          if (!event) {
+            event = { kind: "postgres_changes", channel, change: payloadOf(fullOld), row, cache: new Map() };
+            events.set(cacheKey, event);
           }
-          this.options.deliver(conn, text, "postgres_changes");
+          this.options.deliver(conn, event);
           this.delivered++;
         }
       }

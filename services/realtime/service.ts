@@ -8,7 +8,18 @@ import { FilterError, parseFilter } from "./filter.ts";
 import { ProjectHub } from "./project_hub.ts";
 import { realtimeStore } from "./store.ts";
 import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
-import { type ChangeSpec, type Connection, type Credentials, groupKeyOf, type Sink } from "./types.ts";
+import { encodeJson } from "./json_protocol.ts";
+import {
+  type ChangeSpec,
+  type Connection,
+  type Credentials,
+  type Frame,
+  groupKeyOf,
+  type Protocol,
+  type ServerEvent,
+  type Sink,
+  type Subscription,
+} from "./types.ts";
 
 /** Limits and timings of realtime, from the configuration. */
 export interface RealtimeOptions {
@@ -37,6 +48,18 @@ export const CLOSE = { invalidToken: 4001, slowConsumer: 4008, shutdown: 1001 } 
 const encoder = new TextEncoder();
 const INTERNAL_SCHEMAS = new Set(["auth", "platform", "realtime", "pg_catalog", "information_schema"]);
 
+/** A subscription request, in either protocol. */
+export interface SubscribeInput {
+  /** The hub's channel. */
+  channel: string;
+  /** The name checked against other projects' refs (default: channel). */
+  name?: string;
+  postgres_changes: { event: ChangeSpec["event"]; schema: string; table: string; filter?: string }[];
+  presenceKey?: string;
+  broadcastSelf: boolean;
+  broadcastAck: boolean;
+}
+
 /** Options of one SSE subscription: a channel and the table changes it follows, if any. */
 export interface SseSubscription {
   channel: string;
@@ -56,6 +79,21 @@ export class RealtimeService {
   private readonly sessionSweeper: ReturnType<typeof setInterval>;
   private closing = false;
 
+  /** The platform's own protocol (docs/realtime.md): JSON objects with a `type`. */
+  readonly jsonProtocol: Protocol = {
+    encode: (_conn, event) => encodeJson(event),
+    fatal: (_conn, error) => [JSON.stringify({ type: "error", ...error })],
+    receive: (conn, data) => {
+      if (typeof data === "string") return this.receive(conn, data);
+      this.reply(conn, {
+        type: "error",
+        code: "VALIDATION_ERROR",
+        message: "Binary messages are not supported",
+      });
+      return Promise.resolve();
+    },
+  };
+
   constructor(private readonly deps: RealtimeDeps, readonly options: RealtimeOptions) {
     this.sweeper = setInterval(() => this.sweep(), options.tokenCheckMs);
     this.sessionSweeper = setInterval(() => this.sweepSessions(), deps.tokens.revoked.checkMs);
@@ -71,6 +109,10 @@ export class RealtimeService {
    * and optionally a user token (authenticated). 401 UNAUTHORIZED or INVALID_TOKEN otherwise.
    */
   async authenticate(project: Project, apikey: string | undefined, token?: string): Promise<Credentials> {
+    return await this.withToken(project, await this.keyCredentials(project, apikey), token);
+  }
+
+  private async keyCredentials(project: Project, apikey: string | undefined): Promise<Credentials> {
     if (!apikey) {
       throw errors.unauthorized('No API key found: pass the project key as the "apikey" query parameter');
     }
@@ -79,12 +121,15 @@ export class RealtimeService {
     if (owner.ref !== project.ref) {
       throw errors.unauthorized(`API key does not belong to project "${project.ref}"`);
     }
-    const base: Credentials = { role: owner.kind === "secret" ? "service_role" : "anon", apikey };
-    if (!token) return base;
-    return await this.withToken(project, base, token);
+    return { role: owner.kind === "secret" ? "service_role" : "anon", apikey };
   }
 
-  private async withToken(project: Project, base: Credentials, token: string): Promise<Credentials> {
+  private async withToken(
+    project: Project,
+    base: Credentials,
+    token: string | undefined,
+  ): Promise<Credentials> {
+    if (!token) return base;
     const claims = await this.deps.tokens.verify(project, token);
     // A secret key stays service_role; a public key plus a user token acts as that user.
     if (base.role === "service_role") return { ...base, claims: undefined, expiresAt: claims.exp * 1000 };
@@ -96,8 +141,13 @@ export class RealtimeService {
     };
   }
 
-  /** Registers a new connection over `sink`. */
-  open(project: Project, credentials: Credentials, sink: Sink): Connection {
+  /** Registers a new connection over `sink`, speaking `protocol` (default: the platform's own). */
+  open(
+    project: Project,
+    credentials: Credentials,
+    sink: Sink,
+    protocol: Protocol = this.jsonProtocol,
+  ): Connection {
     const conn: Connection = {
       id: randomHex(8),
       project,
@@ -105,6 +155,7 @@ export class RealtimeService {
       groupKey: groupKeyOf(credentials),
       channels: new Map(),
       sink,
+      protocol,
       closed: false,
     };
     this.connections.add(conn);
@@ -115,12 +166,20 @@ export class RealtimeService {
   async closed(conn: Connection): Promise<void> {
     if (!this.connections.delete(conn)) return;
     conn.closed = true;
+    conn.protocol.closed?.(conn);
     const hub = await this.hubs.get(conn.project.ref)?.catch(() => null);
     hub?.drop(conn);
   }
 
-  /** Sends a serialized message unless the connection's buffer is past its bound; then drops it. */
-  deliver = (conn: Connection, text: string, kind: string): void => {
+  /** Delivers a hub event in the connection's protocol (see {@linkcode send}). */
+  deliver = (conn: Connection, event: ServerEvent): void => {
+    if (conn.closed) return;
+    const frame = conn.protocol.encode(conn, event);
+    if (frame !== null) this.send(conn, frame, event.kind);
+  };
+
+  /** Sends an encoded message unless the connection's buffer is past its bound; then drops the connection. */
+  send(conn: Connection, frame: Frame, kind: string): void {
     if (conn.closed) return;
     if (conn.sink.bufferedAmount() > this.options.maxBufferBytes) {
       this.fail(conn, CLOSE.slowConsumer, {
@@ -129,21 +188,21 @@ export class RealtimeService {
       });
       return;
     }
-    conn.sink.send(text, kind);
-  };
+    conn.sink.send(frame, kind);
+  }
 
   /** Sends an error and closes the connection. */
   fail(conn: Connection, code: number, error: ProtocolError): void {
     if (conn.closed) return;
     try {
-      conn.sink.send(JSON.stringify({ type: "error", ...error }), "error");
+      for (const frame of conn.protocol.fatal(conn, error)) conn.sink.send(frame, "error");
     } catch { /* the transport is gone */ }
     conn.sink.close(code, error.code);
     void this.closed(conn);
   }
 
   private reply(conn: Connection, message: Record<string, unknown>): void {
-    this.deliver(conn, JSON.stringify(message), String(message.type));
+    this.send(conn, JSON.stringify(message), String(message.type));
   }
 
   private hub(ref: string): Promise<ProjectHub> {
@@ -209,62 +268,115 @@ export class RealtimeService {
       case "ping":
         return this.reply(conn, { type: "pong", ...withRef(message) });
       case "access_token": {
-        conn.credentials = await this.withToken(conn.project, conn.credentials, message.token);
-        conn.groupKey = groupKeyOf(conn.credentials);
+        await this.renewToken(conn, message.token);
         return this.reply(conn, {
           type: "token_refreshed",
           ...withRef(message),
           expires_at: Math.floor((conn.credentials.expiresAt ?? 0) / 1000),
         });
       }
-      case "subscribe": {
-        if (!conn.channels.has(message.channel) && conn.channels.size >= this.options.maxChannels) {
-          throw errors.limitExceeded(
-            `A connection may subscribe to at most ${this.options.maxChannels} channels`,
-          );
-        }
-        await this.checkChannel(conn.project, message.channel);
-        const changes = await this.changeSpecs(conn, message.postgres_changes ?? []);
-        if (conn.closed) return;
-        const hub = await this.hub(conn.project.ref);
-        if (conn.closed) return;
+      case "subscribe":
         // "subscribed" goes out before the channel's first presence_state, in the same tick as the subscription.
-        this.reply(conn, { type: "subscribed", ...withRef(message), channel: message.channel });
-        hub.subscribe(conn, {
+        await this.subscribe(conn, {
           channel: message.channel,
-          changes,
+          postgres_changes: message.postgres_changes ?? [],
           presenceKey: message.presence?.key,
           broadcastSelf: message.broadcast?.self ?? false,
           broadcastAck: message.broadcast?.ack ?? false,
-        });
+        }, () => this.reply(conn, { type: "subscribed", ...withRef(message), channel: message.channel }));
         return;
-      }
       case "unsubscribe": {
-        const hub = await this.hub(conn.project.ref);
-        if (!hub.unsubscribe(conn, message.channel)) throw notSubscribed(message.channel);
+        if (!await this.unsubscribe(conn, message.channel)) throw notSubscribed(message.channel);
         return this.reply(conn, { type: "unsubscribed", ...withRef(message), channel: message.channel });
       }
       case "broadcast": {
-        const sub = conn.channels.get(message.channel);
-        if (!sub) throw notSubscribed(message.channel);
-        const hub = await this.hub(conn.project.ref);
-        hub.broadcast(conn, message.channel, message.event, message.payload ?? null);
+        const sub = await this.broadcast(conn, message.channel, message.event, message.payload ?? null);
         if (sub.broadcastAck) {
           this.reply(conn, { type: "broadcast_ack", ...withRef(message), channel: message.channel });
         }
         return;
       }
-      case "presence_update": {
-        const sub = conn.channels.get(message.channel);
-        if (!sub) throw notSubscribed(message.channel);
-        if (!sub.presenceKey) {
-          throw errors.validation(`Channel "${message.channel}" was subscribed without a presence key`);
-        }
-        const hub = await this.hub(conn.project.ref);
-        hub.updatePresence(conn, message.channel, sub.presenceKey, message.state);
-        return;
-      }
+      case "presence_update":
+        return await this.updatePresence(conn, message.channel, message.state);
     }
+  }
+
+  // ---- the operations of both protocols ----
+
+  /**
+   * Renews a connection's user token: RLS follows it from then on. With `keys`, the token may also be one of
+   * the project's API keys (supabase-js sends its key when nobody is signed in): the connection then acts as
+   * that key's role. 401 INVALID_TOKEN otherwise.
+   */
+  async renewToken(conn: Connection, token: string, keys = false): Promise<void> {
+    const owner = keys && !token.includes(".") ? await this.deps.projects.lookupKey(token) : undefined;
+    conn.credentials = owner ? await this.keyCredentials(conn.project, token) : await this.withToken(
+      conn.project,
+      { role: conn.credentials.role, apikey: conn.credentials.apikey },
+      token,
+    );
+    conn.groupKey = groupKeyOf(conn.credentials);
+  }
+
+  /**
+   * Subscribes a connection to a channel after checking the channel limit, the name and the table changes;
+   * `ready` runs with the validated changes just before the subscription starts, in the same tick.
+   */
+  async subscribe(
+    conn: Connection,
+    input: SubscribeInput,
+    ready: (changes: ChangeSpec[]) => void,
+  ): Promise<void> {
+    if (!conn.channels.has(input.channel) && conn.channels.size >= this.options.maxChannels) {
+      throw errors.limitExceeded(
+        `A connection may subscribe to at most ${this.options.maxChannels} channels`,
+      );
+    }
+    await this.checkChannel(conn.project, input.name ?? input.channel);
+    const changes = await this.changeSpecs(conn, input.postgres_changes);
+    if (conn.closed) return;
+    const hub = await this.hub(conn.project.ref);
+    if (conn.closed) return;
+    ready(changes);
+    hub.subscribe(conn, {
+      channel: input.channel,
+      changes,
+      presenceKey: input.presenceKey,
+      broadcastSelf: input.broadcastSelf,
+      broadcastAck: input.broadcastAck,
+    });
+  }
+
+  /** Ends a subscription; false when there was none. */
+  async unsubscribe(conn: Connection, channel: string): Promise<boolean> {
+    if (!conn.channels.has(channel)) return false;
+    const hub = await this.hub(conn.project.ref);
+    return hub.unsubscribe(conn, channel);
+  }
+
+  /** Sends a broadcast to a channel the connection is subscribed to; returns that subscription. */
+  async broadcast(conn: Connection, channel: string, event: string, payload: unknown): Promise<Subscription> {
+    const sub = conn.channels.get(channel);
+    if (!sub) throw notSubscribed(channel);
+    const hub = await this.hub(conn.project.ref);
+    hub.broadcast(conn, channel, event, payload);
+    return sub;
+  }
+
+  /** Sets the connection's presence in a channel (`null`: leaves the presence, stays subscribed). */
+  async updatePresence(
+    conn: Connection,
+    channel: string,
+    state: Record<string, unknown> | null,
+  ): Promise<void> {
+    const sub = conn.channels.get(channel);
+    if (!sub) throw notSubscribed(channel);
+    if (!sub.presenceKey) {
+      throw errors.validation(`Channel "${channel}" was subscribed without a presence key`);
+    }
+    const hub = await this.hub(conn.project.ref);
+    if (state === null) hub.removePresence(conn, channel);
+    else hub.updatePresence(conn, channel, sub.presenceKey, state);
   }
 
   /** A channel prefixed with another project's ref (`<ref>:…`) is forbidden. */
@@ -310,7 +422,14 @@ export class RealtimeService {
           throw errors.validation(`Invalid filter: table "${name}" has no column "${filter.column}"`);
         }
       }
-      out.push({ schema: spec.schema, table: spec.table, event: spec.event, filter });
+      out.push({
+        schema: spec.schema,
+        table: spec.table,
+        event: spec.event,
+        filter,
+        filterText: spec.filter,
+        columns: table.columns.map((name, i) => ({ name, type: table.types[i] ?? "text" })),
+      });
     }
     return out;
   }

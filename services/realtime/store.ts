@@ -40,16 +40,21 @@ export const realtimeStore = {
     return row !== undefined;
   },
 
-  /** The columns of a table enabled for realtime and whether `role` may select it; null when not enabled. */
+  /** The columns of a table enabled for realtime, their type names, and whether `role` may select it; null when not enabled. */
   async capturedTable(
     db: Queryable,
     schema: string,
     table: string,
     role: string,
-  ): Promise<{ columns: string[]; readable: boolean } | null> {
-    const [row] = await db.query<{ columns: string[]; readable: boolean }>(
+  ): Promise<{ columns: string[]; types: string[]; readable: boolean } | null> {
+    const [row] = await db.query<{ columns: string[]; types: string[]; readable: boolean }>(
       `select array(select a.attname::text from pg_catalog.pg_attribute a
-                     where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns,
+                     where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+                     order by a.attnum) as columns,
+              array(select t.typname::text from pg_catalog.pg_attribute a
+                      join pg_catalog.pg_type t on t.oid = a.atttypid
+                     where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+                     order by a.attnum) as types,
               pg_catalog.has_table_privilege($3, c.oid, 'SELECT') as readable
          from realtime.tables t
          join pg_catalog.pg_namespace n on n.nspname = t.schema_name

@@ -1,5 +1,5 @@
 import type { Project } from "../projects/projects.ts";
-import type { Credentials } from "./types.ts";
+import type { Connection, Credentials, Protocol } from "./types.ts";
 import { CLOSE, type RealtimeService, type SseSubscription } from "./service.ts";
 
 const encoder = new TextEncoder();
@@ -7,16 +7,24 @@ const encoder = new TextEncoder();
 /** Client frames that may wait for the ones before them to be handled. */
 export const MAX_WAITING_FRAMES = 256;
 
-/** Runs the realtime protocol over a server-side WebSocket that `Deno.upgradeWebSocket` returned. */
+/**
+ * Runs a realtime protocol over a server-side WebSocket that `Deno.upgradeWebSocket` returned: the platform's
+ * own by default, or the one `protocolOf` makes for the connection (the Phoenix channel protocol).
+ */
 export function serveWebSocket(
   service: RealtimeService,
   socket: WebSocket,
   project: Project,
   credentials: Credentials,
+  protocolOf?: (conn: () => Connection) => Protocol,
 ): void {
-  const conn = service.open(project, credentials, {
-    send: (text) => {
-      if (socket.readyState === WebSocket.OPEN) socket.send(text);
+  socket.binaryType = "arraybuffer";
+  // deno-lint-ignore prefer-const
+  let conn: Connection;
+  const protocol = protocolOf ? protocolOf(() => conn) : service.jsonProtocol;
+  conn = service.open(project, credentials, {
+    send: (frame) => {
+      if (socket.readyState === WebSocket.OPEN) socket.send(frame);
     },
     bufferedAmount: () => socket.bufferedAmount,
     close: (code, reason) => {
@@ -24,7 +32,7 @@ export function serveWebSocket(
         socket.close(code, reason);
       } catch { /* already closing */ }
     },
-  });
+  }, protocol);
   // Frames are handled one after another, so that answers keep the order of the requests. Frames waiting
   // their turn (a client sending faster than its subscriptions resolve) are bounded like outgoing bytes.
   let queue = Promise.resolve();
@@ -48,16 +56,14 @@ export function serveWebSocket(
     }
     waiting++;
     waitingBytes += size;
-    queue = queue.then(() => {
-      if (typeof data === "string") return service.receive(conn, data);
-      conn.sink.send(
-        JSON.stringify({
-          type: "error",
-          code: "VALIDATION_ERROR",
-          message: "Binary messages are not supported",
-        }),
-        "error",
-      );
+    queue = queue.then(async () => {
+      if (conn.closed) return;
+      const frame = typeof data === "string"
+        ? data
+        : data instanceof Blob
+        ? new Uint8Array(await data.arrayBuffer())
+        : new Uint8Array(data as ArrayBuffer);
+      await conn.protocol.receive(conn, frame);
     }).catch(() => {
       // receive() answers protocol errors itself; anything else must not stop the frames after this one.
     }).finally(() => {

@@ -1,5 +1,5 @@
 import type { Project } from "../projects/projects.ts";
-import type { Filter } from "./filter.ts";
+import { type Filter, matchesFilter } from "./filter.ts";
 
 /** The database roles a realtime subscriber acts as. */
 export type SubscriberRole = "anon" | "authenticated" | "service_role";
@@ -15,10 +15,13 @@ export interface Credentials {
   expiresAt?: number;
 }
 
+/** One encoded server message: JSON text, or bytes (binary frames of the Phoenix protocol vsn 2.0.0). */
+export type Frame = string | Uint8Array;
+
 /** A transport to one client: a WebSocket or an SSE stream. */
 export interface Sink {
-  /** Sends one server message (already serialized JSON), with its kind for SSE framing. */
-  send(text: string, kind: string): void;
+  /** Sends one encoded server message, with its kind for SSE framing. */
+  send(frame: Frame, kind: string): void;
   /** Bytes queued and not yet written to the network. */
   bufferedAmount(): number;
   /** Ends the transport. */
@@ -31,6 +34,52 @@ export interface ChangeSpec {
   table: string;
   event: "INSERT" | "UPDATE" | "DELETE" | "*";
   filter?: Filter;
+  /** The filter as the client wrote it. */
+  filterText?: string;
+  /** The table's columns and their type names (`int8`, `text`…), as Supabase Realtime reports them. */
+  columns?: { name: string; type: string }[];
+}
+
+/** Presence metas by key. */
+export type PresenceState = Record<string, Record<string, unknown>[]>;
+
+/** A change as subscribers receive it (docs/realtime.md, section 2). */
+export interface ChangePayload {
+  schema: string;
+  table: string;
+  type: Change["type"];
+  commit_timestamp: string;
+  record: Record<string, unknown> | null;
+  old_record: Record<string, unknown> | null;
+}
+
+/**
+ * What the hub fans out to the connections of a channel. Each connection's protocol encodes it; encodings are
+ * cached on the event by the protocol's key, so a fan-out to N connections of one protocol encodes once.
+ */
+export type ServerEvent =
+  & (
+    | { kind: "broadcast"; channel: string; event: string; payload: unknown }
+    | { kind: "presence_state"; channel: string; state: PresenceState }
+    | {
+      kind: "postgres_changes";
+      channel: string;
+      change: ChangePayload;
+      row: Record<string, unknown> | null;
+    }
+  )
+  & { cache: Map<string, Frame> };
+
+/** A wire protocol over a connection: the platform's JSON messages, or the Phoenix channel protocol. */
+export interface Protocol {
+  /** Encodes an event for `conn`, or null when it has nothing to send (a presence diff without change). */
+  encode(conn: Connection, event: ServerEvent): Frame | null;
+  /** The frames telling the client why its connection ends. */
+  fatal(conn: Connection, error: { code: string; message: string }): Frame[];
+  /** Handles one client frame. */
+  receive(conn: Connection, data: string | Uint8Array): Promise<void>;
+  /** Called once the connection is gone. */
+  closed?(conn: Connection): void;
 }
 
 /** A connection's subscription to one channel. */
@@ -51,12 +100,24 @@ export interface Connection {
   groupKey: string;
   channels: Map<string, Subscription>;
   sink: Sink;
+  protocol: Protocol;
   closed: boolean;
 }
 
 /** The group key of some credentials. */
 export function groupKeyOf(credentials: Credentials): string {
   return `${credentials.role}|${credentials.claims ? JSON.stringify(credentials.claims) : ""}`;
+}
+
+/** Whether a subscription's change spec asks for this change (`row`: the new row, or the old one of a DELETE). */
+export function specMatches(
+  spec: ChangeSpec,
+  change: { schema: string; table: string; type: Change["type"] },
+  row: Record<string, unknown> | null,
+): boolean {
+  return spec.schema === change.schema && spec.table === change.table &&
+    (spec.event === "*" || spec.event === change.type) &&
+    (!spec.filter || matchesFilter(spec.filter, row));
 }
 
 /** A change as the capture trigger publishes it, with the primary key columns. */
