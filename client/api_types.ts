@@ -209,6 +209,12 @@ export interface Routes {
     body: never;
     data: unknown;
   };
+  "GET /realtime/v1/websocket": {
+    params: Record<string, never>;
+    query: { apikey?: string; vsn?: "1.0.0" | "2.0.0"; log_level?: string };
+    body: never;
+    data: unknown;
+  };
   "POST /v1/notifications/send": {
     params: Record<string, never>;
     query: Record<string, never>;

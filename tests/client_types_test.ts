@@ -26,6 +26,8 @@ const NOT_IN_CLIENT: Record<string, string> = {
   "POST /v1/notifications/providers/sms/status": "Twilio's delivery callback, signed by Twilio",
   "POST /v1/notifications/events": "not an operation of the notifications client (the rules engine's input)",
   "GET /v1/ai/usage": "not an operation of the AI client",
+  "GET /realtime/v1/websocket":
+    "supabase-js's realtime (Phoenix protocol); the client speaks /v1/realtime/ws",
 };
 
 /** The route keys (`"METHOD /path"`) the client's source names. */
