@@ -71,7 +71,7 @@ async function client(
 ): Promise<SupabaseClient> {
   const c = createClient(s.url, s.p.publicKey, {
     accessToken: () => Promise.resolve(token()),
-    realtime: { ...(vsn ? { vsn } : {}), heartbeatIntervalMs: 500 },
+    realtime: { ...(vsn ? { vsn } : {}), heartbeatIntervalMs: 5_000 },
   });
   await c.realtime.setAuth();
   return c;
@@ -246,7 +246,7 @@ Deno.test({
     })();
     const c = createClient(s.url, s.p.publicKey, {
       accessToken: () => Promise.resolve(session.access_token),
-      realtime: { heartbeatIntervalMs: 500, reconnectAfterMs: () => 200 },
+      realtime: { heartbeatIntervalMs: 2_000, reconnectAfterMs: () => 200 },
     });
     await c.realtime.setAuth();
     try {
