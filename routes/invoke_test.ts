@@ -1,7 +1,7 @@
 import { assertEquals } from "../tests/assert.ts";
 import { encodeBase64 } from "../lib/encoding.ts";
 import type { InvokeResult } from "../services/functions/invoke.ts";
-import { AppError } from "../lib/errors.ts";
+import type { AppError } from "../lib/errors.ts";
 import { envelopeText, invokeBody, isInvoke } from "./invoke.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);

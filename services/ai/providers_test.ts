@@ -1,6 +1,6 @@
 import { assertEquals, assertMatch } from "../../tests/assert.ts";
 import { loadConfig } from "../config.ts";
-import { AppError } from "../../lib/errors.ts";
+import type { AppError } from "../../lib/errors.ts";
 import { providerConfigs, Providers } from "./providers.ts";
 
 const limits = { timeoutMs: 1000, maxRetries: 0 };

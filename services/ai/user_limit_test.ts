@@ -1,5 +1,5 @@
 import { assertEquals } from "../../tests/assert.ts";
-import { AppError } from "../../lib/errors.ts";
+import type { AppError } from "../../lib/errors.ts";
 import { UserLimit } from "./user_limit.ts";
 
 Deno.test("UserLimit: a fixed window per project and user, with Retry-After", () => {

@@ -3,13 +3,13 @@ import type { Db } from "../../db/driver.ts";
 import { AppError, errors } from "../../lib/errors.ts";
 import { describeError } from "../../lib/log.ts";
 import { TtlCache } from "../../lib/ttl_cache.ts";
-import { type Claimed, type Outcome, type WorkArea, type WorkQueue } from "../../lib/work_queue.ts";
+import type { Claimed, Outcome, WorkArea, WorkQueue } from "../../lib/work_queue.ts";
 import type { NetGuard } from "./net_guard.ts";
 import type { Channel, OutboundMessage, ProviderResult } from "./providers/provider.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
 import { checkConfigured, checkRecipient } from "./recipients.ts";
 import { renderTemplate } from "./render.ts";
-import { type NotifySettings, SettingsPatch, SettingsStore } from "./settings.ts";
+import { type NotifySettings, type SettingsPatch, SettingsStore } from "./settings.ts";
 import {
   claim,
   type EVENT_STATUSES,
