@@ -91,8 +91,13 @@ async function start(env: Record<string, string>): Promise<Started> {
 }
 
 async function stop(started: Started): Promise<void> {
-  started.process.kill("SIGTERM");
-  await started.process.status;
+  try {
+    started.process.kill("SIGTERM");
+  } catch { /* it ended already */ }
+  const status = await started.process.status;
+  if (!status.success) {
+    throw new Error(`the platform exited with ${status.code}:\n${started.output.join("\n")}`);
+  }
 }
 
 async function adminToken(port: number): Promise<string> {
