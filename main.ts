@@ -1,4 +1,5 @@
 import { createHandler } from "./routes/mod.ts";
+import { whileOpening } from "./routes/starting.ts";
 import { loadConfig } from "./services/config.ts";
 import { describeError, log } from "./lib/log.ts";
 import { closePlatform, openPlatform, type Platform } from "./services/platform.ts";
@@ -33,21 +34,35 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 if (import.meta.main) {
   const config = loadConfig();
-  const platform = await openPlatform(config);
-  const handler = createHandler(platform);
-  const workers = config.WORKERS ? startWorkers(platform) : null;
+  // The server listens first: liveness answers while the platform opens (migrations, the first admin's password
+  // hash, a first start's databases); readiness and every other request wait for it (routes/starting.ts).
+  const opening = openPlatform(config);
+  const handlers = opening.then((platform) => createHandler(platform));
+  let listening: (port: number) => void;
+  const port = new Promise<number>((resolve) => listening = resolve);
   const server = serve({
     port: config.PORT,
     hostname: config.HOSTNAME,
     idleTimeoutMs: config.IDLE_TIMEOUT_MS,
-    onListen: async ({ port, hostname }) => {
-      const host = hostname === "0.0.0.0" || hostname === "::" ? config.BASE_DOMAIN : hostname;
-      const url = config.PUBLIC_URL ?? `http://${host}:${port}`;
-      platform.functions.listeningOn(port);
-      if (!config.QUIET) await printBanner(platform, url);
-      log.info("listening", { port, database: platform.dbs.kind });
-    },
-  }, handler);
+    onListen: ({ port }) => listening(port),
+  }, whileOpening(handlers));
+  let platform: Platform;
+  try {
+    platform = await opening;
+  } catch (err) {
+    log.error("the platform did not open", { cause: describeError(err) });
+    Deno.exit(1);
+  }
+  const workers = config.WORKERS ? startWorkers(platform) : null;
+  {
+    const bound = await port;
+    const hostname = config.HOSTNAME;
+    const host = hostname === "0.0.0.0" || hostname === "::" ? config.BASE_DOMAIN : hostname;
+    const url = config.PUBLIC_URL ?? `http://${host}:${bound}`;
+    platform.functions.listeningOn(bound);
+    if (!config.QUIET) await printBanner(platform, url);
+    log.info("listening", { port: bound, database: platform.dbs.kind });
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -13,6 +13,7 @@ const benches = [
   "notifications.ts",
   "ai.ts",
   "client.ts",
+  "footprint.ts",
 ];
 for (const file of benches) {
   if (only.length > 0 && !only.some((name) => file.startsWith(name))) continue;

@@ -24,6 +24,8 @@ import {
   unwatch,
   watch,
 } from "./pglite_health.ts";
+import { initPgliteDir } from "./pglite_init.ts";
+import { pgliteSettings } from "./pglite_settings.ts";
 import { log } from "../lib/log.ts";
 
 interface Pending {
@@ -262,6 +264,7 @@ class EmbeddedDatabase implements Monitored {
         maxPrepared: this.options.maxPrepared,
         searchPath: this.options.searchPath,
         maxMemoryBytes: pgliteLimits.maxMemoryMb * 1024 * 1024,
+        settings: pgliteSettings(),
       });
     } catch (err) {
       client.fence(err as Error);
@@ -410,6 +413,7 @@ class EmbeddedDatabase implements Monitored {
  */
 export async function openPglite(dir: string, options: PgliteOptions = {}): Promise<Db> {
   await Deno.mkdir(dir, { recursive: true });
+  await initPgliteDir(dir, pgliteSettings());
   const database = new EmbeddedDatabase(dir, options);
   await database.start();
   watch(database);

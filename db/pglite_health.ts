@@ -8,9 +8,16 @@ export interface PgliteLimits {
   recycleMemoryMb: number;
   /** An engine whose thread has not come back for this long is given up and reopened. */
   stallMs: number;
+  /** PostgreSQL's `shared_buffers` of each engine, in MB: resident once the engine has read that much. */
+  sharedBuffersMb: number;
 }
 
-export const pgliteLimits: PgliteLimits = { maxMemoryMb: 1024, recycleMemoryMb: 512, stallMs: 120_000 };
+export const pgliteLimits: PgliteLimits = {
+  maxMemoryMb: 1024,
+  recycleMemoryMb: 512,
+  stallMs: 120_000,
+  sharedBuffersMb: 16,
+};
 
 /** Sets the bounds of the embedded databases opened from now on (and the checks of the open ones). */
 export function configurePglite(limits: Partial<PgliteLimits>): void {

@@ -16,6 +16,8 @@ export type WorkerCall =
     searchPath?: string;
     /** The most the engine's WebAssembly memory may grow to. */
     maxMemoryBytes: number;
+    /** Server settings the engine starts with (`-c name=value`), over PGlite's own start parameters. */
+    settings: Record<string, string>;
   }
   | { op: "query"; tx?: number; sql: string; params: unknown[]; watch?: boolean }
   | { op: "exec"; tx?: number; sql: string; watch?: boolean }

@@ -9,6 +9,7 @@ import { PGlite, type Transaction, types } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { quoteIdent } from "./driver.ts";
 import { pglitePipeline } from "./pglite_pipeline.ts";
+import { startParams } from "./pglite_start.ts";
 import {
   type SerializedError,
   serializeError,
@@ -184,6 +185,7 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       pg = await PGlite.create(req.dir, {
         parsers: { [types.INT8]: (value: string) => value },
         extensions: { vector },
+        startParams: startParams(req.settings),
       });
       watchEngine(pg);
       if (req.searchPath) await pg.exec(`set search_path = ${req.searchPath}`);

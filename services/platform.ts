@@ -81,6 +81,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
     maxMemoryMb: config.PGLITE_MAX_MEMORY_MB,
     recycleMemoryMb: config.PGLITE_RECYCLE_MEMORY_MB,
     stallMs: config.PGLITE_STALL_MS,
+    sharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB,
   });
   const secret = await platformSecret(config);
   const cipher = await Cipher.fromSecret(secret);

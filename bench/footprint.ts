@@ -1,0 +1,210 @@
+/**
+ * Footprint benchmark: `deno task start` measured from outside. For each case, a fresh data directory (or a
+ * fresh PostgreSQL database) is started, its extra projects are created and used once, and after
+ * `BENCH_REST_SECS` at rest the resident memory of the whole process tree (the platform and every child
+ * process: function hosts, builds) is read from /proc; then the platform is stopped and started again on the
+ * same data, each project is used once more, and the same is measured after the restart. Prints the seconds to
+ * `/v1/health`, the RSS at rest, and any warning the start printed.
+ *
+ *   deno run -A --unstable-kv --unstable-worker-options bench/footprint.ts
+ *   BENCH_REST_SECS=20 (seconds at rest before measuring) BENCH_PROJECTS=1,5,20 (PGlite cases)
+ *   DATABASE_URL=postgres://… adds one project on PostgreSQL
+ */
+import { ADMIN, makeSandbox, rawRequest } from "../tests/harness.ts";
+
+const REST_SECS = Number(Deno.env.get("BENCH_REST_SECS") ?? 20);
+const PROJECTS = (Deno.env.get("BENCH_PROJECTS") ?? "1,5,20").split(",").map(Number);
+const POSTGRES = Deno.env.get("DATABASE_URL");
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
+/** The resident memory, in bytes, of `pid` and every process below it (from /proc). */
+export async function treeRss(pid: number): Promise<{ bytes: number; processes: number }> {
+  const children = new Map<number, number[]>();
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...children.get(ppid) ?? [], Number(entry.name)]);
+    } catch { /* gone meanwhile */ }
+  }
+  let bytes = 0;
+  let processes = 0;
+  const visit = async (p: number) => {
+    try {
+      const status = await Deno.readTextFile(`/proc/${p}/status`);
+      bytes += Number(status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0) * 1024;
+      processes++;
+    } catch { /* gone meanwhile */ }
+    for (const child of children.get(p) ?? []) await visit(child);
+  };
+  await visit(pid);
+  return { bytes, processes };
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+interface Started {
+  process: Deno.ChildProcess;
+  port: number;
+  healthSecs: number;
+  output: string[];
+}
+
+/** Starts main.ts and waits for `/v1/health` to answer 200. */
+async function start(env: Record<string, string>): Promise<Started> {
+  const port = freePort();
+  const t0 = performance.now();
+  const process = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      "--unstable-kv",
+      "--unstable-worker-options",
+      "--unstable-no-legacy-abort",
+      MAIN,
+    ],
+    clearEnv: true,
+    env: { ...env, PORT: String(port), HOSTNAME: "127.0.0.1", LOG_LEVEL: "warn", QUIET: "true" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output: string[] = [];
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) output.push(...chunk.split("\n"));
+  };
+  pump(process.stdout);
+  pump(process.stderr);
+  for (;;) {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/health`).catch(() => null);
+    await res?.body?.cancel();
+    if (res?.ok) break;
+    if (performance.now() - t0 > 120_000) throw new Error(`no health in 120 s:\n${output.join("\n")}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return { process, port, healthSecs: (performance.now() - t0) / 1000, output };
+}
+
+async function stop(started: Started): Promise<void> {
+  try {
+    started.process.kill("SIGTERM");
+  } catch { /* it ended already */ }
+  const status = await started.process.status;
+  if (!status.success) {
+    throw new Error(`the platform exited with ${status.code}:\n${started.output.join("\n")}`);
+  }
+}
+
+async function adminToken(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/v1/admin/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(ADMIN),
+  });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`admin login: ${res.status} ${JSON.stringify(body)}`);
+  return body.data.token;
+}
+
+/** Runs `select 1` in each project's database, so that each is open (as after any use). */
+async function useProjects(port: number, refs: string[]): Promise<void> {
+  const token = await adminToken(port);
+  for (const ref of refs) {
+    const res = await rawRequest(port, {
+      method: "POST",
+      path: "/v1/sql",
+      host: `${ref}.localhost`,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ query: "select 1" }),
+    });
+    if (res.status !== 200) throw new Error(`sql on ${ref}: ${res.status} ${res.body}`);
+  }
+}
+
+async function createProjects(port: number, count: number): Promise<string[]> {
+  const token = await adminToken(port);
+  const refs = ["default"];
+  for (let i = 2; i <= count; i++) {
+    const ref = `p${i}`;
+    const res = await fetch(`http://127.0.0.1:${port}/v1/admin/projects`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ ref, name: ref }),
+    });
+    const body = await res.text();
+    if (res.status !== 201) throw new Error(`create ${ref}: ${res.status} ${body}`);
+    refs.push(ref);
+  }
+  return refs;
+}
+
+interface Measure {
+  healthSecs: number;
+  rssMb: number;
+  processes: number;
+  warnings: string[];
+}
+
+/** After start: uses the projects, rests, measures. */
+async function measure(started: Started, refs: string[]): Promise<Measure> {
+  await useProjects(started.port, refs);
+  await new Promise((r) => setTimeout(r, REST_SECS * 1000));
+  const { bytes, processes } = await treeRss(started.process.pid);
+  const warnings = started.output.filter((line) => /warn/i.test(line));
+  return { healthSecs: started.healthSecs, rssMb: bytes / 1048576, processes, warnings };
+}
+
+async function runCase(label: string, projects: number, postgres: boolean) {
+  const sandbox = await makeSandbox();
+  const env: Record<string, string> = { ...Deno.env.toObject(), ...sandbox.env };
+  if (!postgres) delete env.DATABASE_URL;
+  try {
+    const first = await start(env);
+    let refs: string[];
+    let fresh: Measure;
+    try {
+      refs = await createProjects(first.port, projects);
+      fresh = await measure(first, refs);
+    } finally {
+      await stop(first);
+    }
+    const second = await start(env);
+    let restart: Measure;
+    try {
+      restart = await measure(second, refs);
+    } finally {
+      await stop(second);
+    }
+    for (const [when, m] of [["first start", fresh], ["restart", restart]] as const) {
+      console.log(
+        `${label.padEnd(22)} ${when.padEnd(12)} health ${m.healthSecs.toFixed(2)} s   RSS ${
+          m.rssMb.toFixed(1)
+        } MB (${m.processes} process${m.processes === 1 ? "" : "es"})`,
+      );
+      for (const w of m.warnings) console.log(`    warning: ${w.slice(0, 200)}`);
+    }
+    return { fresh, restart };
+  } finally {
+    await sandbox.destroy();
+  }
+}
+
+console.log(`RSS of the process tree ${REST_SECS} s after /v1/health (and after using each project once)`);
+const results: Record<number, { fresh: Measure; restart: Measure }> = {};
+for (const n of PROJECTS) results[n] = await runCase(`PGlite, ${n} project${n === 1 ? "" : "s"}`, n, false);
+const one = results[1];
+for (const n of PROJECTS) {
+  if (n === 1 || !one || !results[n]) continue;
+  const per = (m: "fresh" | "restart") => (results[n]![m].rssMb - one[m].rssMb) / (n - 1);
+  console.log(
+    `per extra project (${n}): first start +${per("fresh").toFixed(1)} MB, restart +${
+      per("restart").toFixed(1)
+    } MB`,
+  );
+}
+if (POSTGRES) await runCase("PostgreSQL, 1 project", 1, true);
