@@ -6,6 +6,7 @@ import {
 } from "../client/mod.ts";
 import { assert, assertEquals } from "./assert.ts";
 import { rejects, servePlatform } from "./client_fixture.ts";
+import { fakeFcm, fakeTwilio } from "./notification_fakes.ts";
 
 /** Every key of `T`, listed: the list must name them all, and nothing else. */
 function keysOf<T>() {
@@ -117,6 +118,34 @@ Deno.test("client notifications: every operation and its admin ones, happy path 
       assertEquals((await rejects(() => n.get(crypto.randomUUID()))).status, 404);
     });
 
+    await t.step("sendSms and sendPush reach their providers once configured", async () => {
+      const twilio = fakeTwilio("AC123", "twilio-token");
+      const fcm = await fakeFcm("demo-app");
+      try {
+        await n.admin.updateSettings({
+          sms: {
+            base_url: twilio.url,
+            account_sid: "AC123",
+            auth_token: "twilio-token",
+            from: "+15550001111",
+          },
+          push: {
+            fcm: { base_url: fcm.url, token_url: `${fcm.url}/token`, service_account: fcm.serviceAccount },
+          },
+        });
+        const sms = await n.sendSms("+15550002222", "Your code is 123456");
+        assertEquals([sms.channel, sms.recipient], ["sms", "+15550002222"]);
+        assertEquals((await settle(sms.id, "sent")).provider, "twilio");
+        assertEquals(twilio.messages.map((m) => [m.to, m.body]), [["+15550002222", "Your code is 123456"]]);
+        const push = await n.sendPush("fcm:device-token-1", "Title", "Hello");
+        assertEquals(push.channel, "push");
+        assertEquals((await settle(push.id, "sent")).provider, "fcm");
+        assertEquals(fcm.state.sends, [{ token: "device-token-1", title: "Title", body: "Hello" }]);
+      } finally {
+        await Promise.all([twilio.close(), fcm.close()]);
+      }
+    });
+
     await t.step(
       "retry, admin listAttempts, listDeadLetters, retryDeadLetter, listProviderLogs",
       async () => {
@@ -145,6 +174,16 @@ Deno.test("client notifications: every operation and its admin ones, happy path 
       assert(stats);
       assert(await n.admin.getQueue());
       assertEquals(await n.admin.listEvents({ status: "matched" }), []);
+      // Events come from the rules engine's input (a server's POST, not a client operation).
+      const ingest = await fetch(`${s.url}/v1/notifications/events`, {
+        method: "POST",
+        headers: { apikey: s.p.secretKey, "content-type": "application/json" },
+        body: JSON.stringify({ type: "order.created", data: { id: 1 } }),
+      });
+      assertEquals(ingest.status, 200);
+      const ingested = (await ingest.json()).data;
+      const events = await n.admin.listEvents({ limit: 10 });
+      assertEquals(events.map((e) => [e.id, e.type]), [[ingested.id, "order.created"]]);
       assertEquals((await rejects(() => n.admin.getStats({ window: "2y" as "1h" }))).status, 400);
       assertEquals((await rejects(() => n.admin.listEvents({ limit: 0 }))).status, 400);
       const anon = createClient(s.url, s.p.publicKey);
