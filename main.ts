@@ -17,6 +17,7 @@ async function printBanner(platform: Platform, url: string): Promise<void> {
     `  public key   ${keys.public_key}`,
     `  secret key   ${keys.secret_key}`,
     `  docs         ${url}/docs`,
+    `  console      ${url}/console`,
   ];
   if (bootstrap.admin?.generatedPassword) {
     lines.push(
