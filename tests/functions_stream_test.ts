@@ -56,7 +56,7 @@ async function readUntil(
 ): Promise<string> {
   const decoder = new TextDecoder();
   let text = "";
-  let timer: number | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`"${want}" did not arrive within ${ms} ms: ${text}`)), ms);
   });
