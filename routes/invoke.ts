@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { encodeBase64 } from "../lib/encoding.ts";
 import { errors } from "../lib/errors.ts";
-import type { InvokeInput, InvokeResult } from "../services/functions/invoke.ts";
+import type { InvokeInput, InvokeResult, StreamedResult } from "../services/functions/invoke.ts";
 import type { EdgeEnv } from "./env.ts";
 import { CONSOLE_COOKIE, resolveRequest } from "./middleware/auth.ts";
 import { readBody } from "./middleware/body.ts";
@@ -212,14 +212,18 @@ function refusedHeader(name: string, value: string): boolean {
 }
 
 /** The function's own answer (raw mode): its status, headers and bytes, marked as the function's. */
-export function rawResponse(result: InvokeResult, requestId: string): Response {
+export function rawResponse(result: StreamedResult, requestId: string): Response {
   // Pairs, not a Headers object: Response takes them without the object's per-call setters.
   const headers: [string, string][] = [];
   for (const pair of result.headers) {
     if (!refusedHeader(pair[0], pair[1])) headers.push(pair);
   }
   headers.push(["x-service-invoke-origin", "function"], ["x-request-id", requestId]);
-  const body = NULL_BODY_STATUS.has(result.status) ? null : result.body as Uint8Array<ArrayBuffer>;
+  let body = result.body as Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array<ArrayBuffer>> | null;
+  if (NULL_BODY_STATUS.has(result.status)) {
+    if (body instanceof ReadableStream) body.cancel().catch(() => {});
+    body = null;
+  }
   return new Response(body, { status: result.status, headers });
 }
 
@@ -241,15 +245,12 @@ function nameOf(path: string): string {
  * rendered by the edge.
  */
 export async function serveInvoke(req: Request, env: EdgeEnv, path: string): Promise<Response> {
-  const result = await callFunction(
-    req,
-    env,
-    nameOf(path),
-    async () => parseInvokeBody(await readBody(req, env.body), req),
-  );
+  const input = async () => parseInvokeBody(await readBody(req, env.body), req);
   if ((req.headers.get("x-service-invoke-mode") ?? "").toLowerCase() === "raw") {
-    return rawResponse(result, env.requestId);
+    return rawResponse(await callFunction(req, env, nameOf(path), input, true), env.requestId);
   }
+  // The envelope wraps the whole body in JSON: the answer is taken whole.
+  const result = await callFunction(req, env, nameOf(path), input, false);
   return new Response(envelopeText(result), { headers: JSON_HEADERS });
 }
 
@@ -257,14 +258,29 @@ export async function serveInvoke(req: Request, env: EdgeEnv, path: string): Pro
  * One call of the function `name` by the caller of `req`, as every way of invoking makes it: the project and
  * the caller are resolved as for every Hono route, `apikey` is required (a console admin needs none), then
  * `input` reads what the function is to receive, and the invoker runs it under the caller's rate limit and the
- * project's quota.
+ * project's quota. `streamed`: the answer's body streams as the function writes it (raw answers).
  */
 export async function callFunction(
   req: Request,
   env: EdgeEnv,
   name: string,
   input: () => Promise<InvokeInput>,
-): Promise<InvokeResult> {
+  streamed: false,
+): Promise<InvokeResult>;
+export async function callFunction(
+  req: Request,
+  env: EdgeEnv,
+  name: string,
+  input: () => Promise<InvokeInput>,
+  streamed: true,
+): Promise<StreamedResult>;
+export async function callFunction(
+  req: Request,
+  env: EdgeEnv,
+  name: string,
+  input: () => Promise<InvokeInput>,
+  streamed: boolean,
+): Promise<InvokeResult | StreamedResult> {
   const { platform, requestId } = env;
   const headers = req.headers;
   const resolved = resolveRequest(env, req);
@@ -275,12 +291,16 @@ export async function callFunction(
       'No API key found in request: invoke needs the project key in the "apikey" header',
     );
   }
-  return await platform.functions.invoker.invoke(name, await input(), {
+  const ctx = {
     ref: caller.project.ref,
     requestId,
     clientId: caller.user
       ? `user:${caller.user.sub}`
       : `${caller.role}:${clientAddressOf(env, headers.get("x-forwarded-for") ?? undefined)}`,
     user: caller.user ? { ...caller.user } : undefined,
-  });
+  };
+  const invoker = platform.functions.invoker;
+  return streamed
+    ? await invoker.invokeStreamed(name, await input(), ctx)
+    : await invoker.invoke(name, await input(), ctx);
 }

@@ -28,12 +28,31 @@ export interface HostRequest {
   url: string;
   headers: HeaderList;
   body: Uint8Array | null;
+  /** The caller takes the answer's body as a stream (the worker may still send it whole). */
+  stream?: boolean;
 }
 
-/** What a call gave: an answer, or a failure with its outcome. */
+/** How a call that failed ended. */
+export type HostFailure = { outcome: Exclude<Outcome, "ok">; message: string; logs: string[] };
+
+/** How a streamed answer ended: complete, given up by its reader (`cancelled`), or cut by a failure. */
+export type StreamEnd = { outcome: "ok"; cancelled: boolean } | HostFailure;
+
+/**
+ * What a call gave: an answer, or a failure with its outcome. A streamed answer's body is a stream, and `ended`
+ * tells how it ended (a failure past the headers errors the stream).
+ */
 export type HostResult =
   | { outcome: "ok"; status: number; headers: HeaderList; body: Uint8Array; logs: string[] }
-  | { outcome: Exclude<Outcome, "ok">; message: string; logs: string[] };
+  | {
+    outcome: "ok";
+    status: number;
+    headers: HeaderList;
+    body: ReadableStream<Uint8Array>;
+    ended: Promise<StreamEnd>;
+    logs: string[];
+  }
+  | HostFailure;
 
 /** Options of {@linkcode HostProcess.spawn}. */
 interface HostSpawnOptions {
@@ -102,6 +121,73 @@ interface Call {
   channel: WorkerChannel | null;
   /** What to send; null once sent or settled. */
   req: HostRequest | null;
+  /** The caller takes a streamed answer. */
+  streams: boolean;
+  /** The answer being streamed, once its headers came. */
+  body: AnswerStream | null;
+}
+
+/**
+ * The platform's end of a streamed answer: the chunks the worker sent, handed to the reader as it pulls them
+ * (each one acknowledged then, which lets the worker send as much more), so that at most STREAM_WINDOW_BYTES
+ * wait here whatever the reader's pace.
+ */
+class AnswerStream {
+  readonly stream: ReadableStream<Uint8Array>;
+  readonly ended: Promise<StreamEnd>;
+  private readonly queue: Uint8Array[] = [];
+  private wake: (() => void) | null = null;
+  private end: StreamEnd | null = null;
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private readonly finish: (end: StreamEnd) => void;
+  /** Bytes received so far. */
+  received = 0;
+
+  constructor(first: Uint8Array | null, ack: (bytes: number) => void, cancel: () => void) {
+    const { promise, resolve } = Promise.withResolvers<StreamEnd>();
+    this.ended = promise;
+    this.finish = resolve;
+    if (first) this.push(first);
+    this.stream = new ReadableStream<Uint8Array>({
+      start: (controller) => void (this.controller = controller),
+      pull: async (controller) => {
+        while (this.queue.length === 0 && this.end === null) {
+          await new Promise<void>((r) => this.wake = r);
+          this.wake = null;
+        }
+        const next = this.queue.shift();
+        if (next) {
+          controller.enqueue(next);
+          ack(next.byteLength);
+        } else if (this.end?.outcome === "ok") controller.close();
+      },
+      cancel: () => {
+        if (this.end !== null) return;
+        this.close({ outcome: "ok", cancelled: true });
+        cancel();
+      },
+    }, { highWaterMark: 0 });
+  }
+
+  push(bytes: Uint8Array): void {
+    this.received += bytes.byteLength;
+    this.queue.push(bytes);
+    this.wake?.();
+  }
+
+  /** Ends the stream: complete (the reader gets what is queued, then the end), or cut by a failure. */
+  close(end: StreamEnd): void {
+    if (this.end !== null) return;
+    this.end = end;
+    if (end.outcome !== "ok") {
+      this.queue.length = 0;
+      try {
+        this.controller.error(new Error(end.message));
+      } catch { /* closed */ }
+    }
+    this.wake?.();
+    this.finish(end);
+  }
 }
 
 const settled = () => {};
@@ -387,10 +473,37 @@ export class HostProcess {
       this.sendWaiting();
       return;
     }
-    if (t !== "res" && t !== "fail") return;
+    if (t !== "res" && t !== "fail" && t !== "chunk" && t !== "end") return;
     const id = header.id as number;
     const call = this.calls.get(id);
     if (!call || call.channel !== channel) return;
+    if (t === "chunk" || t === "end") {
+      if (!call.body) return;
+      if (t === "end") return this.settle(id, { outcome: "ok", cancelled: false });
+      if (!body) return;
+      if (call.body.received + body.byteLength > MAX_RESPONSE_BYTES) {
+        channel.writer.write({ t: "cancel", id });
+        this.settle(id, {
+          outcome: "error",
+          message: `Response is larger than ${MAX_RESPONSE_BYTES} bytes`,
+          logs: [],
+        });
+        return;
+      }
+      // The frame's body is a view of the reader's chunk: copied, since the stream may hold it a while.
+      call.body.push(body.slice());
+      return;
+    }
+    if (call.body) { // a second answer, or the stream's failure
+      if (t === "fail") {
+        this.settle(id, {
+          outcome: header.outcome === "timeout" ? "timeout" : "error",
+          message: String(header.message),
+          logs: [],
+        });
+      }
+      return;
+    }
     const logs = Array.isArray(header.logs) && header.logs.length > 0
       ? header.logs.slice(0, MAX_CALL_LOG_LINES).map((l) => String(l).slice(0, MAX_LOG_LINE))
       : [];
@@ -407,6 +520,27 @@ export class HostProcess {
       const status = header.status;
       if (typeof status !== "number" || !Number.isInteger(status) || status < 200 || status > 599) {
         this.settle(id, { outcome: "error", message: "Function answered with an invalid status", logs });
+        return;
+      }
+      if (header.stream === true && call.streams) {
+        const stream = new AnswerStream(
+          body ? body.slice() : null,
+          (bytes) => channel.writer.write({ t: "ack", id, bytes }),
+          () => {
+            channel.writer.write({ t: "cancel", id });
+            this.settle(id, { outcome: "ok", cancelled: true });
+          },
+        );
+        call.body = stream;
+        call.resolve({
+          outcome: "ok",
+          status,
+          headers: validHeaders(header.headers),
+          body: stream.stream,
+          ended: stream.ended,
+          logs,
+        });
+        call.resolve = settled;
         return;
       }
       this.settle(id, {
@@ -463,7 +597,12 @@ export class HostProcess {
     call.channel = channel;
     const { method, url, headers, body } = call.req!;
     call.req = null;
-    channel.writer.write({ t: "req", id, method, url, headers }, body);
+    channel.writer.write(
+      call.streams
+        ? { t: "req", id, method, url, headers, stream: true }
+        : { t: "req", id, method, url, headers },
+      body,
+    );
   }
 
   /** True while the process runs and serves: false from the moment the platform decided to stop it. */
@@ -478,14 +617,26 @@ export class HostProcess {
     this.inFlight++;
     this.lastUsed = Date.now();
     const { promise, resolve } = Promise.withResolvers<HostResult>();
-    const call: Call = { id, resolve, deadline: this.lastUsed + deadlineMs, channel: null, req };
+    const call: Call = {
+      id,
+      resolve,
+      deadline: this.lastUsed + deadlineMs,
+      channel: null,
+      req,
+      streams: req.stream === true,
+      body: null,
+    };
     this.calls.add(call);
     this.budget!.started();
     this.send(id, call);
     return promise;
   }
 
-  private settle(id: number, result: HostResult): void {
+  /**
+   * Ends a call: resolves its result, or, once its answer streams, ends the stream with how it ended (a
+   * streamed call stays in flight, under its deadline and its host's limits, until then).
+   */
+  private settle(id: number, result: HostResult | StreamEnd): void {
     const call = this.calls.get(id);
     if (!call) return;
     this.calls.delete(id);
@@ -496,10 +647,18 @@ export class HostProcess {
     // table did) counts as live to the scavenger, which would then promote the call's request, promise and
     // answer with it (measured with a Map: 2.3 MB promoted per scavenge, each 5–8 ms, under load).
     const resolve = call.resolve;
+    const stream = call.body;
     call.resolve = settled;
     call.channel = null;
     call.req = null;
-    resolve(result);
+    call.body = null;
+    if (stream) {
+      stream.close(
+        "cancelled" in result || result.outcome !== "ok"
+          ? result as StreamEnd
+          : { outcome: "ok", cancelled: false },
+      );
+    } else resolve(result as HostResult);
   }
 
   private onExit(): void {

@@ -78,6 +78,21 @@ export interface RequestMessage {
   method: string;
   url: string;
   headers: HeaderList;
+  /** The platform takes the answer as a stream (runtime/README.md, "Streamed answers"); otherwise it is whole. */
+  stream?: boolean;
+}
+
+/** The platform passed on `bytes` more of a streamed answer: the worker may send that much more. */
+interface AckMessage {
+  t: "ack";
+  id: number;
+  bytes: number;
+}
+
+/** The platform gave up a streamed answer (its client left, or it passed a limit): the worker cancels it. */
+interface CancelMessage {
+  t: "cancel";
+  id: number;
 }
 
 /** The first frame on a worker's connection, once it loaded the function. */
@@ -108,6 +123,20 @@ interface ResponseMessage {
   headers: HeaderList;
   /** Per-invocation log lines (stderr of wasm functions). */
   logs: string[];
+  /** The body beside this frame is the answer's first bytes: `chunk` frames follow, then `end` (or `fail`). */
+  stream?: boolean;
+}
+
+/** More bytes of a streamed answer (beside the header in its frame). */
+interface ChunkMessage {
+  t: "chunk";
+  id: number;
+}
+
+/** A streamed answer is complete. */
+interface EndMessage {
+  t: "end";
+  id: number;
 }
 
 /** A call that produced no answer. */
@@ -125,8 +154,15 @@ export type PlatformToHost = InitMessage;
 export type HostToPlatform = LostMessage;
 export type HostToWorker = WorkerInitMessage;
 export type WorkerToHost = ClosedMessage;
-export type PlatformToWorker = RequestMessage;
-export type WorkerToPlatform = ReadyMessage | InitErrorMessage | LogMessage | ResponseMessage | FailMessage;
+export type PlatformToWorker = RequestMessage | AckMessage | CancelMessage;
+export type WorkerToPlatform =
+  | ReadyMessage
+  | InitErrorMessage
+  | LogMessage
+  | ResponseMessage
+  | ChunkMessage
+  | EndMessage
+  | FailMessage;
 
 /**
  * A message as the platform receives it from a host or a worker, which run the function's code: the tag picks
@@ -145,6 +181,8 @@ export const cpuLimitText = (cpuMs: number) => `Function used more than its CPU 
 
 /** Largest response body a function may return. */
 export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
+/** Bytes of a streamed answer a worker may have sent beyond what the platform passed on (its backpressure). */
+export const STREAM_WINDOW_BYTES = 256 * 1024;
 /** Longest log line kept. */
 export const MAX_LOG_LINE = 8 * 1024;
 

@@ -36,4 +36,8 @@ export const GET = { method: "GET", url: "http://localhost/", headers: [] as [st
 
 /** The answer's body, or the outcome and message of a failure. */
 export const text = (r: HostResult) =>
-  r.outcome === "ok" ? new TextDecoder().decode(r.body) : `${r.outcome}: ${r.message}`;
+  r.outcome !== "ok"
+    ? `${r.outcome}: ${r.message}`
+    : r.body instanceof Uint8Array
+    ? new TextDecoder().decode(r.body)
+    : "(a stream)";

@@ -16,6 +16,7 @@ import {
   MAX_RESPONSE_BYTES,
   type PlatformToWorker,
   type RequestMessage,
+  STREAM_WINDOW_BYTES,
   timeLimitText,
   WATCH,
   type WorkerInitMessage,
@@ -238,7 +239,18 @@ class CallRequest extends Request {
 interface Held {
   deadline: number;
   req: CallRequest | null;
+  /** Cancels the answer's stream while it is sent (time limit, or the platform's cancel). */
+  stop?: () => void;
 }
+
+/** Streamed answers being sent: bytes sent and bytes the platform passed on (acknowledged). */
+interface Sending {
+  sent: number;
+  acked: number;
+  /** Wakes the sender waiting for the platform to pass bytes on. */
+  wake: (() => void) | null;
+}
+const sending = new Map<number, Sending>();
 
 // Every call of a function has the same time limit, so the first call held (Map order) has the earliest deadline.
 const held = new Map<number, Held>();
@@ -298,6 +310,7 @@ function checkDeadlines(): void {
   for (const [id, call] of held) {
     if (call.deadline > t) break; // the rest are later
     call.req?.timeOut();
+    call.stop?.();
     if (release(id)) send({ t: "fail", id, outcome: "timeout", message: limitText, logs: [] });
   }
 }
@@ -338,6 +351,7 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
     if (!(res instanceof Response)) {
       throw new TypeError(`Handler returned ${res === null ? "null" : typeof res}, not a Response`);
     }
+    if (msg.stream && res.body && !NULL_BODY.has(res.status)) return await streamAnswer(msg.id, call, res);
     const out = new Uint8Array(await res.arrayBuffer());
     if (out.byteLength > MAX_RESPONSE_BYTES) {
       throw new RangeError(`Response is larger than ${MAX_RESPONSE_BYTES} bytes`);
@@ -351,6 +365,110 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
     sendLog("error", () => format([err]));
     reportDropped(true);
     send({ t: "fail", id: msg.id, outcome: "error", message: describe(err), logs: [] });
+  }
+}
+
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+function concat(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/**
+ * Sends an answer as the function writes it. Bytes read before the end of this turn of the event loop leave
+ * with the `res` frame, so an answer complete at once goes whole as before; later bytes go as `chunk` frames,
+ * then `end`. At most STREAM_WINDOW_BYTES may be unacknowledged by the platform: past them the worker reads no
+ * more of the function's stream (its backpressure reaches the function). The time limit covers the whole stream.
+ */
+async function streamAnswer(id: number, call: Held, res: Response): Promise<void> {
+  const reader = res.body!.getReader();
+  const state: Sending = { sent: 0, acked: 0, wake: null };
+  let stopped = false;
+  call.stop = () => {
+    stopped = true;
+    reader.cancel(new DOMException("The answer's stream was cancelled", "AbortError")).catch(() => {});
+    state.wake?.();
+  };
+  sending.set(id, state);
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  let total = 0;
+  let head = false;
+  let done = false;
+  const sendHead = () => {
+    if (head || done || stopped) return;
+    head = true;
+    const body = parts.length === 0 ? null : concat(parts, size);
+    parts.length = 0;
+    state.sent += size;
+    size = 0;
+    send(
+      { t: "res", id, status: res.status, headers: headerList(res.headers), logs: [], stream: true },
+      body,
+    );
+  };
+  const timer = setImmediate(sendHead);
+  try {
+    for (;;) {
+      while (!stopped && state.sent + size - state.acked >= STREAM_WINDOW_BYTES) {
+        await new Promise<void>((resolve) => state.wake = resolve);
+        state.wake = null;
+      }
+      if (stopped) return;
+      const r = await reader.read();
+      if (stopped) return;
+      if (r.done) break;
+      const bytes = r.value as unknown;
+      if (!(bytes instanceof Uint8Array)) throw new TypeError("Response body chunks must be Uint8Array");
+      total += bytes.byteLength;
+      if (total > MAX_RESPONSE_BYTES) {
+        throw new RangeError(`Response is larger than ${MAX_RESPONSE_BYTES} bytes`);
+      }
+      if (bytes.byteLength === 0) continue;
+      if (!head) {
+        parts.push(bytes.slice());
+        size += bytes.byteLength;
+      } else {
+        state.sent += bytes.byteLength;
+        send({ t: "chunk", id }, bytes.slice());
+      }
+    }
+    done = true;
+    if (!release(id)) return;
+    reportDropped(true);
+    if (head) send({ t: "end", id });
+    else {send(
+        { t: "res", id, status: res.status, headers: headerList(res.headers), logs: [] },
+        concat(parts, size),
+      );}
+  } catch (err) {
+    done = true;
+    if (!stopped) reader.cancel(err).catch(() => {});
+    throw err;
+  } finally {
+    clearImmediate(timer);
+    sending.delete(id);
+  }
+}
+
+/** A frame about a streamed answer: the platform passed bytes on, or gave the answer up. */
+function onStreamFrame(msg: PlatformToWorker): void {
+  if (msg.t === "ack") {
+    const state = sending.get(msg.id);
+    if (!state) return;
+    state.acked += msg.bytes;
+    state.wake?.();
+  } else if (msg.t === "cancel") {
+    const call = held.get(msg.id);
+    call?.stop?.();
+    release(msg.id);
   }
 }
 
@@ -398,7 +516,10 @@ async function serve(conn: Deno.Conn, initError: string | null): Promise<void> {
       break;
     }
     for (const { header, body } of frames) {
-      if (header.t !== "req") continue;
+      if (header.t !== "req") {
+        onStreamFrame(header);
+        continue;
+      }
       const msg = header;
       if (initError !== null) send({ t: "fail", id: msg.id, outcome: "error", message: initError, logs: [] });
       else if (wasm) serveWasm(msg, body);

@@ -74,7 +74,7 @@ export async function serveFunctionMount(req: Request, env: EdgeEnv, path: strin
         headers: forwardedHeaders(req),
         body: hasBody && bytes.byteLength > 0 ? bytes : undefined,
       };
-    });
+    }, true);
     return rawResponse(result, env.requestId);
   } catch (err) {
     return relayFailure(err, env.requestId, path);

@@ -1,4 +1,10 @@
-import { cpuLimitText, HEADER_NAME, HEADER_VALUE, type HeaderList } from "../../runtime/protocol.ts";
+import {
+  cpuLimitText,
+  HEADER_NAME,
+  HEADER_VALUE,
+  type HeaderList,
+  type Outcome,
+} from "../../runtime/protocol.ts";
 import { type Runtime, RuntimeUnavailable } from "../../runtime/supervisor.ts";
 import { decodeBase64 } from "../../lib/encoding.ts";
 import { publicErrorText } from "./error_text.ts";
@@ -42,6 +48,14 @@ export interface InvokeResult {
   body: Uint8Array;
   logs: string[];
   duration_ms: number;
+}
+
+/**
+ * The function's answer as it is written (raw mode and `/functions/v1`): its body is a stream when the
+ * function was still writing it; the call is recorded when it ends.
+ */
+export interface StreamedResult extends Omit<InvokeResult, "body"> {
+  body: Uint8Array | ReadableStream<Uint8Array>;
 }
 
 /** Headers the caller may not pass to a function. */
@@ -148,7 +162,25 @@ export class Invoker {
   }
 
   /** Runs one call; throws the platform's error for every failure that is not the function's own answer. */
-  async invoke(name: string, input: InvokeInput, ctx: InvokeContext): Promise<InvokeResult> {
+  invoke(name: string, input: InvokeInput, ctx: InvokeContext): Promise<InvokeResult> {
+    return this.run(name, input, ctx, false) as Promise<InvokeResult>;
+  }
+
+  /**
+   * Runs one call whose answer goes back as it is written: the same as {@linkcode invoke} until the answer's
+   * headers; then its body streams, under the function's time limit (the whole stream) and the response size
+   * limit, and the call is recorded when the stream ends (complete, cut, or given up by the client).
+   */
+  invokeStreamed(name: string, input: InvokeInput, ctx: InvokeContext): Promise<StreamedResult> {
+    return this.run(name, input, ctx, true);
+  }
+
+  private async run(
+    name: string,
+    input: InvokeInput,
+    ctx: InvokeContext,
+    stream: boolean,
+  ): Promise<StreamedResult> {
     const found = this.deps.functions.loadActive(ctx.ref, name);
     const loaded = found instanceof Promise ? await found : found;
     if (!loaded) throw errors.notFound(`Function "${name}" does not exist or is not active`);
@@ -164,7 +196,7 @@ export class Invoker {
     }
     const quota = this.deps.quota.take(ctx.ref);
     if (quota) await quota;
-    const req = this.buildRequest(input, ctx);
+    const req = stream ? { ...this.buildRequest(input, ctx), stream } : this.buildRequest(input, ctx);
     const started = performance.now();
     let result;
     try {
@@ -174,16 +206,26 @@ export class Invoker {
       throw err;
     }
     const duration_ms = Math.round((performance.now() - started) * 100) / 100;
-    const record = (status: number | null) =>
+    const record = (status: number | null, outcome: Outcome = result.outcome, durationMs = duration_ms) =>
       this.deps.recorder.record(ctx.ref, {
         functionId: fn.id,
         functionName: fn.name,
         status,
-        outcome: result.outcome,
-        durationMs: duration_ms,
+        outcome,
+        durationMs,
         at: Date.now(),
       });
     for (const line of result.logs) this.deps.logs.add(fn.id, "info", line);
+    if (result.outcome === "ok" && "ended" in result) {
+      const status = result.status;
+      result.ended.then((end) => {
+        const durationMs = Math.round((performance.now() - started) * 100) / 100;
+        if (end.outcome === "ok") return record(status, "ok", durationMs);
+        this.deps.logs.add(fn.id, "error", `Answer cut: ${publicErrorText(end.message)}`);
+        record(end.outcome === "timeout" ? 504 : 500, end.outcome, durationMs);
+      });
+      return { status, headers: result.headers, body: result.body, logs: result.logs, duration_ms };
+    }
     if (result.outcome === "ok") {
       record(result.status);
       return {
