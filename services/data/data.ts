@@ -43,6 +43,8 @@ export interface DataRequest {
   negotiate?: boolean;
   /** The raw query string, for `Content-Location`. */
   rawQuery?: string;
+  /** `Accept-Profile` (GET, HEAD) or `Content-Profile` (writes): the exposed schema asked for. */
+  profile?: string | null;
 }
 
 /** A function call (RPC), already authenticated; the same for both mounts. */
@@ -57,6 +59,8 @@ export interface RpcRequest {
   body?: unknown;
   /** PostgREST's content negotiation (`/rest/v1`): an `Accept` nothing matches is 406 PGRST107. */
   negotiate?: boolean;
+  /** `Accept-Profile` (GET, HEAD) or `Content-Profile` (POST): the exposed schema asked for. */
+  profile?: string | null;
 }
 
 /** The answer of the engine: a status, a JSON body text (null for none) and headers. The mount serializes. */
@@ -76,6 +80,14 @@ export interface DataLimits {
   maxRows: number;
   /** Milliseconds a statement may run. */
   statementTimeoutMs: number;
+  /** The exposed schemas, the first the default (PostgREST's db-schemas); `["public"]` when absent. */
+  schemas?: readonly string[];
+}
+
+/** The schema a request runs against, and whether it was negotiated (then the answer names it). */
+interface Profile {
+  schema: string;
+  negotiated: boolean;
 }
 
 const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
@@ -98,10 +110,30 @@ export { transactionSetup }; // the bare-server benchmark starts its transaction
  * run one statement in one transaction as the caller's role with `request.jwt.claims` set, so RLS applies.
  */
 export class DataService {
-  /** The schema caches of every project. */
-  readonly schemas = new SchemaCaches();
+  /** The schema caches of every project, one per exposed schema. */
+  readonly schemas: SchemaCaches;
 
-  constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {}
+  constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {
+    this.schemas = new SchemaCaches(limits.schemas?.length ? limits.schemas : ["public"]);
+  }
+
+  /** The exposed schemas, the first the default. */
+  get exposed(): readonly string[] {
+    return this.schemas.exposed;
+  }
+
+  /**
+   * The schema `profile` (`Accept-Profile`/`Content-Profile`) selects, as PostgREST chooses it: none → the first
+   * exposed (negotiated when several are exposed); one not exposed → 406 PGRST106.
+   */
+  profile(profile: string | null | undefined): Profile {
+    const exposed = this.schemas.exposed;
+    if (profile === undefined || profile === null) {
+      return { schema: exposed[0]!, negotiated: exposed.length > 1 };
+    }
+    if (!exposed.includes(profile)) throw restErrors.unacceptableSchema(profile, [...exposed]);
+    return { schema: profile, negotiated: true };
+  }
 
   /**
    * The tenant pool and schema cache of `ref`; the cache reloads (at most once a second) when `has` is false.
@@ -110,11 +142,12 @@ export class DataService {
   private async open(
     ref: string,
     has: (cache: SchemaCache) => boolean,
+    schema: string = this.schemas.exposed[0]!,
   ): Promise<{ db: Db; cache: SchemaCache }> {
     try {
       const [internal, db] = await Promise.all([this.dbs.project(ref), this.dbs.tenant(ref)]);
-      let cache = await this.schemas.get(ref, internal);
-      if (!has(cache)) cache = await this.schemas.refresh(ref, internal);
+      let cache = await this.schemas.get(ref, internal, schema);
+      if (!has(cache)) cache = await this.schemas.refresh(ref, internal, schema);
       return { db, cache };
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);
@@ -141,11 +174,21 @@ export class DataService {
     }
   }
 
-  /** Runs one data request for project `ref`. */
+  /** Runs one data request for project `ref`, in the schema its profile selects. */
   async execute(ref: string, identity: DataIdentity, req: DataRequest): Promise<DataResult> {
+    const profile = this.profile(req.profile);
+    return withProfile(await this.executeIn(profile.schema, ref, identity, req), profile);
+  }
+
+  private async executeIn(
+    schema: string,
+    ref: string,
+    identity: DataIdentity,
+    req: DataRequest,
+  ): Promise<DataResult> {
     const query = parseQuery(req.search);
-    if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""));
-    const { db, cache } = await this.open(ref, (c) => c.tables.has(req.table));
+    if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""), schema);
+    const { db, cache } = await this.open(ref, (c) => c.tables.has(req.table), schema);
     const prefer = parsePrefer(req.prefer);
     const compiler = new Compiler(cache, query);
     const table = compiler.table(req.table);
@@ -286,13 +329,23 @@ export class DataService {
    * and shaped by the rest of the query, as a table read is.
    */
   async call(ref: string, identity: DataIdentity, req: RpcRequest): Promise<DataResult> {
+    const profile = this.profile(req.profile);
+    return withProfile(await this.callIn(profile.schema, ref, identity, req), profile);
+  }
+
+  private async callIn(
+    schema: string,
+    ref: string,
+    identity: DataIdentity,
+    req: RpcRequest,
+  ): Promise<DataResult> {
     const post = req.method === "POST";
     const { args, rest } = post
       ? { args: new Map<string, string[]>(), rest: req.search }
       : splitRpcQuery(req.search);
     const query = parseQuery(rest);
-    if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""));
-    const { db, cache } = await this.open(ref, (c) => c.functions.has(req.fn));
+    if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""), schema);
+    const { db, cache } = await this.open(ref, (c) => c.functions.has(req.fn), schema);
     const prefer = parsePrefer(req.prefer);
     checkStrict(prefer);
     const body = post ? req.body : undefined;
@@ -358,14 +411,19 @@ export class DataService {
    * The `Allow` header of `OPTIONS` on a table or view (what it takes; PUT with a primary key) or a function
    * (a volatile one is POST only); 404 PGRST205 / PGRST202 when there is none of that name.
    */
-  async allowedMethods(ref: string, target: { table: string } | { fn: string }): Promise<string> {
+  async allowedMethods(
+    ref: string,
+    target: { table: string } | { fn: string },
+    profile?: string | null,
+  ): Promise<string> {
+    const { schema } = this.profile(profile);
     if ("fn" in target) {
-      const { cache } = await this.open(ref, (c) => c.functions.has(target.fn));
+      const { cache } = await this.open(ref, (c) => c.functions.has(target.fn), schema);
       const overloads = cache.functions.get(target.fn);
       if (!overloads) chooseFunction(cache, target.fn, { keys: [], singleObject: false, post: false });
       return overloads!.every((f) => f.volatility === "v") ? "OPTIONS,POST" : "OPTIONS,GET,HEAD,POST";
     }
-    const { cache } = await this.open(ref, (c) => c.tables.has(target.table));
+    const { cache } = await this.open(ref, (c) => c.tables.has(target.table), schema);
     const t = new Compiler(cache, parseQuery(new URLSearchParams())).table(target.table);
     return [
       "OPTIONS,GET,HEAD",
@@ -385,6 +443,12 @@ export class DataService {
   async close(): Promise<void> {
     await this.schemas.close();
   }
+}
+
+/** The answer of a negotiated schema names it in `Content-Profile`, as PostgREST's does. */
+function withProfile(result: DataResult, profile: Profile): DataResult {
+  if (profile.negotiated) result.headers = { ...result.headers, "content-profile": profile.schema };
+  return result;
 }
 
 /** Parses `Range: 0-9` (items); PostgREST ignores a header that is not `from-[to]`. */
