@@ -354,6 +354,18 @@ dataRoutes.options("/rest/v1/:table", async (c) => {
   return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { table }, profileOf(c)));
 });
 dataRoutes.options("/rest/v1/", () => allow("OPTIONS,GET,HEAD"));
+// The OpenAPI root: PostgREST's Swagger 2.0 document of the exposed (or Accept-Profile's) schema.
+dataRoutes.on(["GET", "HEAD"], ["/rest/v1/", "/rest/v1"], async (c) => {
+  const url = new URL(c.req.url);
+  const scheme = url.protocol === "https:" ? "https" : "http";
+  const port = url.port || (scheme === "https" ? "443" : "80");
+  const result = await c.env.platform.data.openApi(c.var.project.ref, dataIdentity(c.var.caller), {
+    profile: c.req.header("accept-profile"),
+    accept: c.req.header("accept"),
+    server: { scheme, host: `${url.hostname}:${port}`, basePath: "/rest/v1" },
+  });
+  return serialize(result, "postgrest", c.req.method === "HEAD");
+});
 
 /** The schema an `OPTIONS` asks for (`Accept-Profile`, as a read). */
 function profileOf(c: Context<AppEnv>): string | undefined {

@@ -6,6 +6,7 @@ import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
 import type { Node, ParsedQuery } from "../../db/rest/ast.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
+import { openApiCatalog, openApiDocument, type OpenApiServer } from "../../db/rest/openapi.ts";
 import {
   bodyArguments,
   chooseFunction,
@@ -14,7 +15,7 @@ import {
   takesOnlyWholeBody,
 } from "../../db/rest/rpc.ts";
 import { contentLocation } from "./content_location.ts";
-import { type Media, negotiate } from "./media.ts";
+import { type Media, negotiate, negotiateOpenApi } from "./media.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
 import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "./prefer.ts";
 import { SchemaCaches } from "./schema_caches.ts";
@@ -432,6 +433,36 @@ export class DataService {
       ...(t.updatable ? ["PATCH"] : []),
       ...(t.deletable ? ["DELETE"] : []),
     ].join(",");
+  }
+
+  /**
+   * PostgREST's OpenAPI root: the Swagger 2.0 document of the schema `profile` selects, as the caller's role
+   * sees it (the tables it holds a privilege on, the functions it may execute). `Accept`: `*\/*`,
+   * `application/openapi+json` or `application/json` (answered as `application/openapi+json`, as PostgREST
+   * does); anything else is 406 PGRST107.
+   */
+  async openApi(
+    ref: string,
+    identity: DataIdentity,
+    req: { profile?: string | null; accept?: string | null; server: OpenApiServer },
+  ): Promise<DataResult> {
+    const profile = this.profile(req.profile);
+    const media = negotiateOpenApi(req.accept);
+    const { cache } = await this.open(ref, () => true, profile.schema);
+    let catalog;
+    try {
+      catalog = await openApiCatalog(await this.dbs.project(ref), profile.schema, identity.role);
+    } catch (err) {
+      throw errors.unavailable("The project database is unavailable", err);
+    }
+    const body = JSON.stringify(openApiDocument(cache, catalog, req.server));
+    return withProfile({
+      status: 200,
+      body,
+      headers: {},
+      singular: true,
+      media,
+    }, profile);
   }
 
   /** Forgets the schema cache of `ref` (after DDL through `POST /v1/sql`). */
