@@ -40,6 +40,7 @@ create table shelves (
   meta jsonb,
   score numeric(6, 2),
   kind mood,
+  moods mood[],
   created_at timestamptz default now()
 );
 comment on table shelves is 'Shelves
@@ -148,7 +149,8 @@ const CASES: OpenApiCase[] = [
         tags: { format: "text[]", type: "array", items: { type: "string" } },
         meta: { format: "jsonb" },
         score: { format: "numeric", type: "number" },
-        kind: { enum: ["happy", "sad"], format: "mood", type: "string" },
+        kind: { enum: ["happy", "sad"], format: "public.mood", type: "string" },
+        moods: { format: "public.mood[]", type: "array", items: { type: "string" } },
         created_at: { default: "now()", format: "timestamp with time zone", type: "string" },
       },
       type: "object",

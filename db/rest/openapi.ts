@@ -12,10 +12,18 @@ export interface OpenApiCatalog {
   description: string | null;
   tables: Map<string, {
     description: string | null;
-    columns: Map<string, { description: string | null; default: string | null; enum: string[] | null }>;
+    columns: Map<string, CatalogColumn>;
   }>;
   /** Functions the role may execute, with their comment (the first overload's). */
   functions: Map<string, { description: string | null }>;
+}
+
+/** A column's comment, default expression, enum labels and type name (no modifier, qualified outside pg_catalog). */
+interface CatalogColumn {
+  description: string | null;
+  default: string | null;
+  enum: string[] | null;
+  type: string;
 }
 
 // PostgREST's accessible tables (follow-privileges): owned through a role, or any table or column privilege.
@@ -30,11 +38,18 @@ select json_build_object(
         select json_agg(json_build_object(
           'name', a.attname,
           'description', col_description(c.oid, a.attnum),
+          -- format_type without a modifier, a type outside pg_catalog always schema-qualified (whatever the
+          -- search_path of the connection), as PostgREST names it: 'public.mood', 'public.mood[]'.
+          'type', case when et.typnamespace = 'pg_catalog'::regnamespace then format_type(a.atttypid, null)
+            else quote_ident(en.nspname) || '.' || quote_ident(et.typname)
+              || case when et.oid <> t.oid then '[]' else '' end end,
           'default', pg_get_expr(d.adbin, d.adrelid),
           'enum', (select json_agg(e.enumlabel order by e.enumsortorder) from pg_enum e
             where e.enumtypid = coalesce(nullif(t.typbasetype, 0), t.oid))
         ) order by a.attnum)
         from pg_attribute a join pg_type t on t.oid = a.atttypid
+        join pg_type et on et.oid = case when t.typcategory = 'A' and t.typelem <> 0 then t.typelem else t.oid end
+        join pg_namespace en on en.oid = et.typnamespace
         left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum and a.attgenerated = ''
         where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
       ), '[]')
@@ -58,7 +73,7 @@ interface RawCatalog {
   tables: {
     name: string;
     description: string | null;
-    columns: { name: string; description: string | null; default: string | null; enum: string[] | null }[];
+    columns: (CatalogColumn & { name: string })[];
   }[];
   functions: { name: string; description: string | null }[];
 }
@@ -177,9 +192,9 @@ function columnProperty(
   cache: SchemaCache,
   table: TableInfo,
   column: ColumnInfo,
-  extra: { description: string | null; default: string | null; enum: string[] | null } | undefined,
+  extra: CatalogColumn | undefined,
 ): Json {
-  const type = baseType(column.type);
+  const type = extra?.type ?? baseType(column.type);
   const fk = cache.foreignKeys.find((f) =>
     f.table === table.name && f.columns.length === 1 && f.columns[0] === column.name
   );
