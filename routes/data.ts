@@ -63,7 +63,8 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   } catch {
     throw restErrors.unknownTable(raw); // malformed percent-encoding names no table
   }
-  checkProfile(c, method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
+  const profile = c.req.header(method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
+  c.env.platform.data.profile(profile); // an unexposed schema is 406 PGRST106 before the body is read
   const body = method === "POST" || method === "PATCH" ? await readBody(c) : undefined;
   const result = await c.env.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
     method,
@@ -76,6 +77,7 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     defaultReturn: mount === "envelope" ? "representation" : "minimal",
     negotiate: mount === "postgrest",
     rawQuery: mount === "postgrest" ? url.search : undefined,
+    profile,
   });
   return serialize(result, mount, method === "HEAD");
 }
@@ -92,7 +94,8 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   } catch {
     fn = raw; // malformed percent-encoding names no function: PGRST202
   }
-  checkProfile(c, method === "POST" ? "content-profile" : "accept-profile");
+  const profile = c.req.header(method === "POST" ? "content-profile" : "accept-profile");
+  c.env.platform.data.profile(profile); // an unexposed schema is 406 PGRST106 before the body is read
   // An empty body calls a function without arguments, as `{}` does.
   const body = method === "POST" ? await readBody(c, {}) : undefined;
   const result = await c.env.platform.data.call(c.var.project.ref, dataIdentity(c.var.caller), {
@@ -104,14 +107,9 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     accept: c.req.header("accept"),
     body,
     negotiate: mount === "postgrest",
+    profile,
   });
   return serialize(result, mount, method === "HEAD");
-}
-
-/** Only the `public` schema is exposed: another `Accept-Profile`/`Content-Profile` is 406 PGRST106. */
-function checkProfile(c: Context<AppEnv>, header: "accept-profile" | "content-profile"): void {
-  const profile = c.req.header(header);
-  if (profile !== undefined && profile !== "public") throw restErrors.unacceptableSchema(profile, ["public"]);
 }
 
 function serialize(result: DataResult, mount: Mount, head: boolean): Response {
@@ -349,13 +347,30 @@ dataRoutes.on(["PATCH", "DELETE", "PUT"], ["/v1/db/rpc/:fn", "/rest/v1/rpc/:fn"]
 // OPTIONS (not a CORS preflight, which the edge answers): the methods the resource allows, in `Allow`.
 dataRoutes.options("/rest/v1/rpc/:fn", async (c) => {
   const fn = decodeOr(c.req.param("fn"));
-  return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { fn }));
+  return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { fn }, profileOf(c)));
 });
 dataRoutes.options("/rest/v1/:table", async (c) => {
   const table = decodeOr(c.req.param("table"));
-  return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { table }));
+  return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { table }, profileOf(c)));
 });
 dataRoutes.options("/rest/v1/", () => allow("OPTIONS,GET,HEAD"));
+// The OpenAPI root: PostgREST's Swagger 2.0 document of the exposed (or Accept-Profile's) schema.
+dataRoutes.on(["GET", "HEAD"], ["/rest/v1/", "/rest/v1"], async (c) => {
+  const url = new URL(c.req.url);
+  const scheme = url.protocol === "https:" ? "https" : "http";
+  const port = url.port || (scheme === "https" ? "443" : "80");
+  const result = await c.env.platform.data.openApi(c.var.project.ref, dataIdentity(c.var.caller), {
+    profile: c.req.header("accept-profile"),
+    accept: c.req.header("accept"),
+    server: { scheme, host: `${url.hostname}:${port}`, basePath: "/rest/v1" },
+  });
+  return serialize(result, "postgrest", c.req.method === "HEAD");
+});
+
+/** The schema an `OPTIONS` asks for (`Accept-Profile`, as a read). */
+function profileOf(c: Context<AppEnv>): string | undefined {
+  return c.req.header("accept-profile");
+}
 
 /** A percent-decoded path segment, or the segment as sent when its encoding is malformed. */
 function decodeOr(raw: string): string {

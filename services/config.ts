@@ -40,6 +40,11 @@ export const Env = z.object({
     (v) => parseTrustedProxies(v) !== null,
     "must be addresses or CIDR ranges, comma-separated",
   ),
+  /** The exposed schemas, comma-separated, the first the default (PostgREST's db-schemas). */
+  DATA_SCHEMAS: z.string().default("public").transform((v) =>
+    v.split(",").map((s) => s.trim()).filter(Boolean)
+  )
+    .refine((v) => v.length > 0, "must name at least one schema"),
   DATA_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DATA_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(8000),
   QUIET: bool.default(false),

@@ -144,6 +144,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       authLimit: new TokenBucket({ perMinute: config.AUTH_RATE_PER_MIN }),
       data: new DataService(dbs, {
         maxRows: config.DATA_MAX_ROWS,
+        schemas: config.DATA_SCHEMAS,
         statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
       }),
       realtime,

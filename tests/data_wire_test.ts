@@ -279,6 +279,19 @@ const CASES: WireCase[] = [
     status: 406,
     json: err("PGRST106", "Invalid schema: auth", null, "Only the following schemas are exposed: public"),
   },
+  {
+    name: "the one exposed schema chosen by profile is named in Content-Profile",
+    url: "books?select=id&id=eq.1",
+    headers: { "accept-profile": "public" },
+    status: 200,
+    expect: { "content-profile": "public" },
+  },
+  {
+    name: "without a profile and one exposed schema: no Content-Profile",
+    url: "books?select=id&id=eq.1",
+    status: 200,
+    expect: { "content-profile": null },
+  },
   // Bodies.
   {
     name: "a body of another type → 400 PGRST102",

@@ -12,7 +12,7 @@ import type {
 import { FuzzySet } from "../../lib/fuzzy.ts";
 import { RestError, restErrors } from "../../lib/rest_errors.ts";
 import { resolveRelationship } from "./relationships.ts";
-import { EXPOSED_SCHEMA, type FunctionInfo, type SchemaCache, type TableInfo } from "./schema.ts";
+import type { FunctionInfo, SchemaCache, TableInfo } from "./schema.ts";
 
 /** The select list and path of the resource whose conditions are compiled. */
 interface Level {
@@ -114,8 +114,8 @@ export function arrayLiteral(items: string[]): string {
   return `{${items.map((i) => `"${i.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`).join(",")}}`;
 }
 
-function table(name: string): string {
-  return `${quoteIdent(EXPOSED_SCHEMA)}.${quoteIdent(name)}`;
+function qualified(schema: string, name: string): string {
+  return `${quoteIdent(schema)}.${quoteIdent(name)}`;
 }
 
 /**
@@ -138,7 +138,7 @@ export class Compiler {
       // PostgREST's hint: the closest table or view name, when close enough.
       throw restErrors.unknownTable(
         name,
-        EXPOSED_SCHEMA,
+        this.cache.schema,
         new FuzzySet(this.cache.tables.keys()).getOne(name, 0.75),
       );
     }
@@ -313,12 +313,12 @@ export class Compiler {
     const alias = this.alias();
     const path = this.embedPath(parentPath, e);
     this.used.add(path);
-    let from = `${table(target.name)} ${alias}`;
+    let from = `${qualified(this.cache.schema, target.name)} ${alias}`;
     const where: string[] = [];
     if (rel.junction) {
       const j = this.table(rel.junction.table);
       const jAlias = this.alias();
-      from += ` join ${table(j.name)} ${jAlias} on ${
+      from += ` join ${qualified(this.cache.schema, j.name)} ${jAlias} on ${
         rel.junction.toTarget.map(([jc, tc]) => `${jAlias}.${quoteIdent(jc)} = ${alias}.${quoteIdent(tc)}`)
           .join(" and ")
       }`;
@@ -410,7 +410,7 @@ export class Compiler {
   /** A read: rows as one JSON array text (`body`), the page size and, when asked, the exact total. */
   read(name: string, options: ReadOptions): Statement {
     const t = this.table(name);
-    return this.readFrom(t, table(t.name), "", "rows", options);
+    return this.readFrom(t, qualified(this.cache.schema, t.name), "", "rows", options);
   }
 
   /**
@@ -419,7 +419,7 @@ export class Compiler {
    * passes the whole body as the function's one json/jsonb parameter.
    */
   call(fn: FunctionInfo, args: CallArguments, options: ReadOptions): Statement {
-    const name = table(fn.name);
+    const name = qualified(this.cache.schema, fn.name);
     let call: string;
     if (args.kind === "single") {
       call = `${name}(${this.param(JSON.stringify(args.value))}::text::${fn.params[0]!.type}) as "_f"`;
@@ -490,7 +490,9 @@ export class Compiler {
     const alias = this.alias();
     const where = this.rootWhere(t, alias);
     return {
-      sql: `explain (format json) select 1 from ${table(t.name)} ${alias}${where ? ` where ${where}` : ""}`,
+      sql: `explain (format json) select 1 from ${qualified(this.cache.schema, t.name)} ${alias}${
+        where ? ` where ${where}` : ""
+      }`,
       params: this.params,
     };
   }
@@ -570,19 +572,21 @@ export class Compiler {
             "give each row at least one key",
           );
         }
-        body = `insert into ${table(t.name)} default values${conflict} returning *`;
+        body = `insert into ${qualified(this.cache.schema, t.name)} default values${conflict} returning *`;
       } else {
         const cols = group.columns.map(quoteIdent).join(", ");
         const rows = group.rows.map((r) => Object.fromEntries(group.columns.map((c) => [c, r[c] ?? null])));
-        body = `insert into ${table(t.name)} (${cols}) select ${cols} from json_populate_recordset(null::${
-          table(t.name)
+        body = `insert into ${
+          qualified(this.cache.schema, t.name)
+        } (${cols}) select ${cols} from json_populate_recordset(null::${
+          qualified(this.cache.schema, t.name)
         }, ${this.param(JSON.stringify(rows))}::text::json) _i${conflict} returning *`;
       }
       ctes.push(`${name} as (${body})`);
       sources.push(`select * from ${name}`);
     }
     if (ctes.length === 0) {
-      ctes.push(`pgrst_insert_0 as (select * from ${table(t.name)} where false)`);
+      ctes.push(`pgrst_insert_0 as (select * from ${qualified(this.cache.schema, t.name)} where false)`);
       sources.push("select * from pgrst_insert_0");
     }
     const source = `pgrst_source as (${sources.join(" union all ")})`;
@@ -602,14 +606,14 @@ export class Compiler {
     if (!where) throw restErrors.unfiltered("UPDATE");
     let source: string;
     if (keys.length === 0) {
-      source = `select ${alias}.* from ${table(t.name)} ${alias} where false`;
+      source = `select ${alias}.* from ${qualified(this.cache.schema, t.name)} ${alias} where false`;
     } else {
       const value = this.param(JSON.stringify(Object.fromEntries(keys.map((k) => [k, patch[k] ?? null]))));
       const set = keys.map((k) => `${quoteIdent(k)} = _b.${quoteIdent(k)}`).join(", ");
       source = `update ${
-        table(t.name)
+        qualified(this.cache.schema, t.name)
       } as ${alias} set ${set} from (select * from json_populate_record(null::${
-        table(t.name)
+        qualified(this.cache.schema, t.name)
       }, ${value}::text::json)) _b where ${where} returning ${alias}.*`;
     }
     return {
@@ -624,7 +628,9 @@ export class Compiler {
     const alias = this.alias();
     const where = this.rootWhere(t, alias);
     if (!where) throw restErrors.unfiltered("DELETE");
-    const source = `delete from ${table(t.name)} as ${alias} where ${where} returning ${alias}.*`;
+    const source = `delete from ${
+      qualified(this.cache.schema, t.name)
+    } as ${alias} where ${where} returning ${alias}.*`;
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options.representation)}`,
       params: this.params,

@@ -23,6 +23,7 @@ function tableInfo(name: string, columns: string[], primaryKey: string[] = []): 
 const EVIL = `x"; drop table t; --`;
 const EVIL_SELECT = "a; drop table t; --";
 const cache: SchemaCache = {
+  schema: "public",
   tables: new Map([["t", tableInfo("t", ["id", EVIL, EVIL_SELECT, "data"], ["id"])]]),
   foreignKeys: [],
   functions: new Map(),

@@ -1,6 +1,6 @@
 import { FuzzySet } from "../../lib/fuzzy.ts";
 import { type RelationshipCandidate, restErrors } from "../../lib/rest_errors.ts";
-import { EXPOSED_SCHEMA, type ForeignKey, type SchemaCache } from "./schema.ts";
+import type { ForeignKey, SchemaCache } from "./schema.ts";
 
 /** How an embedded resource is reached from its parent. */
 export interface Relationship {
@@ -153,7 +153,7 @@ export function resolveRelationship(
       parent,
       name,
       hint,
-      EXPOSED_SCHEMA,
+      cache.schema,
       hint === undefined ? relationshipSuggestion(cache, parent, name) : undefined,
     );
   }

@@ -2,7 +2,7 @@ import { FTS_OPERATORS, OPERATORS } from "./ast.ts";
 import type { CallArguments } from "./compile.ts";
 import { FuzzySet } from "../../lib/fuzzy.ts";
 import { RestError } from "../../lib/rest_errors.ts";
-import { EXPOSED_SCHEMA, type FunctionInfo, type FunctionParam, type SchemaCache } from "./schema.ts";
+import type { FunctionInfo, FunctionParam, SchemaCache } from "./schema.ts";
 
 const RESERVED = new Set(["select", "columns", "on_conflict"]);
 const RESERVED_LAST = new Set(["order", "limit", "offset", "and", "or"]);
@@ -66,9 +66,9 @@ function matches(fn: FunctionInfo, shape: CallShape): boolean {
 }
 
 /** The signature PostgREST prints: `public.fn(a, b)`, `public.fn(a => integer)`. */
-function signature(fn: FunctionInfo, typed = false): string {
+function signature(schema: string, fn: FunctionInfo, typed = false): string {
   const params = fn.params.map((p) => typed ? `${p.name} => ${p.type}` : p.name).join(", ");
-  return `${EXPOSED_SCHEMA}.${fn.name}(${params})`;
+  return `${schema}.${fn.name}(${params})`;
 }
 
 /** Whether a call passes its body whole, as the one json/jsonb parameter of `fn`. */
@@ -85,13 +85,13 @@ export function chooseFunction(cache: SchemaCache, name: string, shape: CallShap
   const overloads = cache.functions.get(name) ?? [];
   const found = overloads.filter((fn) => matches(fn, shape));
   if (found.length === 1) return found[0]!;
-  const qualified = `${EXPOSED_SCHEMA}.${name}`;
+  const qualified = `${cache.schema}.${name}`;
   if (found.length > 1) {
     throw new RestError(
       300,
       "PGRST203",
       `Could not choose the best candidate function between: ${
-        found.map((f) => signature(f, true)).join(", ")
+        found.map((f) => signature(cache.schema, f, true)).join(", ")
       }`,
       {
         hint:
@@ -130,7 +130,7 @@ function functionSuggestion(
   keys: string[],
   overloads: FunctionInfo[],
 ): string | null {
-  const prefix = `Perhaps you meant to call the function ${EXPOSED_SCHEMA}.`;
+  const prefix = `Perhaps you meant to call the function ${cache.schema}.`;
   if (overloads.length === 0) {
     const close = new FuzzySet(cache.functions.keys()).getOne(name, 0.75);
     return close === undefined ? null : prefix + close;

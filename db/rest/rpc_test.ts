@@ -19,6 +19,7 @@ function scalarFn(name: string, params: FunctionParam[]): FunctionInfo {
 
 const EVIL = `a"; drop table t; --`;
 const cache: SchemaCache = {
+  schema: "public",
   tables: new Map(),
   foreignKeys: [],
   functions: new Map([

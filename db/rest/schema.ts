@@ -73,6 +73,8 @@ export interface FunctionInfo {
 
 /** What the data API knows of a project's exposed schema (`public`). */
 export interface SchemaCache {
+  /** The schema described (one of the exposed schemas). */
+  schema: string;
   tables: Map<string, TableInfo>;
   foreignKeys: ForeignKey[];
   /** Functions by name (overloads share a name). */
@@ -80,7 +82,7 @@ export interface SchemaCache {
   loadedAt: number;
 }
 
-/** The name of the exposed schema. */
+/** The exposed schema when none is configured. */
 export const EXPOSED_SCHEMA = "public";
 
 // One round trip, JSON text so both drivers give the same shape.
@@ -243,9 +245,9 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
   return { name: f.name, params, result, volatility: f.volatility };
 }
 
-/** Reads tables, columns, types, keys and foreign keys of the exposed schema from the catalog. */
-export async function introspect(db: Queryable): Promise<SchemaCache> {
-  const [row] = await db.query<{ cache: string }>(INTROSPECT, [EXPOSED_SCHEMA]);
+/** Reads tables, columns, types, keys and foreign keys of the exposed schema `schema` from the catalog. */
+export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA): Promise<SchemaCache> {
+  const [row] = await db.query<{ cache: string }>(INTROSPECT, [schema]);
   const raw = JSON.parse(row!.cache) as RawCache;
   const tables = new Map<string, TableInfo>();
   for (const t of raw.tables) {
@@ -283,5 +285,5 @@ export async function introspect(db: Queryable): Promise<SchemaCache> {
     const info = functionInfo(f);
     if (info) functions.set(info.name, [...functions.get(info.name) ?? [], info]);
   }
-  return { tables, foreignKeys, functions, loadedAt: Date.now() };
+  return { schema, tables, foreignKeys, functions, loadedAt: Date.now() };
 }

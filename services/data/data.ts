@@ -6,6 +6,7 @@ import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
 import type { Node, ParsedQuery } from "../../db/rest/ast.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
+import { openApiCatalog, openApiDocument, type OpenApiServer } from "../../db/rest/openapi.ts";
 import {
   bodyArguments,
   chooseFunction,
@@ -14,7 +15,7 @@ import {
   takesOnlyWholeBody,
 } from "../../db/rest/rpc.ts";
 import { contentLocation } from "./content_location.ts";
-import { type Media, negotiate } from "./media.ts";
+import { type Media, negotiate, negotiateOpenApi } from "./media.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
 import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "./prefer.ts";
 import { SchemaCaches } from "./schema_caches.ts";
@@ -43,6 +44,8 @@ export interface DataRequest {
   negotiate?: boolean;
   /** The raw query string, for `Content-Location`. */
   rawQuery?: string;
+  /** `Accept-Profile` (GET, HEAD) or `Content-Profile` (writes): the exposed schema asked for. */
+  profile?: string | null;
 }
 
 /** A function call (RPC), already authenticated; the same for both mounts. */
@@ -57,6 +60,8 @@ export interface RpcRequest {
   body?: unknown;
   /** PostgREST's content negotiation (`/rest/v1`): an `Accept` nothing matches is 406 PGRST107. */
   negotiate?: boolean;
+  /** `Accept-Profile` (GET, HEAD) or `Content-Profile` (POST): the exposed schema asked for. */
+  profile?: string | null;
 }
 
 /** The answer of the engine: a status, a JSON body text (null for none) and headers. The mount serializes. */
@@ -76,6 +81,14 @@ export interface DataLimits {
   maxRows: number;
   /** Milliseconds a statement may run. */
   statementTimeoutMs: number;
+  /** The exposed schemas, the first the default (PostgREST's db-schemas); `["public"]` when absent. */
+  schemas?: readonly string[];
+}
+
+/** The schema a request runs against, and whether it was negotiated (then the answer names it). */
+interface Profile {
+  schema: string;
+  negotiated: boolean;
 }
 
 const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
@@ -98,10 +111,30 @@ export { transactionSetup }; // the bare-server benchmark starts its transaction
  * run one statement in one transaction as the caller's role with `request.jwt.claims` set, so RLS applies.
  */
 export class DataService {
-  /** The schema caches of every project. */
-  readonly schemas = new SchemaCaches();
+  /** The schema caches of every project, one per exposed schema. */
+  readonly schemas: SchemaCaches;
 
-  constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {}
+  constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {
+    this.schemas = new SchemaCaches(limits.schemas?.length ? limits.schemas : ["public"]);
+  }
+
+  /** The exposed schemas, the first the default. */
+  get exposed(): readonly string[] {
+    return this.schemas.exposed;
+  }
+
+  /**
+   * The schema `profile` (`Accept-Profile`/`Content-Profile`) selects, as PostgREST chooses it: none → the first
+   * exposed (negotiated when several are exposed); one not exposed → 406 PGRST106.
+   */
+  profile(profile: string | null | undefined): Profile {
+    const exposed = this.schemas.exposed;
+    if (profile === undefined || profile === null) {
+      return { schema: exposed[0]!, negotiated: exposed.length > 1 };
+    }
+    if (!exposed.includes(profile)) throw restErrors.unacceptableSchema(profile, [...exposed]);
+    return { schema: profile, negotiated: true };
+  }
 
   /**
    * The tenant pool and schema cache of `ref`; the cache reloads (at most once a second) when `has` is false.
@@ -110,11 +143,12 @@ export class DataService {
   private async open(
     ref: string,
     has: (cache: SchemaCache) => boolean,
+    schema: string = this.schemas.exposed[0]!,
   ): Promise<{ db: Db; cache: SchemaCache }> {
     try {
       const [internal, db] = await Promise.all([this.dbs.project(ref), this.dbs.tenant(ref)]);
-      let cache = await this.schemas.get(ref, internal);
-      if (!has(cache)) cache = await this.schemas.refresh(ref, internal);
+      let cache = await this.schemas.get(ref, internal, schema);
+      if (!has(cache)) cache = await this.schemas.refresh(ref, internal, schema);
       return { db, cache };
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);
@@ -141,11 +175,21 @@ export class DataService {
     }
   }
 
-  /** Runs one data request for project `ref`. */
+  /** Runs one data request for project `ref`, in the schema its profile selects. */
   async execute(ref: string, identity: DataIdentity, req: DataRequest): Promise<DataResult> {
+    const profile = this.profile(req.profile);
+    return withProfile(await this.executeIn(profile.schema, ref, identity, req), profile);
+  }
+
+  private async executeIn(
+    schema: string,
+    ref: string,
+    identity: DataIdentity,
+    req: DataRequest,
+  ): Promise<DataResult> {
     const query = parseQuery(req.search);
-    if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""));
-    const { db, cache } = await this.open(ref, (c) => c.tables.has(req.table));
+    if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""), schema);
+    const { db, cache } = await this.open(ref, (c) => c.tables.has(req.table), schema);
     const prefer = parsePrefer(req.prefer);
     const compiler = new Compiler(cache, query);
     const table = compiler.table(req.table);
@@ -286,13 +330,23 @@ export class DataService {
    * and shaped by the rest of the query, as a table read is.
    */
   async call(ref: string, identity: DataIdentity, req: RpcRequest): Promise<DataResult> {
+    const profile = this.profile(req.profile);
+    return withProfile(await this.callIn(profile.schema, ref, identity, req), profile);
+  }
+
+  private async callIn(
+    schema: string,
+    ref: string,
+    identity: DataIdentity,
+    req: RpcRequest,
+  ): Promise<DataResult> {
     const post = req.method === "POST";
     const { args, rest } = post
       ? { args: new Map<string, string[]>(), rest: req.search }
       : splitRpcQuery(req.search);
     const query = parseQuery(rest);
-    if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""));
-    const { db, cache } = await this.open(ref, (c) => c.functions.has(req.fn));
+    if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""), schema);
+    const { db, cache } = await this.open(ref, (c) => c.functions.has(req.fn), schema);
     const prefer = parsePrefer(req.prefer);
     checkStrict(prefer);
     const body = post ? req.body : undefined;
@@ -358,14 +412,19 @@ export class DataService {
    * The `Allow` header of `OPTIONS` on a table or view (what it takes; PUT with a primary key) or a function
    * (a volatile one is POST only); 404 PGRST205 / PGRST202 when there is none of that name.
    */
-  async allowedMethods(ref: string, target: { table: string } | { fn: string }): Promise<string> {
+  async allowedMethods(
+    ref: string,
+    target: { table: string } | { fn: string },
+    profile?: string | null,
+  ): Promise<string> {
+    const { schema } = this.profile(profile);
     if ("fn" in target) {
-      const { cache } = await this.open(ref, (c) => c.functions.has(target.fn));
+      const { cache } = await this.open(ref, (c) => c.functions.has(target.fn), schema);
       const overloads = cache.functions.get(target.fn);
       if (!overloads) chooseFunction(cache, target.fn, { keys: [], singleObject: false, post: false });
       return overloads!.every((f) => f.volatility === "v") ? "OPTIONS,POST" : "OPTIONS,GET,HEAD,POST";
     }
-    const { cache } = await this.open(ref, (c) => c.tables.has(target.table));
+    const { cache } = await this.open(ref, (c) => c.tables.has(target.table), schema);
     const t = new Compiler(cache, parseQuery(new URLSearchParams())).table(target.table);
     return [
       "OPTIONS,GET,HEAD",
@@ -374,6 +433,36 @@ export class DataService {
       ...(t.updatable ? ["PATCH"] : []),
       ...(t.deletable ? ["DELETE"] : []),
     ].join(",");
+  }
+
+  /**
+   * PostgREST's OpenAPI root: the Swagger 2.0 document of the schema `profile` selects, as the caller's role
+   * sees it (the tables it holds a privilege on, the functions it may execute). `Accept`: `*\/*`,
+   * `application/openapi+json` or `application/json` (answered as `application/openapi+json`, as PostgREST
+   * does); anything else is 406 PGRST107.
+   */
+  async openApi(
+    ref: string,
+    identity: DataIdentity,
+    req: { profile?: string | null; accept?: string | null; server: OpenApiServer },
+  ): Promise<DataResult> {
+    const profile = this.profile(req.profile);
+    const media = negotiateOpenApi(req.accept);
+    const { cache } = await this.open(ref, () => true, profile.schema);
+    let catalog;
+    try {
+      catalog = await openApiCatalog(await this.dbs.project(ref), profile.schema, identity.role);
+    } catch (err) {
+      throw errors.unavailable("The project database is unavailable", err);
+    }
+    const body = JSON.stringify(openApiDocument(cache, catalog, req.server));
+    return withProfile({
+      status: 200,
+      body,
+      headers: {},
+      singular: true,
+      media,
+    }, profile);
   }
 
   /** Forgets the schema cache of `ref` (after DDL through `POST /v1/sql`). */
@@ -385,6 +474,12 @@ export class DataService {
   async close(): Promise<void> {
     await this.schemas.close();
   }
+}
+
+/** The answer of a negotiated schema names it in `Content-Profile`, as PostgREST's does. */
+function withProfile(result: DataResult, profile: Profile): DataResult {
+  if (profile.negotiated) result.headers = { ...result.headers, "content-profile": profile.schema };
+  return result;
 }
 
 /** Parses `Range: 0-9` (items); PostgREST ignores a header that is not `from-[to]`. */

@@ -11,21 +11,30 @@ const MIN_FORCED_RELOAD_MS = 1000;
 interface Entry {
   /** The database the cache describes: a project dropped and created again gets a new one. */
   db: Db;
-  cache: Promise<SchemaCache>;
+  /** Every exposed schema's cache, by name, loaded together. */
+  cache: Promise<Map<string, SchemaCache>>;
   generation: number;
   unlisten?: Promise<(() => Promise<void>) | undefined>;
 }
 
 /**
- * SchemaCaches keeps one schema cache per project: introspected on first use, reloaded after a `NOTIFY` on
+ * SchemaCaches keeps the schema caches of each project, one per exposed schema: introspected on first use, reloaded after a `NOTIFY` on
  * {@linkcode SCHEMA_CHANNEL} (sent by DDL) or an explicit {@linkcode SchemaCaches.invalidate} (after `POST /v1/sql`).
  */
 export class SchemaCaches {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
 
-  /** The schema cache of project `ref` whose database is `db`. */
-  get(ref: string, db: Db): Promise<SchemaCache> {
+  /** `exposed`: the exposed schemas, the first the default (PostgREST's `db-schemas`). */
+  constructor(readonly exposed: readonly string[] = ["public"]) {}
+
+  /** The cache of schema `schema` (default: the first exposed) of project `ref` whose database is `db`. */
+  async get(ref: string, db: Db, schema: string = this.exposed[0]!): Promise<SchemaCache> {
+    return (await this.all(ref, db)).get(schema)!;
+  }
+
+  /** The caches of every exposed schema of project `ref`. */
+  all(ref: string, db: Db): Promise<Map<string, SchemaCache>> {
     let entry = this.entries.get(ref);
     if (entry && entry.db !== db) {
       this.forget(ref, entry);
@@ -50,8 +59,9 @@ export class SchemaCaches {
     return entry.cache;
   }
 
-  private load(ref: string, db: Db): Promise<SchemaCache> {
-    const loading = introspect(db);
+  private load(ref: string, db: Db): Promise<Map<string, SchemaCache>> {
+    const loading = Promise.all(this.exposed.map((schema) => introspect(db, schema)))
+      .then((caches) => new Map(caches.map((c) => [c.schema, c])));
     loading.catch((err) => {
       log.warn("schema cache load failed", { project: ref, cause: (err as Error).name });
       // Mark it stale so that the next request tries again (at worst one needless reload).
@@ -73,11 +83,11 @@ export class SchemaCaches {
   }
 
   /** Reloads now when the cache is older than a second (a table not found may be brand new). */
-  async refresh(ref: string, db: Db): Promise<SchemaCache> {
-    const current = await this.get(ref, db);
+  async refresh(ref: string, db: Db, schema: string = this.exposed[0]!): Promise<SchemaCache> {
+    const current = await this.get(ref, db, schema);
     if (Date.now() - current.loadedAt < MIN_FORCED_RELOAD_MS) return current;
     this.invalidate(ref);
-    return await this.get(ref, db);
+    return await this.get(ref, db, schema);
   }
 
   /** Stops listening for every project. */
