@@ -74,7 +74,7 @@ export const errors = {
     new AppError(400, "VALIDATION_ERROR", message, { reason: "weak_password", reasons }),
   unauthorized: (message: string, reason?: string) => new AppError(401, "UNAUTHORIZED", message, { reason }),
   invalidToken: (message: string, reason?: string) => new AppError(401, "INVALID_TOKEN", message, { reason }),
-  forbidden: (message: string) => new AppError(403, "FORBIDDEN", message),
+  forbidden: (message: string, reason?: string) => new AppError(403, "FORBIDDEN", message, { reason }),
   reservedTo: (role: string) => new AppError(403, "FORBIDDEN", `This operation is reserved to ${role}`),
   notFound: (message: string) => new AppError(404, "NOT_FOUND", message),
   projectNotFound: (ref: string) => new AppError(404, "PROJECT_NOT_FOUND", `Project "${ref}" does not exist`),

@@ -14,6 +14,7 @@ import type { Config } from "./config.ts";
 import { Cipher, randomToken } from "../lib/crypto.ts";
 import { setLogLevel } from "../lib/log.ts";
 import { NetGuard } from "./notifications/net_guard.ts";
+import { missingSettings } from "./notifications/recipients.ts";
 import { NotificationService } from "./notifications/service.ts";
 import { SettingsStore } from "./notifications/settings.ts";
 import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
@@ -139,7 +140,20 @@ export async function openPlatform(config: Config): Promise<Platform> {
       cipher,
       projects,
       tokens,
-      auth: new AuthService(dbs, tokens),
+      auth: new AuthService(dbs, tokens, {
+        // Auth mail goes through the project's notifications: its SMTP settings, retries, quota and logs.
+        emailConfigured: async (ref) =>
+          missingSettings(await notifications.settings(ref), "email", "") === null,
+        send: async (ref, mail) => {
+          await notifications.send(ref, {
+            channel: "email",
+            recipient: mail.to,
+            subject: mail.subject,
+            body: mail.body,
+            metadata: { source: "auth" },
+          });
+        },
+      }),
       admins,
       authLimit: new TokenBucket({ perMinute: config.AUTH_RATE_PER_MIN }),
       data: new DataService(dbs, {

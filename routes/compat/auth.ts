@@ -180,12 +180,58 @@ gotrueRoutes.post(`${BASE}/logout`, async (c) => {
   return c.body(null, 204);
 });
 
-// Recovery and verification send mail; the platform's auth sends none (email addresses are confirmed at
-// sign-up), so these answer as GoTrue does with its email provider off.
-for (const path of ["recover", "verify", "otp", "magiclink", "resend", "reauthenticate"]) {
-  gotrueRoutes.all(`${BASE}/${path}`, () => {
+/** Refuses what needs mail when the project's notification settings cannot send email: GoTrue's 422. */
+async function requireEmail(c: Context<AppEnv>): Promise<void> {
+  if (!await c.env.platform.auth.emailConfigured(c.get("project"))) {
     throw errors.validation(
       "Email sending is not configured: recovery, one-time codes and email verification are not available",
+      "email_provider_disabled",
+    );
+  }
+}
+
+// Password recovery (docs/projects-and-auth.md): auth-js's `resetPasswordForEmail` and `verifyOtp({email, token,
+// type: 'recovery'})` or `verifyOtp({token_hash, type: 'recovery'})`. `redirect_to`, `code_challenge*` and
+// `gotrue_meta_security` are accepted and ignored: the mail carries the code and the token hash, no link.
+gotrueRoutes.post(`${BASE}/recover`, passwordRateLimit, async (c) => {
+  await requireEmail(c);
+  const body = await bodyOf(c);
+  refusePhone(body);
+  await c.env.platform.auth.recover(c.get("project"), emailOf(body.email));
+  return c.json({}, 200);
+});
+
+gotrueRoutes.post(`${BASE}/verify`, passwordRateLimit, async (c) => {
+  await requireEmail(c);
+  const body = await bodyOf(c);
+  refusePhone(body);
+  if (body.type !== "recovery") {
+    throw errors.validation(
+      "Only type recovery can be verified: sign-up needs no confirmation",
+      "validation_failed",
+    );
+  }
+  const project = c.get("project");
+  const { auth } = c.env.platform;
+  const tokenHash = stringOf(body.token_hash, "token_hash");
+  if (tokenHash) return await sessionAnswer(c, project, await auth.verifyRecovery(project, { tokenHash }));
+  const email = emailOf(body.email);
+  const code = stringOf(body.token, "token");
+  if (!code) throw errors.validation("Verify requires a token or a token_hash", "validation_failed");
+  const result = await accountLimited(
+    c,
+    `recovery:${project.ref}:${email.toLowerCase()}`,
+    () => auth.verifyRecovery(project, { email, code }),
+  );
+  return await sessionAnswer(c, project, result);
+});
+
+// One-time codes, magic links and email verification are not offered (email addresses are confirmed at
+// sign-up): GoTrue's answer with its email provider off.
+for (const path of ["otp", "magiclink", "resend", "reauthenticate"]) {
+  gotrueRoutes.all(`${BASE}/${path}`, () => {
+    throw errors.validation(
+      "One-time codes, magic links and email verification are not available: email addresses are confirmed at sign-up",
       "email_provider_disabled",
     );
   });

@@ -22,6 +22,7 @@ const BY_REASON: Record<string, { status: number; msg?: string }> = {
   no_authorization: { status: 401 },
   phone_provider_disabled: { status: 422 },
   email_provider_disabled: { status: 422 },
+  otp_expired: { status: 403, msg: "Token has expired or is invalid" },
 };
 
 /** GoTrue's code for a catalogue code without a reason. */

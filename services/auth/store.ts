@@ -31,6 +31,14 @@ export interface RefreshTokenRow {
   revoked_at: Date | null;
 }
 
+/** The latest recovery of a user, locked for the rest of the transaction. */
+export interface RecoveryRow {
+  user_id: string;
+  code_hash: string;
+  attempts: number;
+  expired: boolean;
+}
+
 const USER_COLUMNS = "id, email, password_hash, user_metadata, created_at";
 
 /** The SQL of users, sessions and refresh tokens in a project's `auth` schema. */
@@ -167,5 +175,49 @@ export const authStore = {
       [sinceMs],
     );
     return { now: Number(row!.now), ids: row!.ids ?? [] };
+  },
+
+  /** Makes a user's recovery the only one: any earlier one is replaced. */
+  async putRecovery(db: Queryable, userId: string, codeHash: string, linkHash: string, ttlSecs: number) {
+    await db.query(
+      `insert into auth.recovery_tokens (user_id, code_hash, link_hash, expires_at)
+         values ($1, $2, $3, now() + make_interval(secs => $4::float8))
+       on conflict (user_id) do update set code_hash = excluded.code_hash, link_hash = excluded.link_hash,
+         attempts = 0, created_at = now(), expires_at = excluded.expires_at`,
+      [userId, codeHash, linkHash, ttlSecs],
+    );
+  },
+
+  /** The recovery of an email's user, locked for the rest of the transaction. */
+  async lockRecoveryOfEmail(tx: Queryable, email: string): Promise<RecoveryRow | null> {
+    const [row] = await tx.query<RecoveryRow>(
+      `select r.user_id, r.code_hash, r.attempts, r.expires_at <= now() as expired
+         from auth.recovery_tokens r join auth.users u on u.id = r.user_id
+        where lower(u.email) = lower($1) for update of r`,
+      [email],
+    );
+    return row ?? null;
+  },
+
+  /** Counts a wrong code against a user's recovery. */
+  async missRecovery(tx: Queryable, userId: string): Promise<void> {
+    await tx.query("update auth.recovery_tokens set attempts = attempts + 1 where user_id = $1", [userId]);
+  },
+
+  async deleteRecovery(tx: Queryable, userId: string): Promise<void> {
+    await tx.query("delete from auth.recovery_tokens where user_id = $1", [userId]);
+  },
+
+  /** Spends the unexpired recovery of a link hash: its user, or null when there is none. */
+  async takeRecoveryOfLink(tx: Queryable, linkHash: string): Promise<UserRow | null> {
+    const [spent] = await tx.query<{ user_id: string; live: boolean }>(
+      "delete from auth.recovery_tokens where link_hash = $1 returning user_id, expires_at > now() as live",
+      [linkHash],
+    );
+    if (!spent?.live) return null;
+    const [row] = await tx.query<UserRow>(`select ${USER_COLUMNS} from auth.users where id = $1`, [
+      spent.user_id,
+    ]);
+    return row ?? null;
   },
 };

@@ -1,10 +1,19 @@
 import type { Databases } from "../../db/databases.ts";
 import { type Queryable, sqlState } from "../../db/driver.ts";
-import { randomToken, sha256Hex } from "../../lib/crypto.ts";
+import { randomToken, sha256Hex, timingSafeEqual } from "../../lib/crypto.ts";
 import { errors } from "../../lib/errors.ts";
 import { DUMMY_HASH, hashPassword, verifyPassword } from "./passwords.ts";
 import { passwordWeakness } from "./password_policy.ts";
 import type { Project } from "../projects/projects.ts";
+import {
+  type AuthMailer,
+  newRecoverySecrets,
+  RECOVERY_MAX_ATTEMPTS,
+  RECOVERY_TTL_SECS,
+  recoveryCodeHash,
+  recoveryLinkHash,
+  recoveryMail,
+} from "./recovery.ts";
 import { authStore, type UserDetailsRow, type UserRow } from "./store.ts";
 import type { TokenService, UserClaims } from "./tokens.ts";
 
@@ -72,6 +81,9 @@ function refuseWeak(password: string): void {
   if (weakness) throw errors.weakPassword(weakness.message, [weakness.rule]);
 }
 
+/** How a recovery is verified: the code of the mail with its email, or the mail's token hash. */
+export type RecoveryProof = { email: string; code: string } | { tokenHash: string };
+
 /** A refresh's failure (with the session it revoked, on reuse) or its new session. */
 type RefreshOutcome = { error: string; reason: string; revoked?: string } | {
   error?: undefined;
@@ -83,7 +95,67 @@ type RefreshOutcome = { error: string; reason: string; revoked?: string } | {
  * GoTrue does) and signs them out. Users live in the project's own `auth.users`.
  */
 export class AuthService {
-  constructor(private readonly dbs: Databases, private readonly tokens: TokenService) {}
+  constructor(
+    private readonly dbs: Databases,
+    private readonly tokens: TokenService,
+    private readonly mailer?: AuthMailer,
+  ) {}
+
+  /** True when the project can send auth mail (its notification settings have an SMTP host and a sender). */
+  async emailConfigured(project: Project): Promise<boolean> {
+    return this.mailer !== undefined && await this.mailer.emailConfigured(project.ref);
+  }
+
+  /**
+   * Starts a password recovery: mails the user of `email` a one-time code and token hash (replacing any earlier
+   * ones). An unknown email does nothing and answers the same (no account enumeration); 422
+   * `email_provider_disabled` when the project cannot send email.
+   */
+  async recover(project: Project, email: string): Promise<void> {
+    if (!this.mailer || !await this.mailer.emailConfigured(project.ref)) throw emailDisabled();
+    const db = await this.dbs.project(project.ref);
+    const row = await authStore.userByEmail(db, email);
+    const secrets = newRecoverySecrets();
+    const [codeHash, linkHash] = await Promise.all([
+      recoveryCodeHash(row?.id ?? "", secrets.code),
+      recoveryLinkHash(secrets.tokenHash),
+    ]);
+    if (!row) return;
+    await authStore.putRecovery(db, row.id, codeHash, linkHash, RECOVERY_TTL_SECS);
+    await this.mailer.send(project.ref, recoveryMail(row.email, secrets));
+  }
+
+  /**
+   * Spends a recovery and starts a session of its user (who may then set a new password). A wrong, spent or
+   * expired code or token hash is 403 `otp_expired`; after {@linkcode RECOVERY_MAX_ATTEMPTS} wrong codes the
+   * recovery is spent.
+   */
+  async verifyRecovery(project: Project, proof: RecoveryProof): Promise<UserSession> {
+    const db = await this.dbs.project(project.ref);
+    // The transaction returns null instead of throwing, so that a counted wrong code stays counted.
+    const result = await db.transaction(async (tx): Promise<UserSession | null> => {
+      if ("tokenHash" in proof) {
+        const user = await authStore.takeRecoveryOfLink(tx, await recoveryLinkHash(proof.tokenHash));
+        return user ? await this.startSession(tx, project, user) : null;
+      }
+      const recovery = await authStore.lockRecoveryOfEmail(tx, proof.email);
+      if (!recovery) return null;
+      const matches = timingSafeEqual(
+        await recoveryCodeHash(recovery.user_id, proof.code),
+        recovery.code_hash,
+      );
+      if (recovery.expired || matches || recovery.attempts + 1 >= RECOVERY_MAX_ATTEMPTS) {
+        await authStore.deleteRecovery(tx, recovery.user_id);
+      } else {
+        await authStore.missRecovery(tx, recovery.user_id);
+      }
+      if (recovery.expired || !matches) return null;
+      const user = await authStore.userByEmail(tx, proof.email);
+      return user ? await this.startSession(tx, project, user) : null;
+    });
+    if (!result) throw errors.forbidden("Token has expired or is invalid", "otp_expired");
+    return result;
+  }
 
   /** Creates a user and its first session; 409 CONFLICT when the email is taken. */
   async signUp(project: Project, input: { email: string; password: string; data?: Record<string, unknown> }) {
@@ -226,6 +298,13 @@ export class AuthService {
       session: { ...access, token_type: "bearer", refresh_token: refreshToken },
     };
   }
+}
+
+function emailDisabled() {
+  return errors.validation(
+    "Email sending is not configured: set email.host and email.from with PATCH /v1/notifications/settings",
+    "email_provider_disabled",
+  );
 }
 
 function sessionEnded() {
