@@ -73,7 +73,8 @@ Deno.test("client notifications: every operation and its admin ones, happy path 
       if (got.status === status) return got;
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error(`Notification ${id} never reached ${status}`);
+    const last = await n.get(id);
+    throw new Error(`Notification ${id} never reached ${status}: ${last.status} (${last.last_error})`);
   };
   try {
     await t.step("admin settings: update then get; a bad value is 400", async () => {

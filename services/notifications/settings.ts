@@ -140,7 +140,10 @@ export class SettingsStore {
   private async read(db: Db): Promise<{ pub: Public; secrets: Secrets; version: string }> {
     const row = await readSettingsRow(db);
     const secrets = row?.secrets ? JSON.parse(await this.cipher.decrypt(row.secrets)) as Secrets : {};
-    return { pub: (row?.public ?? {}) as Public, secrets, version: String(row?.updated_at ?? "") };
+    // The version is the stored content itself: a timestamp (String(Date) has whole seconds) let two changes
+    // within one second keep the first one's providers.
+    const version = row ? `${JSON.stringify(row.public)}\n${row.secrets ?? ""}` : "";
+    return { pub: (row?.public ?? {}) as Public, secrets, version };
   }
 
   /** The settings with defaults and decrypted secrets, for the providers. */
