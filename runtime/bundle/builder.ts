@@ -71,10 +71,10 @@ async function npmCause(name: string, range: string): Promise<string> {
 /** Why a jsr: or https: module could not be loaded. */
 async function remoteCause(specifier: string): Promise<string> {
   let url = specifier;
-  if (specifier.startsWith("jsr:")) {
-    const m = /^jsr:\/?(@[^/]+\/[^@/]+)/.exec(specifier);
-    if (!m) return "it is not a valid jsr: specifier";
-    url = `https://jsr.io/${m[1]}/meta.json`;
+  const jsr = /^jsr:\/?(@[^/]+\/[^@/]+)?/.exec(specifier);
+  if (jsr) {
+    if (!jsr[1]) return "it is not a valid jsr: specifier";
+    url = `https://jsr.io/${jsr[1]}/meta.json`;
   }
   const got = await probe(url);
   if (typeof got === "string") return got;
