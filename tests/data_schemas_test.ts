@@ -2,28 +2,10 @@
 // row as PostgREST (v12–v14) answers; postgrest-js's `.schema()`; a bounded fuzz of profile values.
 import { assert, assertEquals } from "./assert.ts";
 import { LIBRARY_SQL, ownerSql, restClient } from "./data_fixture.ts";
-import { startPlatform, type TestPlatform } from "./harness.ts";
-
-interface SchemaCase {
-  name: string;
-  method?: string;
-  url: string;
-  headers?: Record<string, string>;
-  body?: string;
-  anon?: boolean;
-  status: number;
-  json?: unknown;
-  /** Expected header values; null: the header is absent. */
-  expect?: Record<string, string | null>;
-}
+import { startPlatform } from "./harness.ts";
+import { err, runWireCase, type WireCase } from "./data_wire_cases.ts";
 
 const EXPOSED = "public, api, hidden";
-const err = (code: string, message: string, details: unknown = null, hint: string | null = null) => ({
-  code,
-  message,
-  details,
-  hint,
-});
 
 // `api` is usable by the API roles; `hidden` is exposed but granted nothing: exposing grants nothing.
 const SQL = `
@@ -40,7 +22,7 @@ create table hidden.vault (id int primary key);
 insert into hidden.vault values (1);
 `;
 
-const CASES: SchemaCase[] = [
+const CASES: WireCase[] = [
   {
     name: "no profile: the first exposed schema, named in Content-Profile (several are exposed)",
     url: "books?select=id&id=eq.1",
@@ -188,18 +170,6 @@ const CASES: SchemaCase[] = [
   },
 ];
 
-async function run(p: TestPlatform, c: SchemaCase): Promise<void> {
-  const headers: Record<string, string> = { apikey: c.anon ? p.publicKey : p.secretKey, ...c.headers };
-  if (c.body !== undefined && !headers["content-type"]) headers["content-type"] = "application/json";
-  const res = await p.fetch(`/rest/v1/${c.url}`, { method: c.method ?? "GET", headers, body: c.body });
-  const text = await res.text();
-  assertEquals(res.status, c.status, text);
-  if (c.json !== undefined) assertEquals(JSON.parse(text), c.json);
-  for (const [name, value] of Object.entries(c.expect ?? {})) {
-    assertEquals(res.headers.get(name), value, name);
-  }
-}
-
 /** A small deterministic generator, so a failing fuzz case can be replayed. */
 function rng(seed: number): () => number {
   return () => {
@@ -212,7 +182,7 @@ Deno.test("data API schemas: DATA_SCHEMAS, Accept-Profile and Content-Profile as
   const p = await startPlatform({ DATA_SCHEMAS: "public,api,hidden" });
   try {
     await ownerSql(p, LIBRARY_SQL + SQL);
-    for (const c of CASES) await t.step(c.name, () => run(p, c));
+    for (const c of CASES) await t.step(c.name, () => runWireCase(p, c));
 
     await t.step("postgrest-js .schema(): read, insert and rpc round trip", async () => {
       const db = restClient(p, p.secretKey);

@@ -1,31 +1,10 @@
 // PostgREST's wire format on /rest/v1, row by row: status, body and headers as PostgREST (v12–v14) answers.
 import { assertEquals } from "./assert.ts";
 import { LIBRARY_SQL, ownerSql } from "./data_fixture.ts";
-import { startPlatform, type TestPlatform } from "./harness.ts";
-
-interface WireCase {
-  name: string;
-  method?: string;
-  url: string;
-  headers?: Record<string, string>;
-  /** Sent as is; `content-type: application/json` unless the case sets another. */
-  body?: string;
-  /** Send the public key (anon) instead of the secret key. */
-  anon?: boolean;
-  status: number;
-  /** The whole JSON body expected, or for errors the PostgREST error object. */
-  json?: unknown;
-  /** Expected header values; null: the header is absent. */
-  expect?: Record<string, string | null>;
-}
+import { startPlatform } from "./harness.ts";
+import { err, runWireCase, type WireCase } from "./data_wire_cases.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";
-const err = (code: string, message: string, details: unknown = null, hint: string | null = null) => ({
-  code,
-  message,
-  details,
-  hint,
-});
 /** The headers of every PostgREST error. */
 const errorHeaders = (code: string) => ({
   "content-type": JSON_TYPE,
@@ -553,23 +532,11 @@ const CASES: WireCase[] = [
   },
 ];
 
-async function run(p: TestPlatform, c: WireCase): Promise<void> {
-  const headers: Record<string, string> = { apikey: c.anon ? p.publicKey : p.secretKey, ...c.headers };
-  if (c.body !== undefined && !headers["content-type"]) headers["content-type"] = "application/json";
-  const res = await p.fetch(`/rest/v1/${c.url}`, { method: c.method ?? "GET", headers, body: c.body });
-  const text = await res.text();
-  assertEquals(res.status, c.status, text);
-  if (c.json !== undefined) assertEquals(JSON.parse(text), c.json);
-  for (const [name, value] of Object.entries(c.expect ?? {})) {
-    assertEquals(res.headers.get(name), value, name);
-  }
-}
-
 Deno.test("data API wire format: headers, errors and negotiation as PostgREST", async (t) => {
   const p = await startPlatform();
   try {
     await ownerSql(p, LIBRARY_SQL + SQL);
-    for (const c of CASES) await t.step(c.name, () => run(p, c));
+    for (const c of CASES) await t.step(c.name, () => runWireCase(p, c));
     await t.step("/v1/db keeps the envelope for a bad token", async () => {
       const res = await p.fetch("/v1/db/books", {
         headers: { apikey: p.publicKey, authorization: "Bearer abc" },
