@@ -11,36 +11,12 @@
  *   DATABASE_URL=postgres://… adds one project on PostgreSQL
  */
 import { ADMIN, makeSandbox, rawRequest } from "../tests/harness.ts";
+import { treeRss } from "./_proc.ts";
 
 const REST_SECS = Number(Deno.env.get("BENCH_REST_SECS") ?? 20);
 const PROJECTS = (Deno.env.get("BENCH_PROJECTS") ?? "1,5,20").split(",").map(Number);
 const POSTGRES = Deno.env.get("DATABASE_URL");
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
-
-/** The resident memory, in bytes, of `pid` and every process below it (from /proc). */
-export async function treeRss(pid: number): Promise<{ bytes: number; processes: number }> {
-  const children = new Map<number, number[]>();
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(ppid, [...children.get(ppid) ?? [], Number(entry.name)]);
-    } catch { /* gone meanwhile */ }
-  }
-  let bytes = 0;
-  let processes = 0;
-  const visit = async (p: number) => {
-    try {
-      const status = await Deno.readTextFile(`/proc/${p}/status`);
-      bytes += Number(status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0) * 1024;
-      processes++;
-    } catch { /* gone meanwhile */ }
-    for (const child of children.get(p) ?? []) await visit(child);
-  };
-  await visit(pid);
-  return { bytes, processes };
-}
 
 function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
