@@ -1,6 +1,4 @@
 import { Hono } from "hono";
-import css from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
-import bundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
 import type { AppEnv } from "./env.ts";
 
 const PAGE = `<!doctype html>
@@ -22,15 +20,27 @@ const INIT = `window.ui = SwaggerUIBundle({ url: "/v1/openapi.json", dom_id: "#d
 
 const CACHE = "public, max-age=86400";
 
+// Swagger UI's files (3 MB) are read when the page is first opened, not kept in every process from its start.
+const css = () => import("swagger-ui-dist/swagger-ui.css", { with: { type: "text" } });
+const bundle = () => import("swagger-ui-dist/swagger-ui-bundle.js", { with: { type: "text" } });
+
 /** The human docs page: Swagger UI served from the npm package, no CDN. */
 export const docsRoutes = new Hono<AppEnv>()
   .get("/docs", (c) => c.html(PAGE))
   .get(
     "/docs/swagger-ui.css",
-    (c) => c.body(css, 200, { "content-type": "text/css; charset=utf-8", "cache-control": CACHE }),
+    async (c) =>
+      c.body((await css()).default, 200, {
+        "content-type": "text/css; charset=utf-8",
+        "cache-control": CACHE,
+      }),
   )
   .get(
     "/docs/swagger-ui-bundle.js",
-    (c) => c.body(bundle, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": CACHE }),
+    async (c) =>
+      c.body((await bundle()).default, 200, {
+        "content-type": "text/javascript; charset=utf-8",
+        "cache-control": CACHE,
+      }),
   )
   .get("/docs/init.js", (c) => c.body(INIT, 200, { "content-type": "text/javascript; charset=utf-8" }));

@@ -2,7 +2,7 @@ import type { Databases } from "../../db/databases.ts";
 import { quoteIdent, sqlState } from "../../db/driver.ts";
 import { AppError, errors } from "../../lib/errors.ts";
 import type { ChatMessage, Providers } from "./providers.ts";
-import { checkSelect, type TableName } from "./sql_guard.ts";
+import type { TableName } from "./sql_guard.ts";
 import { type ColumnRow, nl2sqlStore } from "./store.ts";
 import type { UsageLog } from "./usage_log.ts";
 
@@ -35,7 +35,7 @@ export const DEFAULT_ROW_LIMIT = 100;
 
 /**
  * Nl2Sql turns a question into one read-only SELECT: the prompt carries only the tables and
- * columns the caller's role may read; the answer is checked by {@linkcode checkSelect}; when asked, it runs in
+ * columns the caller's role may read; the answer is checked by `checkSelect` (sql_guard.ts); when asked, it runs in
  * a read-only transaction as the caller's role with its JWT claims (so RLS applies), a statement timeout and
  * a row limit.
  */
@@ -98,6 +98,8 @@ export class Nl2Sql {
       kind: "nl2sql",
       usage: answer.usage,
     });
+    // The SQL parser (about 20 MB once loaded) is read by the first NL-to-SQL call, not at every start.
+    const { checkSelect } = await import("./sql_guard.ts");
     const checked = checkSelect(extractSql(answer.content), [...tables.values()].map((t) => t.name));
     if (!req.execute) return { sql: checked.sql };
     const rows = await this.run(ref, caller, checked.sql, req.limit ?? DEFAULT_ROW_LIMIT);

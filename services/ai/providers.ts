@@ -1,4 +1,5 @@
-import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import type OpenAI from "openai";
+import type { APIError } from "openai";
 import { z } from "zod";
 import type { Config } from "../config.ts";
 import { AppError, errors } from "../../lib/errors.ts";
@@ -95,17 +96,33 @@ export interface ChatAnswer {
   finishReason: string | null;
 }
 
+type Sdk = typeof import("openai");
+let sdk: Sdk | undefined;
+
+/** The openai package, loaded by the first provider call: a process that never makes one saves its memory. */
+async function loadSdk(): Promise<Sdk> {
+  return sdk ??= await import("openai");
+}
+
 /** A provider's client with the limits of the configuration. */
 export class Provider {
-  readonly client: OpenAI;
+  private client?: Promise<OpenAI>;
 
-  constructor(readonly config: ProviderConfig, limits: { timeoutMs: number; maxRetries: number }) {
-    this.client = new OpenAI({
-      baseURL: config.baseUrl,
-      apiKey: config.apiKey ?? "none",
-      timeout: limits.timeoutMs,
-      maxRetries: limits.maxRetries, // the package retries 408, 409, 429 and 5xx with backoff and Retry-After
-    });
+  constructor(
+    readonly config: ProviderConfig,
+    private readonly limits: { timeoutMs: number; maxRetries: number },
+  ) {}
+
+  private api(): Promise<OpenAI> {
+    return this.client ??= loadSdk().then(({ default: OpenAI }) =>
+      new OpenAI({
+        baseURL: this.config.baseUrl,
+        apiKey: this.config.apiKey ?? "none",
+        timeout: this.limits.timeoutMs,
+        // The package retries 408, 409, 429 and 5xx with backoff and Retry-After.
+        maxRetries: this.limits.maxRetries,
+      })
+    );
   }
 
   /** The provider's name. */
@@ -116,7 +133,7 @@ export class Provider {
   /** One chat completion. */
   async chat(call: ChatCall, signal?: AbortSignal): Promise<ChatAnswer> {
     try {
-      const res = await this.client.chat.completions.create({ ...call, stream: false }, { signal });
+      const res = await (await this.api()).chat.completions.create({ ...call, stream: false }, { signal });
       const choice = res.choices[0];
       return {
         content: choice?.message?.content ?? "",
@@ -132,7 +149,7 @@ export class Provider {
   /** A streamed chat completion: OpenAI chunks as the provider sends them. */
   async stream(call: ChatCall, signal: AbortSignal): Promise<AsyncIterable<OpenAI.ChatCompletionChunk>> {
     try {
-      return await this.client.chat.completions.create(
+      return await (await this.api()).chat.completions.create(
         { ...call, stream: true, stream_options: { include_usage: true } },
         { signal },
       );
@@ -148,7 +165,11 @@ export class Provider {
     signal?: AbortSignal,
   ): Promise<{ vectors: number[][]; usage: Usage }> {
     try {
-      const res = await this.client.embeddings.create({ model, input: inputs, encoding_format: "float" }, {
+      const res = await (await this.api()).embeddings.create({
+        model,
+        input: inputs,
+        encoding_format: "float",
+      }, {
         signal,
       });
       const vectors = [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
@@ -184,6 +205,9 @@ export function usageOf(
  */
 export function providerError(name: string, err: unknown): AppError {
   if (err instanceof AppError) return err;
+  // The package's errors exist only once it is loaded, and only a loaded package throws them.
+  if (!sdk) return errors.unavailable(`AI provider "${name}" is unreachable`, err);
+  const { APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk;
   if (err instanceof APIUserAbortError) {
     return errors.requestAborted();
   }

@@ -1,17 +1,13 @@
-import { dictionary } from "@zxcvbn-ts/language-common";
+import commonPasswords from "./common_passwords.txt" with { type: "text" };
+import { normalizePassword } from "./normalize_password.ts";
 
 /** The shortest password accepted (the schemas of sign-up and ADMIN_PASSWORD check it). */
 export const MIN_PASSWORD_LENGTH = 8;
 
-// The common passwords of zxcvbn's list (leaked-password corpora, ranked) long enough to pass the length rule;
-// compared as typed, trimmed and without case, so "Password " is refused as "password" is.
-const COMMON = new Set(
-  dictionary["passwords-common"].map(normalize).filter((p) => p.length >= MIN_PASSWORD_LENGTH),
-);
-
-function normalize(password: string): string {
-  return password.normalize("NFKC").trim().toLowerCase();
-}
+// The common passwords of zxcvbn's list (leaked-password corpora, ranked) long enough to pass the length rule,
+// from common_passwords.txt (written from the package: common_passwords.ts); compared trimmed and without case,
+// so "Password " is refused as "password" is.
+const COMMON = new Set(commonPasswords.split("\n").filter((p) => p !== ""));
 
 /** The longest password accepted. */
 export const MAX_PASSWORD_LENGTH = 1024;
@@ -38,7 +34,7 @@ export function passwordWeakness(password: string): { rule: PasswordRule; messag
     return { rule: "length", message: `Password must be at most ${MAX_PASSWORD_LENGTH} characters` };
   }
   if (password.trim() === "") return { rule: "characters", message: "Password must not be only whitespace" };
-  if (COMMON.has(normalize(password))) {
+  if (COMMON.has(normalizePassword(password))) {
     return {
       rule: "pwned",
       message: "Password is too common: it is on lists of leaked passwords that attackers try first",

@@ -1,5 +1,6 @@
 import { assertEquals, assertMatch } from "../../tests/assert.ts";
-import { passwordProblem } from "./password_policy.ts";
+import { commonPasswordsText } from "./common_passwords.ts";
+import { MIN_PASSWORD_LENGTH, passwordProblem } from "./password_policy.ts";
 
 Deno.test("password policy: blank and common passwords are refused with the reason", () => {
   for (const blank of ["        ", "\t\t\t\t\t\t\t\t", "\u3000".repeat(8)]) {
@@ -15,4 +16,9 @@ Deno.test("password policy: blank and common passwords are refused with the reas
   ) {
     assertEquals(passwordProblem(fine), null, fine);
   }
+});
+
+Deno.test("password policy: common_passwords.txt is what the zxcvbn package holds (deno task passwords)", async () => {
+  const file = await Deno.readTextFile(new URL("./common_passwords.txt", import.meta.url));
+  assertEquals(file, commonPasswordsText(MIN_PASSWORD_LENGTH));
 });

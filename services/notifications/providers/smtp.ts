@@ -1,14 +1,17 @@
 import net from "node:net";
-import nodemailerModule from "nodemailer";
 
 /** The part of a nodemailer transport this provider uses (nodemailer ships no types; @types/node clashes). */
 interface Transporter {
   sendMail(mail: Record<string, unknown>): Promise<{ messageId: string; response?: string }>;
   close(): void;
 }
-const nodemailer = nodemailerModule as unknown as {
-  createTransport(options: Record<string, unknown>): Transporter;
-};
+
+/** nodemailer, loaded by the first email sent: a process that sends none saves its memory (about 15 MB). */
+async function loadNodemailer(): Promise<{ createTransport(options: Record<string, unknown>): Transporter }> {
+  return (await import("nodemailer")).default as unknown as {
+    createTransport(options: Record<string, unknown>): Transporter;
+  };
+}
 import type { NetGuard } from "../net_guard.ts";
 import type { NotifySettings } from "../settings.ts";
 import { clip, configError, type OutboundMessage, type Provider, type ProviderResult } from "./provider.ts";
@@ -33,8 +36,9 @@ export class SmtpProvider implements Provider {
     private readonly maxConnections: number,
   ) {}
 
-  private transporter(): Transporter {
+  private async transporter(): Promise<Transporter> {
     const s = this.settings;
+    const nodemailer = await loadNodemailer();
     this.transport ??= nodemailer.createTransport({
       pool: true,
       maxConnections: this.maxConnections,
@@ -97,7 +101,7 @@ export class SmtpProvider implements Provider {
       subject: message.subject,
     };
     try {
-      const info = await this.transporter().sendMail({
+      const info = await (await this.transporter()).sendMail({
         from: s.from,
         to: message.recipient,
         subject: message.subject ?? "",
