@@ -106,6 +106,14 @@ export const errors = {
       headers: { "retry-after": String(retryAfterSeconds) },
       cause,
     }),
+  /** Another mail to a user asked for too soon (GoTrue's `over_email_send_rate_limit`, with its words). */
+  emailRateLimited: (retryAfterSeconds: number) =>
+    new AppError(
+      429,
+      "rate_limit_exceeded",
+      `For security purposes, you can only request this after ${retryAfterSeconds} seconds.`,
+      { reason: "over_email_send_rate_limit", headers: { "retry-after": String(retryAfterSeconds) } },
+    ),
   /** A count limit of a connection or a resource (429, type `rate_limit`, no retry: it will not pass). */
   limitExceeded: (message: string) => new AppError(429, "LIMIT_EXCEEDED", message, { type: "rate_limit" }),
   quotaExceeded: (message: string) => new AppError(403, "QUOTA_EXCEEDED", message, { type: "quota" }),

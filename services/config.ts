@@ -36,6 +36,7 @@ export const Env = z.object({
   PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(1024).default(16),
   CORS_ORIGINS: z.string().default("*"),
   AUTH_RATE_PER_MIN: z.coerce.number().int().min(1).default(30),
+  AUTH_EMAIL_INTERVAL_SECS: z.coerce.number().int().min(0).max(86_400).default(60),
   TRUSTED_PROXIES: z.string().default("").refine(
     (v) => parseTrustedProxies(v) !== null,
     "must be addresses or CIDR ranges, comma-separated",

@@ -153,6 +153,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
             metadata: { source: "auth" },
           });
         },
+        intervalSecs: config.AUTH_EMAIL_INTERVAL_SECS,
       }),
       admins,
       authLimit: new TokenBucket({ perMinute: config.AUTH_RATE_PER_MIN }),

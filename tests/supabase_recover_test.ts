@@ -4,7 +4,7 @@
  */
 import { AuthApiError, createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { createClient as platformClient } from "../client/mod.ts";
-import { assert, assertEquals } from "./assert.ts";
+import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { servePlatform } from "./client_fixture.ts";
 import { type ReceivedMail, smtpSink } from "./notification_fakes.ts";
 
@@ -48,9 +48,50 @@ Deno.test("supabase-js recovery: without email settings, 422 email_provider_disa
   }
 });
 
-Deno.test("supabase-js recovery: mail, code, session, new password; single use, wrong code, unknown email", async () => {
+Deno.test("supabase-js recovery: a second mail within the interval is 429 over_email_send_rate_limit", async () => {
   const sink = await smtpSink();
   const s = await servePlatform({ NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1" }, { workers: true });
+  try {
+    await platformClient(s.url, s.p.secretKey).notifications.admin.updateSettings({
+      email: { host: "127.0.0.1", port: sink.port, secure: false, from: "auth@example.com" },
+    });
+    const signUp = await client(s.url, s.p.publicKey).auth.signUp({
+      email: "ada@example.com",
+      password: "plum-orchard-42",
+    });
+    assertEquals(signUp.error, null);
+    const supabase = client(s.url, s.p.publicKey);
+    assertEquals(await supabase.auth.resetPasswordForEmail("ada@example.com"), { data: {}, error: null });
+    const [mail] = await mailsFor(sink, "ada@example.com", 1);
+    const again = await supabase.auth.resetPasswordForEmail("ada@example.com");
+    assert(again.error instanceof AuthApiError);
+    assertEquals([again.error.status, again.error.code], [429, "over_email_send_rate_limit"]);
+    assertMatch(
+      again.error.message,
+      /^For security purposes, you can only request this after \d+ seconds\.$/,
+    );
+    // The first mail's code still works: the refused request replaced nothing.
+    const verified = await supabase.auth.verifyOtp({
+      email: "ada@example.com",
+      token: codeOf(mail!.raw),
+      type: "recovery",
+    });
+    assertEquals(verified.error, null);
+    await new Promise((r) => setTimeout(r, 300));
+    assertEquals(sink.mails.filter((m) => m.to.includes("ada@example.com")).length, 1);
+  } finally {
+    await s.close();
+    await sink.close();
+  }
+});
+
+Deno.test("supabase-js recovery: mail, code, session, new password; single use, wrong code, unknown email", async () => {
+  const sink = await smtpSink();
+  // No interval between mails, so that one test can ask for several.
+  const s = await servePlatform(
+    { NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1", AUTH_EMAIL_INTERVAL_SECS: "0" },
+    { workers: true },
+  );
   try {
     await platformClient(s.url, s.p.secretKey).notifications.admin.updateSettings({
       email: { host: "127.0.0.1", port: sink.port, secure: false, from: "auth@example.com" },

@@ -23,6 +23,7 @@ const BY_REASON: Record<string, { status: number; msg?: string }> = {
   phone_provider_disabled: { status: 422 },
   email_provider_disabled: { status: 422 },
   otp_expired: { status: 403, msg: "Token has expired or is invalid" },
+  over_email_send_rate_limit: { status: 429 },
 };
 
 /** GoTrue's code for a catalogue code without a reason. */

@@ -13,4 +13,3 @@ export function commonPasswordsText(minLength: number): string {
   );
   return [...list].sort().join("\n") + "\n";
 }
-

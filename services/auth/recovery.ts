@@ -17,6 +17,8 @@ export interface AuthMailer {
   /** True when the project's notification settings can send email (an SMTP host and a sender). */
   emailConfigured(ref: string): Promise<boolean>;
   send(ref: string, mail: AuthMail): Promise<void>;
+  /** The shortest time between two mails to one user, in seconds (GoTrue's SMTP_MAX_FREQUENCY). */
+  intervalSecs: number;
 }
 
 /** A recovery's secrets: the code to type (6 digits, as GoTrue's) and the token hash of the link. */

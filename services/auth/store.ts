@@ -177,15 +177,34 @@ export const authStore = {
     return { now: Number(row!.now), ids: row!.ids ?? [] };
   },
 
-  /** Makes a user's recovery the only one: any earlier one is replaced. */
-  async putRecovery(db: Queryable, userId: string, codeHash: string, linkHash: string, ttlSecs: number) {
-    await db.query(
+  /**
+   * Makes a user's recovery the only one: an earlier one is replaced, unless it is younger than `intervalSecs`.
+   * Returns 0 when stored, else the whole seconds left before another may be asked for.
+   */
+  async putRecovery(
+    db: Queryable,
+    userId: string,
+    hashes: { code: string; link: string },
+    ttlSecs: number,
+    intervalSecs: number,
+  ): Promise<number> {
+    const [stored] = await db.query<{ user_id: string }>(
       `insert into auth.recovery_tokens (user_id, code_hash, link_hash, expires_at)
          values ($1, $2, $3, now() + make_interval(secs => $4::float8))
        on conflict (user_id) do update set code_hash = excluded.code_hash, link_hash = excluded.link_hash,
-         attempts = 0, created_at = now(), expires_at = excluded.expires_at`,
-      [userId, codeHash, linkHash, ttlSecs],
+         attempts = 0, created_at = now(), expires_at = excluded.expires_at
+         where auth.recovery_tokens.created_at <= now() - make_interval(secs => $5::float8)
+       returning user_id`,
+      [userId, hashes.code, hashes.link, ttlSecs, intervalSecs],
     );
+    if (stored) return 0;
+    const [left] = await db.query<{ secs: string }>(
+      `select greatest(1, ceil(extract(epoch from
+           created_at + make_interval(secs => $2::float8) - now())))::int8 as secs
+         from auth.recovery_tokens where user_id = $1`,
+      [userId, intervalSecs],
+    );
+    return Number(left?.secs ?? 1);
   },
 
   /** The recovery of an email's user, locked for the rest of the transaction. */

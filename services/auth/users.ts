@@ -121,7 +121,15 @@ export class AuthService {
       recoveryLinkHash(secrets.tokenHash),
     ]);
     if (!row) return;
-    await authStore.putRecovery(db, row.id, codeHash, linkHash, RECOVERY_TTL_SECS);
+    const wait = await authStore.putRecovery(
+      db,
+      row.id,
+      { code: codeHash, link: linkHash },
+      RECOVERY_TTL_SECS,
+      this.mailer.intervalSecs,
+    );
+    // As GoTrue: one recovery mail per user per interval, so the endpoint cannot flood a mailbox.
+    if (wait > 0) throw errors.emailRateLimited(wait);
     await this.mailer.send(project.ref, recoveryMail(row.email, secrets));
   }
 
