@@ -23,9 +23,9 @@ create function add_book(id int, title text) returns int language sql as
 create domain app_uuid as uuid;
 create table profiles (id app_uuid primary key, name text);
 insert into profiles values ('846c4ffd-92ce-4de7-8d11-8e29929f4ec4', 'John Doe');
-create function json(app_uuid) returns json language sql immutable as
+create function app_uuid_json(app_uuid) returns json language sql immutable as
   $$ select to_json(encode(uuid_send($1), 'base64')) $$;
-create cast (app_uuid as json) with function json(app_uuid) as implicit;
+create cast (app_uuid as json) with function app_uuid_json(app_uuid) as implicit;
 create function app_uuid(json) returns app_uuid language sql immutable as
   $$ select substring(decode($1 #>> '{}', 'base64')::text from 3)::uuid $$;
 create cast (json as app_uuid) with function app_uuid(json) as implicit;
