@@ -499,7 +499,10 @@ export class Compiler {
     const where = this.rootWhere(t, alias);
     const whereSql = where ? ` where ${where}` : "";
     const scalar = shape === "value" || shape === "values" ? quoteIdent([...t.columns.keys()][0]!) : null;
-    const columns = scalar ? `${alias}.${scalar}` : this.projection(t, alias, this.query.select, "");
+    // A scalar result in CSV is headed `pgrst_scalar`, as PostgREST names it.
+    const columns = scalar
+      ? `${alias}.${scalar}${this.csv ? ' as "pgrst_scalar"' : ""}`
+      : this.projection(t, alias, this.query.select, "");
     const limit = Math.min(root.limit ?? options.maxRows, options.maxRows);
     let inner = `select ${columns} from ${source} ${alias}${whereSql}${
       this.orderBy(t, alias, root.order, { select: this.query.select, path: "" })
