@@ -18,6 +18,9 @@ create function squares(n int) returns table (i int, sq int) language sql immuta
   $$ select g, g * g from generate_series(1, n) g $$;
 create function upto(n int) returns setof int language sql immutable as $$ select generate_series(1, n) $$;
 create function nothing() returns void language sql as $$ select $$;
+create function count_of(arr int[]) returns int language sql immutable as $$ select cardinality(arr) $$;
+create function keys_of(body jsonb) returns text[] language sql immutable as
+  $$ select array(select jsonb_object_keys(body) order by 1) $$;
 create function add_book(id int, title text) returns int language sql as
   $$ insert into books (id, title) values (id, title) returning id $$;
 create domain app_uuid as uuid;
@@ -206,6 +209,17 @@ const CASES: WireCase[] = [
     body: '{"v":[4,5]}',
     status: 200,
     json: 9,
+  },
+  { name: "an array parameter: repeated parameters", url: "rpc/count_of?arr=1&arr=2", status: 200, json: 2 },
+  { name: "an array parameter: an array literal", url: "rpc/count_of?arr={1,2,3}", status: 200, json: 3 },
+  {
+    name: "Prefer: params=single-object passes the body whole",
+    method: "POST",
+    url: "rpc/keys_of",
+    headers: { prefer: "params=single-object" },
+    body: '{"b":1,"a":2}',
+    status: 200,
+    json: ["a", "b"],
   },
   { name: "a default argument left out", url: "rpc/with_default?a=1", status: 200, json: 11 },
   {
