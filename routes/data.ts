@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { AppError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import { RestError, restErrors } from "../lib/rest_errors.ts";
-import { rowsToCsv } from "../services/data/csv.ts";
+import { CsvError, parseCsvBody } from "../services/data/csv.ts";
 import type { DataIdentity, DataRequest, DataResult, RpcRequest } from "../services/data/data.ts";
 import type { AppEnv, Caller } from "./env.ts";
 import { errorResponse, toAppError } from "./errors.ts";
@@ -36,17 +36,61 @@ const KNOWN_BODY_TYPES = new Set([
   "application/openapi+json",
 ]);
 
-async function readBody(c: Context<AppEnv>, empty?: unknown): Promise<unknown> {
-  const text = await c.req.text();
-  // A call without a body needs no Content-Type (curl -X POST sends none, or a form type for -d '').
-  if (empty !== undefined && text.trim() === "") return empty;
-  const type = c.req.header("content-type") ?? "application/json";
-  const mime = /^\s*([A-Za-z0-9.*]+\/[A-Za-z0-9.*+-]+)/.exec(type)?.[1]?.toLowerCase();
-  if (mime !== "application/json") {
-    throw restErrors.contentType(mime && KNOWN_BODY_TYPES.has(mime) ? mime : type);
+/** A request body as read: a JSON value (CSV rows and table form fields become one), or a call's raw body. */
+interface Body {
+  value: unknown;
+  /** The media type of the body, lowercased (`application/json` when absent). */
+  mime: string;
+  /** An `application/x-www-form-urlencoded` call's fields: arguments as text, as in a GET's query. */
+  form?: Map<string, string[]>;
+}
+
+/**
+ * Reads a body as PostgREST does. JSON; `text/csv` (a header row, then rows of text, `NULL` as null); form
+ * fields (a table: one object of text values); and for a function call only, `text/plain`, `text/xml` and
+ * `application/octet-stream` as the raw value of its one unnamed parameter. Anything else is 400 PGRST102.
+ */
+async function readBody(c: Context<AppEnv>, target: "table" | "call", method: string): Promise<Body> {
+  const type = c.req.header("content-type");
+  const mime = type === undefined
+    ? "application/json"
+    : /^\s*([A-Za-z0-9.*]+\/[A-Za-z0-9.*+-]+)/.exec(type)?.[1]?.toLowerCase();
+  const call = target === "call";
+  // No body takes no arguments, whatever its type says (fetch labels an empty string `text/plain`).
+  const none = { value: {}, mime: "application/json" };
+  if (call && mime === "application/octet-stream") {
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    if (bytes.length === 0) return none;
+    return { value: `\\x${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`, mime };
   }
+  const text = await c.req.text();
+  if (call && text === "") return none;
+  if (call && (mime === "text/plain" || mime === "text/xml")) return { value: text, mime };
+  if (mime === "application/x-www-form-urlencoded") {
+    const fields = new URLSearchParams(text);
+    if (!call) return { value: Object.fromEntries(fields), mime };
+    const form = new Map<string, string[]>();
+    for (const [k, v] of fields) form.set(k, [...form.get(k) ?? [], v]);
+    return { value: {}, mime, form };
+  }
+  if (mime === "text/csv") {
+    let rows;
+    try {
+      rows = parseCsvBody(text);
+    } catch (err) {
+      if (err instanceof CsvError) throw restErrors.body(err.message);
+      throw err;
+    }
+    // PATCH takes one object: the one row of its CSV.
+    return { value: method === "PATCH" && rows.length === 1 ? rows[0] : rows, mime };
+  }
+  if (mime !== "application/json") {
+    throw restErrors.contentType(mime && KNOWN_BODY_TYPES.has(mime) ? mime : type ?? "");
+  }
+  // A call with only white space takes no arguments, as `{}` does.
+  if (call && text.trim() === "") return { value: {}, mime };
   try {
-    return JSON.parse(text);
+    return { value: JSON.parse(text), mime };
   } catch {
     throw restErrors.body("Empty or invalid json");
   }
@@ -65,7 +109,9 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   }
   const profile = c.req.header(method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
   c.env.platform.data.profile(profile); // an unexposed schema is 406 PGRST106 before the body is read
-  const body = method === "POST" || method === "PATCH" ? await readBody(c) : undefined;
+  const body = method === "POST" || method === "PATCH"
+    ? (await readBody(c, "table", method)).value
+    : undefined;
   const result = await c.env.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
     method,
     table,
@@ -96,8 +142,7 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   }
   const profile = c.req.header(method === "POST" ? "content-profile" : "accept-profile");
   c.env.platform.data.profile(profile); // an unexposed schema is 406 PGRST106 before the body is read
-  // An empty body calls a function without arguments, as `{}` does.
-  const body = method === "POST" ? await readBody(c, {}) : undefined;
+  const body = method === "POST" ? await readBody(c, "call", method) : undefined;
   const result = await c.env.platform.data.call(c.var.project.ref, dataIdentity(c.var.caller), {
     method,
     fn,
@@ -105,7 +150,9 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     prefer: c.req.header("prefer"),
     range: c.req.header("range"),
     accept: c.req.header("accept"),
-    body,
+    body: body?.value,
+    contentType: body?.mime,
+    form: body?.form,
     negotiate: mount === "postgrest",
     profile,
   });
@@ -120,7 +167,7 @@ function serialize(result: DataResult, mount: Mount, head: boolean): Response {
     text = `{"data":${result.body ?? "null"},"meta":null}`;
     headers.set("content-type", "application/json; charset=utf-8");
   } else if (result.media?.kind === "csv") {
-    text = result.body === null ? null : result.singular ? result.body : rowsToCsv(result.body);
+    text = result.body; // written as CSV by the statement
     headers.set("content-type", result.media.contentType);
   } else {
     text = result.body;

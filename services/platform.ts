@@ -161,6 +161,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
         maxRows: config.DATA_MAX_ROWS,
         schemas: config.DATA_SCHEMAS,
         statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
+        plan: config.DATA_PLAN,
       }),
       realtime,
       queue,

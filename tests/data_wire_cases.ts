@@ -15,6 +15,8 @@ export interface WireCase {
   status: number;
   /** The whole JSON body expected, or for errors the PostgREST error object. */
   json?: unknown;
+  /** The whole body expected, byte for byte (CSV, plans). */
+  text?: string;
   /** Expected header values; null: the header is absent. */
   expect?: Record<string, string | null>;
 }
@@ -35,6 +37,7 @@ export async function runWireCase(p: TestPlatform, c: WireCase): Promise<void> {
   const text = await res.text();
   assertEquals(res.status, c.status, text);
   if (c.json !== undefined) assertEquals(JSON.parse(text), c.json);
+  if (c.text !== undefined) assertEquals(text, c.text);
   for (const [name, value] of Object.entries(c.expect ?? {})) {
     assertEquals(res.headers.get(name), value, name);
   }

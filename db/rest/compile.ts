@@ -34,10 +34,14 @@ export interface ReadOptions {
   maxRows: number;
 }
 
-/** The arguments of a function call: by name, or the whole body as the one json/jsonb parameter. */
+/**
+ * The arguments of a function call: by name (an array of objects: one call each), the whole body as the one
+ * json/jsonb parameter, or a raw text (bytea: `\x` hex) as the one unnamed text, xml or bytea parameter.
+ */
 export type CallArguments =
-  | { kind: "named"; values: Record<string, unknown> }
-  | { kind: "single"; value: unknown };
+  | { kind: "named"; values: Record<string, unknown> | Record<string, unknown>[] }
+  | { kind: "single"; value: unknown }
+  | { kind: "raw"; value: string };
 
 /** How the rows of a read become the body: an array of objects, one object, an array of values, one value. */
 type BodyShape = "rows" | "row" | "values" | "value";
@@ -114,6 +118,14 @@ export function arrayLiteral(items: string[]): string {
   return `{${items.map((i) => `"${i.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`).join(",")}}`;
 }
 
+/**
+ * PostgREST's `text/csv` body: the first row's keys joined by commas, a line feed, then one line per row as
+ * PostgreSQL prints the record without its parentheses (null empty, booleans `t`/`f`, quoted when needed).
+ */
+const CSV_AGGREGATE =
+  "coalesce(array_to_string(array(select json_object_keys((array_agg(row_to_json(_t)))[1])), ','), '')" +
+  " || chr(10) || coalesce(string_agg(substring(_t::text, 2, length(_t::text) - 2), chr(10)), '')";
+
 function qualified(schema: string, name: string): string {
   return `${quoteIdent(schema)}.${quoteIdent(name)}`;
 }
@@ -128,6 +140,8 @@ export class Compiler {
   private readonly used = new Set<string>([""]);
   /** `Accept: …;nulls=stripped`: leave null fields out of the rows (postgrest-js `stripNulls()`). */
   stripNulls = false;
+  /** `Accept: text/csv`: the body is CSV text instead of JSON. */
+  csv = false;
 
   constructor(private readonly cache: SchemaCache, private readonly query: ParsedQuery) {}
 
@@ -201,16 +215,20 @@ export class Compiler {
 
   private filter(t: TableInfo, alias: string, f: Filter): string {
     const lhs = this.field(t, alias, f.field);
-    const type = this.fieldType(t, f.field);
+    const fromText = f.field.path.length === 0 ? t.columns.get(f.field.name)!.fromText : undefined;
+    // A domain with a cast from text reads filter values through it (PostgREST's domain representations).
+    const type = fromText ? "text" : this.fieldType(t, f.field);
+    const parse = (sql: string) => fromText ? `${fromText}(${sql})` : sql;
     let sql: string;
     const value = f.value;
     if (f.op === "in") {
-      sql = `${lhs} = any(${this.value(arrayLiteral(value as string[]), `${type}[]`)})`;
+      const list = this.value(arrayLiteral(value as string[]), `${type}[]`);
+      sql = `${lhs} = any(${fromText ? `array(select ${parse("_v")} from unnest(${list}) _v)` : list})`;
     } else if (f.op === "is") {
       const word = value as string;
       sql = `${lhs} is ${word === "not_null" ? "not null" : word}`;
     } else if (f.op === "isdistinct") {
-      sql = `${lhs} is distinct from ${this.value(value as string, type)}`;
+      sql = `${lhs} is distinct from ${parse(this.value(value as string, type))}`;
     } else if (f.op in TSQUERY) {
       const config = f.language ? `${this.param(f.language)}::text::regconfig, ` : "";
       const col = t.columns.get(f.field.name);
@@ -224,13 +242,13 @@ export class Compiler {
       const fix = (v: string) => f.op === "like" || f.op === "ilike" ? v.replaceAll("*", "%") : v;
       if (f.quantifier) {
         const list = (value as string[]).map(fix);
-        sql = `${lhs} ${op} ${f.quantifier}(${
-          this.value(arrayLiteral(list), textual ? "text[]" : `${type}[]`)
-        })`;
+        const array = this.value(arrayLiteral(list), textual ? "text[]" : `${type}[]`);
+        const values = fromText && !textual ? `array(select ${parse("_v")} from unnest(${array}) _v)` : array;
+        sql = `${lhs} ${op} ${f.quantifier}(${values})`;
       } else {
         let v = fix(value as string);
         if (f.op === "ov" && v.startsWith("(") && v.endsWith(")")) v = `{${v.slice(1, -1)}}`;
-        sql = `${lhs} ${op} ${textual ? `${this.param(v)}::text` : this.value(v, type)}`;
+        sql = `${lhs} ${op} ${textual ? `${this.param(v)}::text` : parse(this.value(v, type))}`;
       }
     }
     return f.negate ? `not (${sql})` : sql;
@@ -351,10 +369,12 @@ export class Compiler {
   private items(t: TableInfo, alias: string, select: SelectItem[], path: string): [string, string | null][] {
     const out: [string, string | null][] = [];
     for (const item of select) {
-      if (item.kind === "star") out.push([`${alias}.*`, null]);
+      if (item.kind === "star") out.push(...this.star(t, alias));
       else if (item.kind === "column") {
         let sql = this.field(t, alias, item.field);
+        const toJson = item.field.path.length === 0 ? t.columns.get(item.field.name)!.toJson : undefined;
         if (item.cast) sql = `(${sql})::${item.cast}`;
+        else if (toJson) sql = `${toJson}(${sql})`; // a domain's representation
         out.push([sql, item.alias ?? item.field.path.at(-1)?.key ?? item.field.name]);
       } else if (item.spread) {
         // `...table(cols)`: the columns of a to-one resource, flattened into the parent.
@@ -382,6 +402,16 @@ export class Compiler {
     return out;
   }
 
+  /** `*`: every column, each one a domain represents read through its cast to json. */
+  private star(t: TableInfo, alias: string): [string, string | null][] {
+    const columns = [...t.columns.values()];
+    if (!columns.some((c) => c.toJson)) return [[`${alias}.*`, null]];
+    return columns.map((c) => {
+      const sql = `${alias}.${quoteIdent(c.name)}`;
+      return [c.toJson ? `${c.toJson}(${sql})` : sql, c.name];
+    });
+  }
+
   /** The select list of a resource: `alias.*`, columns with renames, casts and JSON paths, embeds. */
   projection(t: TableInfo, alias: string, select: SelectItem[], path: string): string {
     return this.items(t, alias, select, path)
@@ -390,6 +420,7 @@ export class Compiler {
   }
 
   private aggregate(): string {
+    if (this.csv) return CSV_AGGREGATE;
     return this.stripNulls ? "json_agg(json_strip_nulls(row_to_json(_t)))" : "json_agg(_t)";
   }
 
@@ -421,18 +452,23 @@ export class Compiler {
   call(fn: FunctionInfo, args: CallArguments, options: ReadOptions): Statement {
     const name = qualified(this.cache.schema, fn.name);
     let call: string;
-    if (args.kind === "single") {
-      call = `${name}(${this.param(JSON.stringify(args.value))}::text::${fn.params[0]!.type}) as "_f"`;
+    if (args.kind === "single" || args.kind === "raw") {
+      const text = args.kind === "raw" ? args.value : JSON.stringify(args.value);
+      call = `${name}(${this.param(text)}::text::${fn.params[0]!.type}) as "_f"`;
     } else {
-      const keys = Object.keys(args.values);
+      const many = Array.isArray(args.values);
+      const keys = Object.keys((many ? (args.values as Record<string, unknown>[])[0] : args.values) ?? {});
       const params = new Map(fn.params.map((p) => [p.name, p]));
-      if (keys.length === 0) call = `${name}() as "_f"`;
+      if (keys.length === 0 && !many) call = `${name}() as "_f"`;
       else {
         const record = keys.map((k) => `${quoteIdent(k)} ${params.get(k)!.type}`).join(", ");
         const named = keys.map((k) =>
           `${params.get(k)!.variadic ? "variadic " : ""}${quoteIdent(k)} => _a.${quoteIdent(k)}`
         );
-        call = `json_to_record(${this.param(JSON.stringify(args.values))}::text::json) as _a(${record}) ` +
+        // An array of objects calls the function once per object (no object: not at all).
+        const rows = many ? "json_to_recordset" : "json_to_record";
+        call =
+          `${rows}(${this.param(JSON.stringify(args.values))}::text::json) as _a(${record || '"_" text'}) ` +
           `cross join lateral ${name}(${named.join(", ")}) as "_f"`;
       }
     }
@@ -463,7 +499,10 @@ export class Compiler {
     const where = this.rootWhere(t, alias);
     const whereSql = where ? ` where ${where}` : "";
     const scalar = shape === "value" || shape === "values" ? quoteIdent([...t.columns.keys()][0]!) : null;
-    const columns = scalar ? `${alias}.${scalar}` : this.projection(t, alias, this.query.select, "");
+    // A scalar result in CSV is headed `pgrst_scalar`, as PostgREST names it.
+    const columns = scalar
+      ? `${alias}.${scalar}${this.csv ? ' as "pgrst_scalar"' : ""}`
+      : this.projection(t, alias, this.query.select, "");
     const limit = Math.min(root.limit ?? options.maxRows, options.maxRows);
     let inner = `select ${columns} from ${source} ${alias}${whereSql}${
       this.orderBy(t, alias, root.order, { select: this.query.select, path: "" })
@@ -474,8 +513,8 @@ export class Compiler {
     const total = options.count
       ? `, (select count(*) from ${source} ${alias}${whereSql})::int8 as total`
       : "";
-    const aggregate = scalar ? `json_agg(_t.${scalar})` : this.aggregate();
-    const body = shape === "rows" || shape === "values"
+    const aggregate = scalar && !this.csv ? `json_agg(_t.${scalar})` : this.aggregate();
+    const body = shape === "rows" || shape === "values" || this.csv
       ? `coalesce(${aggregate}, '[]')::text`
       : `coalesce((${aggregate}->0)::text, 'null')`;
     return {
@@ -576,11 +615,15 @@ export class Compiler {
       } else {
         const cols = group.columns.map(quoteIdent).join(", ");
         const rows = group.rows.map((r) => Object.fromEntries(group.columns.map((c) => [c, r[c] ?? null])));
-        body = `insert into ${
-          qualified(this.cache.schema, t.name)
-        } (${cols}) select ${cols} from json_populate_recordset(null::${
-          qualified(this.cache.schema, t.name)
-        }, ${this.param(JSON.stringify(rows))}::text::json) _i${conflict} returning *`;
+        const json = this.param(JSON.stringify(rows));
+        const parsed = this.parsedColumns(t, group.columns);
+        body = `insert into ${qualified(this.cache.schema, t.name)} (${cols}) select ${
+          parsed.size === 0 ? cols : parsed.select("_e.value")
+        } from ${
+          parsed.size === 0
+            ? `json_populate_recordset(null::${qualified(this.cache.schema, t.name)}, ${json}::text::json) _i`
+            : `json_array_elements(${json}::text::json) _e cross join lateral ${parsed.populate("_e.value")}`
+        }${conflict} returning *`;
       }
       ctes.push(`${name} as (${body})`);
       sources.push(`select * from ${name}`);
@@ -593,6 +636,33 @@ export class Compiler {
     return {
       sql: `with ${[...ctes, source].join(", ")} ${this.returning(t, options.representation)}`,
       params: this.params,
+    };
+  }
+
+  /**
+   * The written columns a domain with a cast from json represents (PostgREST's domain representations): each is
+   * read from the body's JSON through its cast function, the others populate the row as usual.
+   */
+  private parsedColumns(t: TableInfo, columns: string[]) {
+    const parsed = new Map(columns.flatMap((c) => {
+      const fn = t.columns.get(c)?.fromJson;
+      return fn ? [[c, fn] as const] : [];
+    }));
+    const table = qualified(this.cache.schema, t.name);
+    const value = (c: string, json: string) => {
+      const fn = parsed.get(c);
+      return fn ? `${fn}((${json}::jsonb -> ${this.param(c)}::text)::json)` : null;
+    };
+    return {
+      size: parsed.size,
+      value,
+      /** The columns of the insert's select, from the row object `json`. */
+      select: (json: string) => columns.map((c) => value(c, json) ?? `_i.${quoteIdent(c)}`).join(", "),
+      /** The row populated from `json` without the represented keys (their text need not fit the base type). */
+      populate: (json: string) =>
+        `jsonb_populate_record(null::${table}, ${json}::jsonb - ${
+          this.param(arrayLiteral([...parsed.keys()]))
+        }::text[]) _i`,
     };
   }
 
@@ -609,12 +679,16 @@ export class Compiler {
       source = `select ${alias}.* from ${qualified(this.cache.schema, t.name)} ${alias} where false`;
     } else {
       const value = this.param(JSON.stringify(Object.fromEntries(keys.map((k) => [k, patch[k] ?? null]))));
-      const set = keys.map((k) => `${quoteIdent(k)} = _b.${quoteIdent(k)}`).join(", ");
-      source = `update ${
-        qualified(this.cache.schema, t.name)
-      } as ${alias} set ${set} from (select * from json_populate_record(null::${
-        qualified(this.cache.schema, t.name)
-      }, ${value}::text::json)) _b where ${where} returning ${alias}.*`;
+      const parsed = this.parsedColumns(t, keys);
+      const set = keys.map((k) =>
+        `${quoteIdent(k)} = ${parsed.value(k, `${value}::text::json`) ?? `_b.${quoteIdent(k)}`}`
+      )
+        .join(", ");
+      source = `update ${qualified(this.cache.schema, t.name)} as ${alias} set ${set} from (select * from ${
+        parsed.size === 0
+          ? `json_populate_record(null::${qualified(this.cache.schema, t.name)}, ${value}::text::json)`
+          : parsed.populate(`${value}::text::json`)
+      }) _b where ${where} returning ${alias}.*`;
     }
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options.representation)}`,

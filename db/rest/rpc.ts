@@ -47,22 +47,45 @@ export interface CallShape {
   singleObject: boolean;
   /** A POST (its body may go whole to one unnamed json/jsonb parameter). */
   post: boolean;
+  /**
+   * The body's media type (POST): `text/plain`, `text/xml` and `application/octet-stream` bodies go whole to one
+   * unnamed text, xml or bytea parameter. Absent: JSON.
+   */
+  mime?: string;
 }
+
+/** The media types whose body is the raw value of a function's one unnamed parameter, and that type. */
+export const RAW_BODY_TYPES: Record<string, string> = {
+  "text/plain": "text",
+  "text/xml": "xml",
+  "application/octet-stream": "bytea",
+};
 
 const isJson = (p: FunctionParam) => p.udt === "json" || p.udt === "jsonb";
 
+/** A raw body (text, xml, bytea) of the call, or null for JSON, CSV and form bodies. */
+function rawType(shape: CallShape): string | null {
+  return shape.post ? RAW_BODY_TYPES[shape.mime ?? ""] ?? null : null;
+}
+
+/** Whether the call's argument names fit the parameters: every required one given, none unknown. */
 function matches(fn: FunctionInfo, shape: CallShape): boolean {
   const params = fn.params;
   if (shape.singleObject) return params.length === 1 && isJson(params[0]!);
-  if (params.length === 0) return shape.keys.length === 0;
+  // A raw body is no argument list: it calls a function of one unnamed parameter of its type only.
+  if (params.length === 0) return shape.keys.length === 0 && rawType(shape) === null;
   const required = params.filter((p) => p.required);
-  if (
-    shape.post && params.length === 1 && required.length === 1 && params[0]!.name === "" && isJson(params[0]!)
-  ) {
-    return true;
-  }
   const names = new Set(params.map((p) => p.name).filter((n) => n !== ""));
   return shape.keys.every((k) => names.has(k)) && required.every((p) => shape.keys.includes(p.name));
+}
+
+/** PostgREST's fallback: a POST whose body goes whole to the function's one unnamed parameter of its type. */
+function takesSingleUnnamed(fn: FunctionInfo, shape: CallShape): boolean {
+  const only = fn.params.length === 1 ? fn.params[0]! : undefined;
+  if (!shape.post || !only || only.name !== "" || shape.singleObject) return false;
+  const raw = rawType(shape);
+  if (raw !== null) return only.udt === raw;
+  return (shape.mime ?? "application/json") === "application/json" && isJson(only);
 }
 
 /** The signature PostgREST prints: `public.fn(a, b)`, `public.fn(a => integer)`. */
@@ -74,7 +97,7 @@ function signature(schema: string, fn: FunctionInfo, typed = false): string {
 /** Whether a call passes its body whole, as the one json/jsonb parameter of `fn`. */
 export function takesWholeBody(fn: FunctionInfo, shape: CallShape): boolean {
   const only = fn.params.length === 1 ? fn.params[0]! : undefined;
-  return !!only && isJson(only) && (shape.singleObject || (shape.post && only.name === "" && only.required));
+  return (!!only && isJson(only) && shape.singleObject) || takesSingleUnnamed(fn, shape);
 }
 
 /**
@@ -83,7 +106,9 @@ export function takesWholeBody(fn: FunctionInfo, shape: CallShape): boolean {
  */
 export function chooseFunction(cache: SchemaCache, name: string, shape: CallShape): FunctionInfo {
   const overloads = cache.functions.get(name) ?? [];
-  const found = overloads.filter((fn) => matches(fn, shape));
+  // Functions whose parameters the arguments name come first; one unnamed parameter taking the body is the fallback.
+  const named = overloads.filter((fn) => matches(fn, shape));
+  const found = named.length > 0 ? named : overloads.filter((fn) => takesSingleUnnamed(fn, shape));
   if (found.length === 1) return found[0]!;
   const qualified = `${cache.schema}.${name}`;
   if (found.length > 1) {
@@ -108,13 +133,25 @@ export function chooseFunction(cache: SchemaCache, name: string, shape: CallShap
       null,
     );
   }
+  const raw = rawType(shape);
+  if (raw !== null) {
+    // A raw body names no arguments: PostgREST names the one parameter it looked for, and hints nothing.
+    return throwNotFound(
+      qualified,
+      "",
+      `Searched for the function ${qualified} with a single unnamed ${raw} parameter, but no matches were found in the schema cache.`,
+      null,
+    );
+  }
   // PostgREST's wording: "without parameters", "(a, b)" / "with parameter a", "with parameters a, b".
   const asked = keys.length === 0 ? " without parameters" : `(${keys.join(", ")})`;
   const searched =
     (keys.length === 0
       ? " without parameters"
       : ` with parameter${keys.length > 1 ? "s" : ""} ${keys.join(", ")}`) +
-    (shape.post ? " or with a single unnamed json/jsonb parameter" : "");
+    (shape.post && (shape.mime ?? "application/json") === "application/json"
+      ? " or with a single unnamed json/jsonb parameter"
+      : "");
   return throwNotFound(
     qualified,
     asked,
@@ -154,8 +191,10 @@ function throwNotFound(qualified: string, asked: string, details: string, hint: 
 
 /** The arguments of a POST call: the body's keys by name, or the body whole. */
 export function bodyArguments(fn: FunctionInfo, shape: CallShape, body: unknown): CallArguments {
+  if (rawType(shape) !== null) return { kind: "raw", value: body as string };
   if (takesWholeBody(fn, shape)) return { kind: "single", value: body };
-  return { kind: "named", values: (body ?? {}) as Record<string, unknown> };
+  // An array of objects (JSON or CSV rows) calls the function once per object, as PostgREST does.
+  return { kind: "named", values: (body ?? {}) as Record<string, unknown> | Record<string, unknown>[] };
 }
 
 /**

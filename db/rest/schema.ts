@@ -1,4 +1,4 @@
-import type { Queryable } from "../driver.ts";
+import { type Queryable, quoteIdent } from "../driver.ts";
 
 /** A column of an exposed table. */
 export interface ColumnInfo {
@@ -10,6 +10,13 @@ export interface ColumnInfo {
   nullable: boolean;
   hasDefault: boolean;
   generated: boolean;
+  /**
+   * Domain representations: the functions of the implicit casts registered for the column's domain, quoted and
+   * qualified: to json (reading), from json (writing) and from text (filter values).
+   */
+  toJson?: string;
+  fromJson?: string;
+  fromText?: string;
 }
 
 /** A foreign key between two exposed tables. */
@@ -120,6 +127,20 @@ select json_build_object(
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = $1 and c.relkind in ('r', 'v', 'm', 'f', 'p')
   ), '[]'),
+  -- Domain representations: implicit casts by function between a domain and json or text.
+  'representations', coalesce((
+    select json_agg(json_build_object(
+      'domain', case when src.typtype = 'd' then src.typname else dst.typname end,
+      'direction', case when src.typtype = 'd' then 'to_json' when src.typname = 'json' then 'from_json'
+        else 'from_text' end,
+      'schema', fns.nspname, 'function', f.proname
+    ))
+    from pg_cast c
+    join pg_type src on src.oid = c.castsource join pg_type dst on dst.oid = c.casttarget
+    join pg_proc f on f.oid = c.castfunc join pg_namespace fns on fns.oid = f.pronamespace
+    where c.castcontext = 'i' and c.castmethod = 'f'
+      and ((src.typtype = 'd' and dst.typname = 'json') or (dst.typtype = 'd' and src.typname in ('json', 'text')))
+  ), '[]'),
   'fks', coalesce((
     select json_agg(json_build_object(
       'name', con.conname,
@@ -190,6 +211,12 @@ interface RawCache {
     uniques: { primary: boolean; columns: string[] }[];
   }[];
   fks: { name: string; table: string; ref_table: string; columns: string[]; ref_columns: string[] }[];
+  representations: {
+    domain: string;
+    direction: "to_json" | "from_json" | "from_text";
+    schema: string;
+    function: string;
+  }[];
   functions: RawFunction[];
 }
 
@@ -245,11 +272,26 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
   return { name: f.name, params, result, volatility: f.volatility };
 }
 
+/** The cast functions of each domain by its name, as a column carries them. */
+function domainCasts(
+  raw: RawCache["representations"],
+): Map<string, Pick<ColumnInfo, "toJson" | "fromJson" | "fromText">> {
+  const key = { to_json: "toJson", from_json: "fromJson", from_text: "fromText" } as const;
+  const casts = new Map<string, Pick<ColumnInfo, "toJson" | "fromJson" | "fromText">>();
+  for (const r of raw) {
+    const entry = casts.get(r.domain) ?? {};
+    entry[key[r.direction]] = `${quoteIdent(r.schema)}.${quoteIdent(r.function)}`;
+    casts.set(r.domain, entry);
+  }
+  return casts;
+}
+
 /** Reads tables, columns, types, keys and foreign keys of the exposed schema `schema` from the catalog. */
 export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA): Promise<SchemaCache> {
   const [row] = await db.query<{ cache: string }>(INTROSPECT, [schema]);
   const raw = JSON.parse(row!.cache) as RawCache;
   const tables = new Map<string, TableInfo>();
+  const casts = domainCasts(raw.representations);
   for (const t of raw.tables) {
     const columns = new Map<string, ColumnInfo>();
     for (const c of t.columns) {
@@ -260,6 +302,7 @@ export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA)
         nullable: c.nullable,
         hasDefault: c.has_default,
         generated: c.generated,
+        ...casts.get(c.udt),
       });
     }
     tables.set(t.name, {

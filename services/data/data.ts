@@ -11,6 +11,7 @@ import {
   bodyArguments,
   chooseFunction,
   queryArguments,
+  RAW_BODY_TYPES,
   splitRpcQuery,
   takesOnlyWholeBody,
 } from "../../db/rest/rpc.ts";
@@ -56,8 +57,15 @@ export interface RpcRequest {
   prefer?: string | null;
   range?: string | null;
   accept?: string | null;
-  /** The parsed JSON body of POST (`{}` when empty). */
+  /**
+   * The body of POST: parsed JSON or CSV rows (`{}` when empty); for a `text/plain`, `text/xml` or
+   * `application/octet-stream` body its text (bytes: `\x` hex).
+   */
   body?: unknown;
+  /** The body's media type (POST); absent: JSON. */
+  contentType?: string;
+  /** The fields of an `application/x-www-form-urlencoded` body: arguments as text, as a GET's query. */
+  form?: Map<string, string[]>;
   /** PostgREST's content negotiation (`/rest/v1`): an `Accept` nothing matches is 406 PGRST107. */
   negotiate?: boolean;
   /** `Accept-Profile` (GET, HEAD) or `Content-Profile` (POST): the exposed schema asked for. */
@@ -83,6 +91,11 @@ export interface DataLimits {
   statementTimeoutMs: number;
   /** The exposed schemas, the first the default (PostgREST's db-schemas); `["public"]` when absent. */
   schemas?: readonly string[];
+  /**
+   * `Accept: application/vnd.pgrst.plan` answers the request's EXPLAIN (PostgREST's db-plan-enabled); off, it
+   * is 406 PGRST107. A plan exposes the schema's statistics and indexes, so it is off by default.
+   */
+  plan?: boolean;
 }
 
 /** The schema a request runs against, and whether it was negotiated (then the answer names it). */
@@ -94,8 +107,8 @@ interface Profile {
 const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
 
 /** The media type of an answer: negotiated on `/rest/v1`; on `/v1/db` JSON, one object when asked for. */
-function mediaOf(accept: string | null | undefined, strict: boolean | undefined): Media {
-  if (strict) return negotiate(accept);
+function mediaOf(accept: string | null | undefined, strict: boolean | undefined, plan?: boolean): Media {
+  if (strict) return negotiate(accept, { plan });
   const object = (accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
   return {
     kind: object ? "object" : "json",
@@ -175,6 +188,30 @@ export class DataService {
     }
   }
 
+  /**
+   * The EXPLAIN of a request's statement (`Accept: application/vnd.pgrst.plan`), in the format and with the
+   * options asked for. `analyze` runs the statement: the transaction always rolls back, so an explained write is
+   * never kept.
+   */
+  private async explain(
+    db: Db,
+    identity: DataIdentity,
+    st: Statement,
+    media: Media,
+    readOnly: boolean,
+  ): Promise<DataResult> {
+    const { format, options } = media.plan!;
+    const explain = `explain (${[`format ${format}`, ...options].join(", ")}) ${st.sql}`;
+    const [rows] = await this.pipeline(db, identity, [{ sql: explain, params: st.params }], {
+      end: "rollback",
+      readOnly,
+    });
+    const lines = rows!.map((r) => r["QUERY PLAN"]);
+    // The drivers read a JSON plan as a value: written back with PostgreSQL's indentation, one line each.
+    const body = lines.map((l) => typeof l === "string" ? l : JSON.stringify(l, null, 2)).join("\n") + "\n";
+    return { status: 200, body, headers: {}, singular: false, media };
+  }
+
   /** Runs one data request for project `ref`, in the schema its profile selects. */
   async execute(ref: string, identity: DataIdentity, req: DataRequest): Promise<DataResult> {
     const profile = this.profile(req.profile);
@@ -193,10 +230,11 @@ export class DataService {
     const prefer = parsePrefer(req.prefer);
     const compiler = new Compiler(cache, query);
     const table = compiler.table(req.table);
-    const media = mediaOf(req.accept, req.negotiate);
+    const media = mediaOf(req.accept, req.negotiate, this.limits.plan);
     checkStrict(prefer);
     const singular = media.kind === "object";
     compiler.stripNulls = media.stripNulls;
+    compiler.csv = media.kind === "csv";
     const applied: string[] = [];
     const pipeline = (statements: Statement[], options: PipelineOptions) =>
       this.pipeline(db, identity, statements, options);
@@ -209,6 +247,13 @@ export class DataService {
       applied.push(...appliedPreferences(prefer, "read"));
       // Reads run read only, as PostgREST runs GET and HEAD: they end with the statements, checks come after.
       const read = { end, readOnly: true } as const;
+      if (media.kind === "plan") {
+        const st = compiler.read(table.name, {
+          count: prefer.count === "exact",
+          maxRows: this.limits.maxRows,
+        });
+        return this.explain(db, identity, st, media, true);
+      }
       let total: number | null = null;
       let exact = prefer.count === "exact";
       let results: Record<string, unknown>[][];
@@ -282,6 +327,7 @@ export class DataService {
     if (root.limit !== undefined || root.offset !== undefined) {
       throw restErrors.parse("limit and offset apply to reads only", "filter the rows to change instead");
     }
+    if (media.kind === "plan") return this.explain(db, identity, st, media, false);
     const strict = prefer.handling === "strict" && prefer.maxAffected !== undefined && req.method !== "POST";
     /** Checks the affected rows (throws when one fails) and shapes the answer. */
     const answer = (rows: Record<string, unknown>[]): DataResult => {
@@ -350,22 +396,27 @@ export class DataService {
     const prefer = parsePrefer(req.prefer);
     checkStrict(prefer);
     const body = post ? req.body : undefined;
-    const bodyIsObject = body !== null && typeof body === "object" && !Array.isArray(body);
     const shape = {
-      keys: post ? (bodyIsObject ? Object.keys(body) : []) : [...args.keys()],
+      keys: post ? (req.form ? [...req.form.keys()] : bodyKeys(body)) : [...args.keys()],
       singleObject: post && prefer.params === "single-object",
       post,
+      mime: post ? req.contentType : undefined,
     };
-    // A body that is not an object can only be a json/jsonb parameter whole.
-    if (post && !bodyIsObject && !takesOnlyWholeBody(cache, req.fn, shape)) {
+    const raw = post && req.contentType !== undefined && req.contentType in RAW_BODY_TYPES;
+    // A body that is not an object (or an array of objects) can only be a json/jsonb parameter whole.
+    if (post && !raw && !req.form && !isArguments(body) && !takesOnlyWholeBody(cache, req.fn, shape)) {
       throw restErrors.body(
         "Invalid body",
         "the body of a function call must be a JSON object of its arguments",
       );
     }
     const fn = chooseFunction(cache, req.fn, shape);
-    const callArgs = post ? bodyArguments(fn, shape, body) : queryArguments(fn, args);
-    const media = mediaOf(req.accept, req.negotiate);
+    const callArgs = !post
+      ? queryArguments(fn, args)
+      : req.form
+      ? queryArguments(fn, req.form)
+      : bodyArguments(fn, shape, body);
+    const media = mediaOf(req.accept, req.negotiate, this.limits.plan);
     const applied = appliedPreferences(
       { ...prefer, count: prefer.count === "exact" ? "exact" : undefined },
       "call",
@@ -373,8 +424,10 @@ export class DataService {
     const root = applyRange(query, req.method === "GET" ? req.range : null);
     const compiler = new Compiler(cache, query);
     compiler.stripNulls = media.stripNulls;
+    compiler.csv = media.kind === "csv";
     const exact = prefer.count === "exact";
     const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
+    if (media.kind === "plan") return this.explain(db, identity, st, media, !post);
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
     // GET and HEAD run read only, as in PostgREST: a function that writes is 405 there, and callable by POST.
     const [rows] = await this.pipeline(db, identity, [st], { end, readOnly: !post });
@@ -480,6 +533,30 @@ export class DataService {
 function withProfile(result: DataResult, profile: Profile): DataResult {
   if (profile.negotiated) result.headers = { ...result.headers, "content-profile": profile.schema };
   return result;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Whether a call's body names its arguments: an object, or an array of objects (one call each). */
+function isArguments(body: unknown): boolean {
+  return isObject(body) || (Array.isArray(body) && body.every(isObject));
+}
+
+/**
+ * The argument names of a call's body: an object's keys, or those of an array's objects, which must all have
+ * the same keys (PostgREST: 400 PGRST102 "All object keys must match").
+ */
+function bodyKeys(body: unknown): string[] {
+  if (isObject(body)) return Object.keys(body);
+  if (!Array.isArray(body) || body.length === 0 || !body.every(isObject)) return [];
+  const keys = Object.keys(body[0]!).sort();
+  const same = (o: Record<string, unknown>) => {
+    const k = Object.keys(o).sort();
+    return k.length === keys.length && k.every((x, i) => x === keys[i]);
+  };
+  if (!body.every(same)) throw restErrors.body("All object keys must match");
+  return keys;
 }
 
 /** Parses `Range: 0-9` (items); PostgREST ignores a header that is not `from-[to]`. */

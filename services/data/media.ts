@@ -2,7 +2,9 @@ import { restErrors } from "../../lib/rest_errors.ts";
 
 /** What an answer is written as, chosen from `Accept` as PostgREST chooses. */
 export interface Media {
-  kind: "json" | "object" | "csv" | "openapi";
+  kind: "json" | "object" | "csv" | "openapi" | "plan";
+  /** `application/vnd.pgrst.plan`: the EXPLAIN format and options asked for. */
+  plan?: { format: "json" | "text"; options: string[] };
   /** `nulls=stripped`: null fields are left out of the objects. */
   stripNulls: boolean;
   /** The `Content-Type` of the answer. */
@@ -39,8 +41,13 @@ export function parseAccept(header: string): string[] {
   return items.map((x) => x.type);
 }
 
-/** One media type of `Accept`, decoded as PostgREST's `decodeMediaType`. */
-function decode(text: string): Decoded {
+const PLAN_OPTIONS = ["analyze", "verbose", "settings", "buffers", "wal"];
+
+/**
+ * One media type of `Accept`, decoded as PostgREST's `decodeMediaType`. The plan media type is answerable only
+ * when `plan` is on (PostgREST's db-plan-enabled) and its `for` type is one the engine produces.
+ */
+function decode(text: string, plan = false): Decoded {
   const m = MEDIA_TYPE.exec(text);
   if (!m) return { mime: text, media: null };
   const type = `${m[1]!.toLowerCase()}/${m[2]!.toLowerCase()}`;
@@ -74,15 +81,22 @@ function decode(text: string): Decoded {
     case "application/vnd.pgrst.plan+text":
     case "application/vnd.pgrst.plan+json": {
       const format = type.endsWith("+json") ? "json" : "text";
-      const forType = params.get("for") ? decode(params.get("for")!).mime : "application/json";
-      const options = (params.get("options") ?? "").split("|")
-        .filter((o) => ["analyze", "verbose", "settings", "buffers", "wal"].includes(o));
-      const order = ["analyze", "verbose", "settings", "buffers", "wal"].filter((o) => options.includes(o));
+      const forDecoded = decode(params.get("for") ?? "application/json");
+      const asked = (params.get("options") ?? "").split("|");
+      const order = PLAN_OPTIONS.filter((o) => asked.includes(o));
+      const mime = `application/vnd.pgrst.plan+${format}; for="${forDecoded.mime}"${
+        order.length ? `; options=${order.join("|")}` : ""
+      }`;
+      // Off (PostgREST's db-plan-enabled, false by default), nothing answers it: 406 PGRST107.
+      if (!plan || forDecoded.media === null) return { mime, media: null };
       return {
-        mime: `application/vnd.pgrst.plan+${format}; for="${forType}"${
-          order.length ? `; options=${order.join("|")}` : ""
-        }`,
-        media: null, // the plan media type is not enabled (PostgREST's db-plan-enabled, off by default)
+        mime,
+        media: {
+          kind: "plan",
+          plan: { format, options: order },
+          stripNulls: false,
+          contentType: `${mime}; charset=utf-8`,
+        },
       };
     }
     case "application/geo+json":
@@ -101,9 +115,9 @@ function decode(text: string): Decoded {
  * The media type of a table, view or function answer: the first acceptable one of `Accept` (none: JSON), or
  * 406 PGRST107 naming what was asked for.
  */
-export function negotiate(accept: string | null | undefined): Media {
+export function negotiate(accept: string | null | undefined, options: { plan?: boolean } = {}): Media {
   if (accept === null || accept === undefined) return JSON_MEDIA;
-  const decoded = parseAccept(accept).map(decode);
+  const decoded = parseAccept(accept).map((text) => decode(text, options.plan));
   const chosen = decoded.find((d) => d.media !== null);
   if (!chosen) throw restErrors.mediaType(decoded.map((d) => d.mime));
   return chosen.media!;
@@ -117,7 +131,7 @@ export function negotiateOpenApi(accept: string | null | undefined): Media {
     contentType: "application/openapi+json; charset=utf-8",
   };
   if (accept === null || accept === undefined) return media;
-  const decoded = parseAccept(accept).map(decode);
+  const decoded = parseAccept(accept).map((text) => decode(text));
   if (decoded.some((d) => d.openapi || d.any || d.mime === "application/json")) return media;
   throw restErrors.mediaType(decoded.map((d) => d.mime));
 }
