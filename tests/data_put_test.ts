@@ -59,6 +59,14 @@ const REFUSED: WireCase[] = [
     json: PUT_FILTERS,
   })),
   {
+    name: "PUT with and= → 405 PGRST105",
+    method: "PUT",
+    url: "kv?and=(k.eq.x)",
+    body: '{"k":"x"}',
+    status: 405,
+    json: PUT_FILTERS,
+  },
+  {
     name: "PUT with or= → 405 PGRST105",
     method: "PUT",
     url: "kv?k=eq.x&or=(v.eq.1)",
@@ -296,6 +304,15 @@ const WRITES: WireCase[] = [
     body: '[{"k":"four","v":4},{"k":"ignored","v":0}]',
     status: 200,
     json: [{ k: "four", v: 4 }],
+  },
+  {
+    name: "PUT ignores the Range header",
+    method: "PUT",
+    url: "kv?k=eq.four&select=v",
+    headers: { prefer: "return=representation", range: "1-1" },
+    body: '{"k":"four","v":44}',
+    status: 200,
+    json: [{ v: 44 }],
   },
   {
     name: "PUT on a composite key",
