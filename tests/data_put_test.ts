@@ -10,6 +10,8 @@ create table kv (k text primary key, v int not null default 0, note text default
 create table pairs (a int, b int, label text, primary key (a, b));
 create table notes (msg text);
 create view kv_view as select k, v from kv;
+create table tick (id serial primary key, n int default 0);
+create view tick_view as select id, n from tick;
 create table locked (k text primary key);
 revoke all on locked from anon;
 insert into kv (k, v) values ('one', 1), ('two', 2);
@@ -382,13 +384,31 @@ const WRITES: WireCase[] = [
     expect: { "preference-applied": "return=representation" },
   },
   {
-    name: "merge-duplicates through a view: 201",
+    name: "merge-duplicates through a view: 201 when it inserts",
     method: "POST",
     url: "kv_view?on_conflict=k",
     headers: { prefer: "resolution=merge-duplicates, return=representation" },
-    body: '{"k":"six","v":6}',
+    body: '[{"k":"six","v":6},{"k":"one","v":12}]',
     status: 201,
-    json: [{ k: "six", v: 6 }],
+    json: [{ k: "six", v: 6 }, { k: "one", v: 12 }],
+  },
+  {
+    name: "merge-duplicates through a view: 200 when it only updates",
+    method: "POST",
+    url: "kv_view?on_conflict=k",
+    headers: { prefer: "resolution=merge-duplicates, return=representation" },
+    body: '[{"k":"six","v":66},{"k":"one","v":13}]',
+    status: 200,
+    json: [{ k: "six", v: 66 }, { k: "one", v: 13 }],
+  },
+  {
+    name: "merge-duplicates through a view with an empty object: 201, a row of defaults",
+    method: "POST",
+    url: "tick_view?on_conflict=id",
+    headers: { prefer: "resolution=merge-duplicates, return=representation" },
+    body: "{}",
+    status: 201,
+    json: [{ id: 1, n: 0 }],
   },
   {
     name: "Location of a single insert with return=headers-only, encoded as PostgREST",

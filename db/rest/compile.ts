@@ -607,6 +607,13 @@ export class Compiler {
     // A merge on a table tells inserted rows from updated ones by `xmax = 0` (a view has no system column): each
     // insert returns its whole row and that flag, and the source expands the rows back.
     const counted = resolution === "merge-duplicates" && t.kind === "table";
+    // Through a view, as PostgREST does it: a transaction-local tally goes up for each row offered to the insert
+    // and down for each one the conflict turns into an update (the comparisons only make it a condition).
+    const tallied = resolution === "merge-duplicates" && !counted && !put;
+    const tally = (op: "+" | "-") =>
+      `set_config('pgrst.inserted', (coalesce(nullif(current_setting('pgrst.inserted', true), '')::int, 0) ${op} 1)::text, true)`;
+    const offered = tallied ? ` where ${tally("+")} <> '0'` : "";
+    if (tallied) conflict += ` where ${tally("-")} <> '-1'`;
     const into = `${qualified(this.cache.schema, t.name)}${counted ? ' as "pgrst_w"' : ""}`;
     const returning = counted
       ? ' returning "pgrst_w" as pgrst_row, ("pgrst_w".xmax = 0) as pgrst_inserted'
@@ -624,7 +631,9 @@ export class Compiler {
             "give each row at least one key",
           );
         }
-        body = `insert into ${into} default values${conflict}${returning}`;
+        body = tallied
+          ? `insert into ${into} select from (values (1)) "pgrst_one"${offered}${conflict}${returning}`
+          : `insert into ${into} default values${conflict}${returning}`;
       } else {
         const cols = group.columns.map(quoteIdent).join(", ");
         const rows = group.rows.map((r) => Object.fromEntries(group.columns.map((c) => [c, r[c] ?? null])));
@@ -640,7 +649,8 @@ export class Compiler {
           body = `insert into ${into} (${cols}) select ${cols} from pgrst_put ` +
             `where (select count(*) from pgrst_put) = 1${conflict}${returning}`;
         } else {
-          body = `insert into ${into} (${cols}) select ${cols} from ${records}${conflict}${returning}`;
+          body =
+            `insert into ${into} (${cols}) select ${cols} from ${records}${offered}${conflict}${returning}`;
         }
       }
       ctes.push(`${name} as (${body})`);
@@ -651,7 +661,10 @@ export class Compiler {
       sources.push("select * from pgrst_insert_0");
     }
     const source = `pgrst_source as (${sources.join(" union all ")})`;
-    const inserted = counted && n > 0
+    // The tally is read once the source has been read to its end, so after every insert ran.
+    const inserted = tallied
+      ? "(select nullif(current_setting('pgrst.inserted', true), '')::int8 from (select count(*) from pgrst_source) _c)"
+      : counted && n > 0
       ? `(select count(*) from (${
         [...Array(n).keys()].map((i) => `select pgrst_inserted from pgrst_insert_${i}`).join(" union all ")
       }) _n where pgrst_inserted)::int8`
