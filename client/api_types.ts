@@ -173,6 +173,12 @@ export interface Routes {
     body: never;
     data: Array<Record<string, unknown>>;
   };
+  "PUT /v1/db/{table}": {
+    params: { table: string };
+    query: Record<string, never>;
+    body: never;
+    data: Array<Record<string, unknown>>;
+  };
   "PATCH /v1/db/{table}": {
     params: { table: string };
     query: Record<string, never>;

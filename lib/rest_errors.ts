@@ -66,6 +66,19 @@ export const restErrors = {
     restErrors.range(
       "The lower boundary must be lower than or equal to the upper boundary in the Range header.",
     ),
+  /** PGRST105: the filters of a PUT are not `eq` on exactly the primary key columns. */
+  putFilters: () =>
+    new RestError(
+      405,
+      "PGRST105",
+      "Filters must include all and only primary key columns with 'eq' operators",
+    ),
+  /** PGRST114: `limit`/`offset` on a PUT. */
+  putRange: () =>
+    new RestError(400, "PGRST114", "limit/offset querystring parameters are not allowed for PUT"),
+  /** PGRST115: the body of a PUT is not one row whose primary key is the one the filters give. */
+  putMismatch: () =>
+    new RestError(400, "PGRST115", "Payload values do not match URL in primary key column(s)"),
   /** PGRST106: `Accept-Profile` / `Content-Profile` names a schema that is not exposed. */
   unacceptableSchema: (schema: string, exposed: string[]) =>
     new RestError(406, "PGRST106", `Invalid schema: ${schema}`, {

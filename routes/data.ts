@@ -109,7 +109,7 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   }
   const profile = c.req.header(method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
   c.env.platform.data.profile(profile); // an unexposed schema is 406 PGRST106 before the body is read
-  const body = method === "POST" || method === "PATCH"
+  const body = method === "POST" || method === "PUT" || method === "PATCH"
     ? (await readBody(c, "table", method)).value
     : undefined;
   const result = await c.env.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
@@ -120,6 +120,8 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     range: c.req.header("range"),
     accept: c.req.header("accept"),
     body,
+    // The envelope keeps pg-safeupdate's refusal of an unfiltered PATCH/DELETE; /rest/v1 allows it, as PostgREST.
+    requireFilter: mount === "envelope",
     defaultReturn: mount === "envelope" ? "representation" : "minimal",
     negotiate: mount === "postgrest",
     rawQuery: mount === "postgrest" ? url.search : undefined,
@@ -325,6 +327,19 @@ for (
     }),
     createRoute({
       ...common,
+      method: "put",
+      path: "/v1/db/{table}",
+      summary: "Insert or replace one row by its primary key (filters: `pk=eq.value` on every key column)",
+      description: "Body: one object whose primary key values are the filters' (PGRST115 otherwise). " +
+        `Filters: \`eq\` on each primary key column and nothing else (PGRST105); no limit/offset. ${headerDoc}`,
+      responses: {
+        200: rowsResponse("The row, updated"),
+        201: rowsResponse("The row, inserted"),
+        ...dataFailures,
+      },
+    }),
+    createRoute({
+      ...common,
       method: "patch",
       path: "/v1/db/{table}",
       summary: "Update the rows the filters match (a filter is required)",
@@ -435,6 +450,6 @@ function allow(methods: string): Response {
   });
 }
 
-const METHODS = ["GET", "POST", "PATCH", "DELETE"];
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 dataRoutes.on(METHODS, "/v1/db/:table", (c) => handle(c, "envelope"));
 dataRoutes.on(METHODS, "/rest/v1/:table", (c) => handle(c, "postgrest"));

@@ -19,6 +19,7 @@ const NOT_IN_CLIENT: Record<string, string> = {
   "GET /v1/auth/.well-known/jwks.json": "for servers that verify tokens themselves",
   "GET /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "POST /v1/db/{table}": "db is postgrest-js on /rest/v1",
+  "PUT /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "PATCH /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "DELETE /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "POST /v1/db/rpc/{fn}": "db is postgrest-js on /rest/v1 (db.rpc)",

@@ -222,9 +222,13 @@ Deno.test("postgrest-js works unchanged against /rest/v1", async (t) => {
         .select("name, value")
         .order("name");
       assertEquals(merged.data, [{ name: "a", value: 10 }, { name: "e", value: 5 }]);
+      assertEquals(merged.status, 201); // "e" was inserted
+      // Every row only updated: 200, as PostgREST (v12+) answers a merge that inserted nothing.
+      const updated = await db.from("counters").upsert({ name: "a", value: 11 }).select("value");
+      assertEquals([updated.status, updated.data], [200, [{ value: 11 }]]);
       const ignored = await db.from("counters").upsert({ name: "a", value: 99 }, { ignoreDuplicates: true })
         .select();
-      assertEquals(ignored.data, []);
+      assertEquals([ignored.status, ignored.data], [201, []]);
       const byEmail = await db.from("authors").upsert({ id: 2, name: "S. Lem", email: "lem@example.com" }, {
         onConflict: "email",
       }).select("id, name");
@@ -238,17 +242,22 @@ Deno.test("postgrest-js works unchanged against /rest/v1", async (t) => {
       assertEquals([r.status, r.count, r.data], [200, 2, [{ name: "b", value: 7 }, { name: "c", value: 7 }]]);
       const minimal = await db.from("counters").update({ note: "x" }).eq("name", "b");
       assertEquals([minimal.status, minimal.error], [204, null]);
-      const unfiltered = await db.from("counters").update({ note: "all" });
-      assertEquals([unfiltered.status, unfiltered.error?.code], [400, "21000"]);
+      // As PostgREST: no filter is every row (RLS still applies).
+      const unfiltered = await db.from("counters").update({ note: "all" }, { count: "exact" });
+      assertEquals([unfiltered.status, unfiltered.error, unfiltered.count], [204, null, 5]);
     });
 
     await t.step("delete with filters and select", async () => {
       const r = await db.from("counters").delete({ count: "exact" }).eq("name", "e").select("name");
       assertEquals([r.status, r.count, r.data], [200, 1, [{ name: "e" }]]);
-      const unfiltered = await db.from("counters").delete();
-      assertEquals([unfiltered.status, unfiltered.error?.code], [400, "21000"]);
-      const left = await db.from("counters").select("name").order("name");
-      assertEquals(left.data?.map((r: Json) => r.name), ["a", "b", "c", "d"]);
+      const left = await db.from("counters").select("name, note").order("name");
+      assertEquals(left.data?.map((r: Json) => [r.name, r.note]), [["a", "all"], ["b", "all"], ["c", "all"], [
+        "d",
+        "all",
+      ]]);
+      const unfiltered = await db.from("counters").delete({ count: "exact" });
+      assertEquals([unfiltered.status, unfiltered.error, unfiltered.count], [204, null, 4]);
+      assertEquals((await db.from("counters").select("name")).data, []);
     });
 
     await t.step("errors arrive as PostgREST error objects", async () => {

@@ -361,12 +361,13 @@ const CASES: WireCase[] = [
     expect: { "content-range": "0-1/2" },
   },
   {
-    name: "PATCH without a filter → 400 21000",
+    name: "PATCH without a filter changes every row, as PostgREST",
     method: "PATCH",
     url: "books",
+    headers: { prefer: "count=exact, tx=rollback" },
     body: '{"rating":1}',
-    status: 400,
-    json: err("21000", "UPDATE requires a WHERE clause"),
+    status: 204,
+    expect: { "content-range": "0-4/5" },
   },
   {
     name: "Location on a single insert with return=headers-only",

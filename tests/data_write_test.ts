@@ -72,21 +72,36 @@ Deno.test("data API writes: insert, upsert, update, delete on both mounts", asyn
       assertEquals(r.body.data, [{ name: "h", value: 0, note: "fresh" }]);
     });
 
-    await t.step("missing keys are null, or defaults with Prefer: missing=default", async () => {
-      const nulls = await call(p, "POST", "/v1/db/counters", {
-        json: [{ name: "i", value: 1 }, { name: "j" }],
-      });
-      assertEquals([nulls.status, nulls.body.error.code], [400, "23502"]);
-      const defaults = await call(p, "POST", "/v1/db/counters?select=name,value,note", {
-        json: [{ name: "i", value: 1 }, { name: "j" }],
-        headers: { prefer: "missing=default" },
-      });
-      assertEquals(defaults.status, 201);
-      assertEquals(defaults.body.data, [
-        { name: "i", value: 1, note: "fresh" },
-        { name: "j", value: 0, note: "fresh" },
-      ]);
-    });
+    await t.step(
+      "bulk rows with other keys: PGRST102 without columns=; null or default with it",
+      async () => {
+        for (const prefer of ["", "missing=default"]) {
+          const mismatch = await call(p, "POST", "/rest/v1/counters", {
+            json: [{ name: "i", value: 1 }, { name: "j" }],
+            headers: { prefer },
+          });
+          assertEquals([mismatch.status, mismatch.body], [400, {
+            code: "PGRST102",
+            message: "All object keys must match",
+            details: null,
+            hint: null,
+          }]);
+        }
+        const nulls = await call(p, "POST", "/v1/db/counters?columns=name,value", {
+          json: [{ name: "i", value: 1 }, { name: "j" }],
+        });
+        assertEquals([nulls.status, nulls.body.error.code], [400, "23502"]);
+        const defaults = await call(p, "POST", "/v1/db/counters?select=name,value,note&columns=name,value", {
+          json: [{ name: "i", value: 1 }, { name: "j" }],
+          headers: { prefer: "missing=default" },
+        });
+        assertEquals(defaults.status, 201);
+        assertEquals(defaults.body.data, [
+          { name: "i", value: 1, note: "fresh" },
+          { name: "j", value: 0, note: "fresh" },
+        ]);
+      },
+    );
 
     await t.step("duplicate key is 409 23505 and nothing changes", async () => {
       const before = await counters();
@@ -148,15 +163,25 @@ Deno.test("data API writes: insert, upsert, update, delete on both mounts", asyn
       assertEquals((await counters()).find((c) => c.name === "c")!.note, "patched");
     });
 
-    await t.step("PATCH and DELETE without a filter are refused (safe update)", async () => {
+    await t.step("PATCH and DELETE without a filter: refused on /v1/db, every row on /rest/v1", async () => {
       const before = await counters();
       for (const [method, json] of [["PATCH", { value: 0 }], ["DELETE", undefined]] as const) {
-        for (const prefix of ["/v1/db", "/rest/v1"]) {
-          const r = await call(p, method, `${prefix}/counters`, { json });
-          assertEquals(r.status, 400);
-          assertEquals(prefix === "/v1/db" ? r.body.error.code : r.body.code, "21000");
-        }
+        const r = await call(p, method, "/v1/db/counters", { json });
+        assertEquals([r.status, r.body.error.code], [400, "21000"]);
       }
+      assertEquals(await counters(), before);
+      const n = before.length;
+      const patched = await call(p, "PATCH", "/rest/v1/counters?select=value", {
+        json: { value: 0 },
+        headers: { prefer: "return=representation, count=exact, tx=rollback" },
+      });
+      assertEquals(patched.status, 200);
+      assertEquals(patched.body, before.map(() => ({ value: 0 })));
+      assertEquals(patched.headers.get("content-range"), `0-${n - 1}/${n}`);
+      const deleted = await call(p, "DELETE", "/rest/v1/counters", {
+        headers: { prefer: "count=exact, tx=rollback" },
+      });
+      assertEquals([deleted.status, deleted.headers.get("content-range")], [204, `*/${n}`]);
       assertEquals(await counters(), before);
     });
 

@@ -78,11 +78,17 @@ export interface InsertOptions {
   missingDefault: boolean;
   /** Build the JSON body of the returned rows. */
   representation: boolean;
+  /** Compute the `Location` of the one inserted row (`Prefer: return=headers-only`). */
+  location?: boolean;
 }
 
 /** Options of an update (PATCH) or a delete (DELETE). */
 export interface MutateOptions {
   representation: boolean;
+  /** Refuse a write without a filter (21000, as pg-safeupdate does). */
+  requireFilter?: boolean;
+  /** PATCH with `Prefer: missing=default`: a `columns=` key absent from the body takes its default. */
+  missingDefault?: boolean;
 }
 
 const OPS: Record<string, string> = {
@@ -536,30 +542,71 @@ export class Compiler {
     };
   }
 
-  /** The final select over the CTE `pgrst_source` of a write: affected count, body, location. */
-  private returning(t: TableInfo, representation: boolean): string {
+  /**
+   * The final select over the CTE `pgrst_source` of a write: affected count, body, and when asked the primary key
+   * of the first row (`location`: `[[column, text value or null], …]` in column order, for `Location`) and the
+   * number of rows inserted rather than updated (`inserted`, an upsert's status).
+   */
+  private returning(
+    t: TableInfo,
+    o: { representation: boolean; location?: boolean; inserted?: string },
+  ): string {
     const alias = this.alias();
-    const pk = t.primaryKey;
-    const location = pk.length > 0
-      ? `, (select row_to_json(_l)::text from (select ${
+    const pk = [...t.columns.keys()].filter((c) => t.primaryKey.includes(c));
+    // json_each_text writes each value as PostgreSQL's text of the JSON value, as PostgREST's Location has it.
+    const location = o.location && pk.length > 0
+      ? `, (select json_agg(json_build_array(_k.key, _k.value))::text from json_each_text((select row_to_json(_l) from (select ${
         pk.map((c) => quoteIdent(c)).join(", ")
-      } from pgrst_source limit 1) _l) as location`
+      } from pgrst_source limit 1) _l)) _k) as location`
       : ", null::text as location";
-    if (!representation) {
-      return `select count(*)::int8 as page_total, null::text as body${location} from pgrst_source`;
+    const inserted = o.inserted ? `, ${o.inserted} as inserted` : "";
+    if (!o.representation) {
+      return `select count(*)::int8 as page_total, null::text as body${location}${inserted} from pgrst_source`;
     }
     const columns = this.projection(t, alias, this.query.select, "");
     const order = this.orderBy(t, alias, this.node("").order, { select: this.query.select, path: "" });
     this.checkPaths();
     return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
       `coalesce((select ${this.aggregate()} from (select ${columns} from pgrst_source ${alias}${order}) _t), '[]')::text ` +
-      `as body${location}`;
+      `as body${location}${inserted}`;
   }
 
-  /** An insert (POST), with upsert when a resolution is given. */
-  insert(name: string, options: InsertOptions): Statement {
+  /**
+   * True when the filters are what a PUT takes: `eq` on every primary key column and on nothing else (no `not.`,
+   * no `or`/`and`, no JSON path, no embedded filter), as PostgREST checks them.
+   */
+  private filtersNamePrimaryKey(t: TableInfo): boolean {
+    const names = new Set<string>();
+    for (const [path, node] of this.query.nodes) {
+      for (const c of node.conditions) {
+        if (path !== "" || c.kind !== "filter") return false;
+        if (c.op !== "eq" || c.negate || c.quantifier || c.field.path.length > 0) return false;
+        names.add(c.field.name);
+      }
+    }
+    const pk = t.primaryKey;
+    return pk.length > 0 && names.size === pk.length && pk.every((c) => names.has(c));
+  }
+
+  /**
+   * A single-row upsert (PUT): the filters give the primary key (PGRST105 otherwise), the body row whose key
+   * matches them is inserted or, when the key exists, updated. The write happens only when exactly one body row
+   * matches; the caller refuses any other count (PGRST115). `inserted` tells an insert from an update.
+   */
+  put(name: string, rows: Record<string, unknown>[], options: { representation: boolean }): Statement {
     const t = this.table(name);
-    const listed = this.query.columns;
+    if (!this.filtersNamePrimaryKey(t)) throw restErrors.putFilters();
+    return this.insert(
+      name,
+      { rows, resolution: "merge-duplicates", missingDefault: false, ...options },
+      true,
+    );
+  }
+
+  /** An insert (POST), with upsert when a resolution is given and the table has a key (or `on_conflict`). */
+  insert(name: string, options: InsertOptions, put = false): Statement {
+    const t = this.table(name);
+    const listed = put ? undefined : this.query.columns; // PUT takes the body's keys, as PostgREST
     let columns: string[];
     if (listed) {
       for (const c of listed) if (!t.columns.has(c)) throw restErrors.unknownBodyColumn(c, t.name);
@@ -570,6 +617,8 @@ export class Compiler {
       for (const k of keys) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
       columns = [...keys];
     }
+    // No body column: no row can carry the key the filters name.
+    if (put && columns.length === 0) throw restErrors.putMismatch();
     // With missing=default, rows are grouped by the keys they carry so an absent key keeps its default.
     const groups = new Map<string, { columns: string[]; rows: Record<string, unknown>[] }>();
     for (const row of options.rows) {
@@ -579,18 +628,14 @@ export class Compiler {
       group.rows.push(row);
       groups.set(key, group);
     }
+    // Without a key to conflict on, PostgREST inserts as if no resolution were asked.
+    const target = put ? t.primaryKey : this.query.onConflict ?? t.primaryKey;
+    const resolution = target.length > 0 ? options.resolution : undefined;
     let conflict = "";
-    if (options.resolution) {
-      const target = this.query.onConflict ?? t.primaryKey;
-      if (target.length === 0) {
-        throw restErrors.parse(
-          "An upsert needs on_conflict or a primary key",
-          `table '${t.name}' has neither`,
-        );
-      }
+    if (resolution) {
       for (const c of target) this.column(t, c);
       conflict = ` on conflict (${target.map(quoteIdent).join(", ")})`;
-      conflict += options.resolution === "ignore-duplicates" ? " do nothing" : (() => {
+      conflict += resolution === "ignore-duplicates" ? " do nothing" : (() => {
         const set = columns.filter((c) => !target.includes(c));
         if (set.length === 0) {
           return ` do update set ${quoteIdent(target[0]!)} = excluded.${quoteIdent(target[0]!)}`;
@@ -598,6 +643,20 @@ export class Compiler {
         return ` do update set ${set.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(", ")}`;
       })();
     }
+    // A merge on a table tells inserted rows from updated ones by `xmax = 0` (a view has no system column): each
+    // insert returns its whole row and that flag, and the source expands the rows back.
+    const counted = resolution === "merge-duplicates" && t.kind === "table";
+    // Through a view, as PostgREST does it: a transaction-local tally goes up for each row offered to the insert
+    // and down for each one the conflict turns into an update (the comparisons only make it a condition).
+    const tallied = resolution === "merge-duplicates" && !counted && !put;
+    const tally = (op: "+" | "-") =>
+      `set_config('pgrst.inserted', (coalesce(nullif(current_setting('pgrst.inserted', true), '')::int, 0) ${op} 1)::text, true)`;
+    const offered = tallied ? ` where ${tally("+")} <> '0'` : "";
+    if (tallied) conflict += ` where ${tally("-")} <> '-1'`;
+    const into = `${qualified(this.cache.schema, t.name)}${counted ? ' as "pgrst_w"' : ""}`;
+    const returning = counted
+      ? ' returning "pgrst_w" as pgrst_row, ("pgrst_w".xmax = 0) as pgrst_inserted'
+      : " returning *";
     const ctes: string[] = [];
     const sources: string[] = [];
     let n = 0;
@@ -611,30 +670,58 @@ export class Compiler {
             "give each row at least one key",
           );
         }
-        body = `insert into ${qualified(this.cache.schema, t.name)} default values${conflict} returning *`;
+        body = tallied
+          ? `insert into ${into} select from (values (1)) "pgrst_one"${offered}${conflict}${returning}`
+          : `insert into ${into} default values${conflict}${returning}`;
       } else {
         const cols = group.columns.map(quoteIdent).join(", ");
         const rows = group.rows.map((r) => Object.fromEntries(group.columns.map((c) => [c, r[c] ?? null])));
         const json = this.param(JSON.stringify(rows));
+        // Columns of a domain with a cast from json are read through it (domain representations).
         const parsed = this.parsedColumns(t, group.columns);
-        body = `insert into ${qualified(this.cache.schema, t.name)} (${cols}) select ${
-          parsed.size === 0 ? cols : parsed.select("_e.value")
-        } from ${
-          parsed.size === 0
-            ? `json_populate_recordset(null::${qualified(this.cache.schema, t.name)}, ${json}::text::json) _i`
-            : `json_array_elements(${json}::text::json) _e cross join lateral ${parsed.populate("_e.value")}`
-        }${conflict} returning *`;
+        const alias = parsed.size === 0 ? '"pgrst_body"' : "_i";
+        const records = parsed.size === 0
+          ? `json_populate_recordset(null::${
+            qualified(this.cache.schema, t.name)
+          }, ${json}::text::json) ${alias}`
+          : `json_array_elements(${json}::text::json) _e cross join lateral ${parsed.populate("_e.value")}`;
+        if (put) {
+          // The body rows whose key matches the filters; the write goes on only when there is exactly one.
+          const where = this.node("").conditions
+            .map((c) => this.condition(t, alias, c, { select: [], path: "" }))
+            .join(" and ");
+          const values = group.columns.map((c) =>
+            `${parsed.value(c, "_e.value") ?? `${alias}.${quoteIdent(c)}`} as ${quoteIdent(c)}`
+          );
+          ctes.push(`pgrst_put as (select ${values.join(", ")} from ${records} where ${where})`);
+          body = `insert into ${into} (${cols}) select ${cols} from pgrst_put ` +
+            `where (select count(*) from pgrst_put) = 1${conflict}${returning}`;
+        } else {
+          const values = parsed.size === 0 ? cols : parsed.select("_e.value");
+          body =
+            `insert into ${into} (${cols}) select ${values} from ${records}${offered}${conflict}${returning}`;
+        }
       }
       ctes.push(`${name} as (${body})`);
-      sources.push(`select * from ${name}`);
+      sources.push(counted ? `select (pgrst_row).* from ${name}` : `select * from ${name}`);
     }
     if (ctes.length === 0) {
       ctes.push(`pgrst_insert_0 as (select * from ${qualified(this.cache.schema, t.name)} where false)`);
       sources.push("select * from pgrst_insert_0");
     }
     const source = `pgrst_source as (${sources.join(" union all ")})`;
+    // The tally is read once the source has been read to its end, so after every insert ran.
+    const inserted = tallied
+      ? "(select nullif(current_setting('pgrst.inserted', true), '')::int8 from (select count(*) from pgrst_source) _c)"
+      : counted && n > 0
+      ? `(select count(*) from (${
+        [...Array(n).keys()].map((i) => `select pgrst_inserted from pgrst_insert_${i}`).join(" union all ")
+      }) _n where pgrst_inserted)::int8`
+      : undefined;
     return {
-      sql: `with ${[...ctes, source].join(", ")} ${this.returning(t, options.representation)}`,
+      sql: `with ${[...ctes, source].join(", ")} ${
+        this.returning(t, { representation: options.representation, location: options.location, inserted })
+      }`,
       params: this.params,
     };
   }
@@ -666,47 +753,52 @@ export class Compiler {
     };
   }
 
-  /** An update (PATCH) of the rows the filters match, with the values of `patch`. */
+  /** An update (PATCH) of the rows the filters match (every row without a filter), with the values of `patch`. */
   update(name: string, patch: Record<string, unknown>, options: MutateOptions): Statement {
     const t = this.table(name);
     const keys = this.query.columns ?? Object.keys(patch);
     for (const k of keys) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
     const alias = this.alias();
     const where = this.rootWhere(t, alias);
-    if (!where) throw restErrors.unfiltered("UPDATE");
+    if (!where && options.requireFilter) throw restErrors.unfiltered("UPDATE");
+    const whereSql = where ? ` where ${where}` : "";
     let source: string;
     if (keys.length === 0) {
       source = `select ${alias}.* from ${qualified(this.cache.schema, t.name)} ${alias} where false`;
     } else {
-      const value = this.param(JSON.stringify(Object.fromEntries(keys.map((k) => [k, patch[k] ?? null]))));
-      const parsed = this.parsedColumns(t, keys);
+      // missing=default: a listed key the body lacks takes the column default, as PostgREST's PATCH does.
+      const defaulted = (k: string) => options.missingDefault === true && !Object.hasOwn(patch, k);
+      const given = keys.filter((k) => !defaulted(k));
+      const value = this.param(JSON.stringify(Object.fromEntries(given.map((k) => [k, patch[k] ?? null]))));
+      const parsed = this.parsedColumns(t, given);
       const set = keys.map((k) =>
-        `${quoteIdent(k)} = ${parsed.value(k, `${value}::text::json`) ?? `_b.${quoteIdent(k)}`}`
-      )
-        .join(", ");
+        `${quoteIdent(k)} = ${
+          defaulted(k) ? "default" : parsed.value(k, `${value}::text::json`) ?? `_b.${quoteIdent(k)}`
+        }`
+      ).join(", ");
       source = `update ${qualified(this.cache.schema, t.name)} as ${alias} set ${set} from (select * from ${
         parsed.size === 0
           ? `json_populate_record(null::${qualified(this.cache.schema, t.name)}, ${value}::text::json)`
           : parsed.populate(`${value}::text::json`)
-      }) _b where ${where} returning ${alias}.*`;
+      }) _b${whereSql} returning ${alias}.*`;
     }
     return {
-      sql: `with pgrst_source as (${source}) ${this.returning(t, options.representation)}`,
+      sql: `with pgrst_source as (${source}) ${this.returning(t, options)}`,
       params: this.params,
     };
   }
 
-  /** A delete (DELETE) of the rows the filters match. */
+  /** A delete (DELETE) of the rows the filters match (every row without a filter). */
   delete(name: string, options: MutateOptions): Statement {
     const t = this.table(name);
     const alias = this.alias();
     const where = this.rootWhere(t, alias);
-    if (!where) throw restErrors.unfiltered("DELETE");
-    const source = `delete from ${
-      qualified(this.cache.schema, t.name)
-    } as ${alias} where ${where} returning ${alias}.*`;
+    if (!where && options.requireFilter) throw restErrors.unfiltered("DELETE");
+    const source = `delete from ${qualified(this.cache.schema, t.name)} as ${alias}${
+      where ? ` where ${where}` : ""
+    } returning ${alias}.*`;
     return {
-      sql: `with pgrst_source as (${source}) ${this.returning(t, options.representation)}`,
+      sql: `with pgrst_source as (${source}) ${this.returning(t, options)}`,
       params: this.params,
     };
   }

@@ -91,8 +91,14 @@ Deno.test("compile: unknown names are refused before any SQL", () => {
   assertEquals(codeOf(() => c("select=nope").read("t", { count: false, maxRows: 1 })), "42703");
   assertEquals(codeOf(() => c("nope=eq.1").read("t", { count: false, maxRows: 1 })), "42703");
   assertEquals(codeOf(() => c("select=id,other(*)").read("t", { count: false, maxRows: 1 })), "PGRST200");
-  assertEquals(codeOf(() => c("").delete("t", { representation: false })), "21000");
-  assertEquals(codeOf(() => c("").update("t", { id: 1 }, { representation: false })), "21000");
+  assertEquals(codeOf(() => c("").delete("t", { representation: false, requireFilter: true })), "21000");
+  assertEquals(
+    codeOf(() => c("").update("t", { id: 1 }, { representation: false, requireFilter: true })),
+    "21000",
+  );
+  // Without the safe-update option an unfiltered write compiles, as PostgREST runs it.
+  assertEquals(codeOf(() => c("").delete("t", { representation: false })), "none");
+  assertEquals(codeOf(() => c("id=neq.1").put("t", [{ id: 1 }], { representation: false })), "PGRST105");
   assertEquals(
     codeOf(() => c("").insert("t", { rows: [{ nope: 1 }], missingDefault: false, representation: false })),
     "PGRST204",

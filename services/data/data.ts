@@ -30,15 +30,17 @@ export interface DataIdentity {
 
 /** A data API request, already authenticated; the same for both mounts. */
 export interface DataRequest {
-  method: "GET" | "HEAD" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
   table: string;
   search: URLSearchParams;
   prefer?: string | null;
   range?: string | null;
   /** `Accept`: `application/vnd.pgrst.object+json` asks for one object instead of an array. */
   accept?: string | null;
-  /** The parsed JSON body of POST and PATCH. */
+  /** The parsed JSON body of POST, PUT and PATCH. */
   body?: unknown;
+  /** Refuse PATCH and DELETE without a filter (400 21000), as pg-safeupdate does; PostgREST allows them. */
+  requireFilter?: boolean;
   /** What a write returns when `Prefer: return=` is absent (PostgREST: minimal; the envelope: representation). */
   defaultReturn: "minimal" | "representation";
   /** PostgREST's content negotiation (`/rest/v1`): an `Accept` nothing matches is 406 PGRST107. */
@@ -225,6 +227,8 @@ export class DataService {
     req: DataRequest,
   ): Promise<DataResult> {
     const query = parseQuery(req.search);
+    // PostgREST refuses a paged PUT before it reads the body or looks the table up.
+    if (req.method === "PUT" && hasRange(query.nodes.get("")!)) throw restErrors.putRange();
     if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""), schema);
     const { db, cache } = await this.open(ref, (c) => c.tables.has(req.table), schema);
     const prefer = parsePrefer(req.prefer);
@@ -299,62 +303,79 @@ export class DataService {
     const representation = ret === "representation";
     let st: Statement;
     if (req.method === "POST") {
-      const body = req.body;
-      const rows = Array.isArray(body) ? body : [body];
-      if (rows.some((r) => r === null || typeof r !== "object" || Array.isArray(r))) {
-        throw restErrors.body("Invalid body", "the body must be a JSON object or an array of objects");
-      }
+      const rows = insertRows(req.body, query.columns !== undefined);
       const hasKey = table.primaryKey.length > 0 || req.search.has("on_conflict");
       applied.push(...appliedPreferences(prefer, "insert", hasKey));
       st = compiler.insert(table.name, {
-        rows: rows as Record<string, unknown>[],
+        rows,
         resolution: prefer.resolution,
         missingDefault: prefer.missing === "default",
         representation,
+        location: ret === "headers-only",
       });
+    } else if (req.method === "PUT") {
+      st = compiler.put(table.name, putRows(req.body), { representation });
+      applied.push(...appliedPreferences(prefer, "upsert"));
     } else if (req.method === "PATCH") {
       const body = req.body;
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         throw restErrors.body("Invalid body", "the body of PATCH must be a JSON object");
       }
-      st = compiler.update(table.name, body as Record<string, unknown>, { representation });
+      st = compiler.update(table.name, body as Record<string, unknown>, {
+        representation,
+        requireFilter: req.requireFilter,
+        missingDefault: prefer.missing === "default",
+      });
       applied.push(...appliedPreferences(prefer, "update"));
     } else {
-      st = compiler.delete(table.name, { representation });
+      st = compiler.delete(table.name, { representation, requireFilter: req.requireFilter });
       applied.push(...appliedPreferences(prefer, "delete"));
     }
+    const put = req.method === "PUT"; // its range was checked first, as PostgREST does (`offset=0` passes)
     const root = query.nodes.get("")!;
-    if (root.limit !== undefined || root.offset !== undefined) {
+    if (!put && (root.limit !== undefined || root.offset !== undefined)) {
       throw restErrors.parse("limit and offset apply to reads only", "filter the rows to change instead");
     }
     if (media.kind === "plan") return this.explain(db, identity, st, media, false);
-    const strict = prefer.handling === "strict" && prefer.maxAffected !== undefined && req.method !== "POST";
+    const strict = prefer.handling === "strict" && prefer.maxAffected !== undefined &&
+      (req.method === "PATCH" || req.method === "DELETE");
     /** Checks the affected rows (throws when one fails) and shapes the answer. */
     const answer = (rows: Record<string, unknown>[]): DataResult => {
-      const row = rows[0] as { page_total: string; body: string | null; location: string | null };
+      const row = rows[0] as {
+        page_total: string;
+        body: string | null;
+        location: string | null;
+        inserted?: string | null;
+      };
       const n = Number(row.page_total);
+      // A PUT writes exactly one row, the one its filters name: anything else is rolled back.
+      if (put && n !== 1) throw restErrors.putMismatch();
       if (strict && n > prefer.maxAffected!) throw restErrors.maxAffected(n);
       if (singular && representation && n !== 1) throw restErrors.singular(n);
-      // PostgREST: POST and DELETE write `*/total`, PATCH `0-(n-1)/total`; the total with count=exact|estimated.
+      // PostgREST: POST and DELETE write `*/total`, PATCH `0-(n-1)/total`, PUT none; the total with
+      // count=exact|estimated.
       const total = counts(prefer) ? String(n) : "*";
-      const extra: Record<string, string> = {
-        "content-range": req.method === "PATCH" && n > 0 ? `0-${n - 1}/${total}` : `*/${total}`,
-      };
-      if (req.method === "POST" && ret === "headers-only" && row.location) {
-        const pk = JSON.parse(row.location) as Record<string, unknown>;
-        extra.location = `/${table.name}?` +
-          Object.entries(pk).map(([k, v]) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(v))}`)
-            .join("&");
+      const extra: Record<string, string> = {};
+      if (!put) {
+        extra["content-range"] = req.method === "PATCH" && n > 0 ? `0-${n - 1}/${total}` : `*/${total}`;
+      }
+      if (req.method === "POST" && ret === "headers-only" && n === 1 && row.location) {
+        extra.location = locationOf(table.name, row.location);
       }
       return {
-        status: req.method === "POST" ? 201 : representation ? 200 : 204,
+        status: writeStatus(req.method, {
+          representation,
+          merge: prefer.resolution === "merge-duplicates",
+          // Rows inserted rather than updated: counted for a merge on a table; otherwise every row is new.
+          inserted: row.inserted === undefined || row.inserted === null ? n : Number(row.inserted),
+        }),
         body: representation ? (singular ? row.body!.slice(1, -1) : row.body) : null,
         headers: headers(extra),
         singular,
         media,
       };
     };
-    if (!strict && !(singular && representation)) {
+    if (!strict && !put && !(singular && representation)) {
       // No check can fail: the transaction ends with the statement, in the same round trip.
       const [rows] = await pipeline([st], { end });
       return answer(rows!);
@@ -625,4 +646,83 @@ function planRows([row]: Record<string, unknown>[]): number {
   if (typeof plan === "string") plan = JSON.parse(plan);
   const rows = (plan as { Plan?: { "Plan Rows"?: number } }[] | undefined)?.[0]?.Plan?.["Plan Rows"];
   return typeof rows === "number" ? rows : 0;
+}
+
+/** True when a node has a `limit`, or an `offset` other than 0 (PostgREST's range is then not the whole). */
+function hasRange(node: Node): boolean {
+  return node.limit !== undefined || (node.offset ?? 0) !== 0;
+}
+
+/** True when every item is an object with the keys of the first, as PostgREST requires of a bulk body. */
+function uniformKeys(items: unknown[]): boolean {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === "object" && !Array.isArray(v);
+  const first = items[0];
+  if (items.length === 0) return true;
+  if (!isObject(first)) return false;
+  const keys = Object.keys(first);
+  return items.every((v) =>
+    isObject(v) && Object.keys(v).length === keys.length && keys.every((k) => k in v)
+  );
+}
+
+/**
+ * The rows of a POST body: an object is one row, an array its rows. Without `columns=` every row carries the
+ * keys of the first (400 PGRST102 `All object keys must match`, as PostgREST); with it, keys not listed are
+ * ignored and listed ones a row lacks are null (their default with `missing=default`).
+ */
+function insertRows(body: unknown, listed: boolean): Record<string, unknown>[] {
+  const rows = Array.isArray(body) ? body : [body];
+  if (!listed && Array.isArray(body) && !uniformKeys(body)) {
+    throw restErrors.body("All object keys must match");
+  }
+  if (rows.some((r) => r === null || typeof r !== "object" || Array.isArray(r))) {
+    throw restErrors.body("Invalid body", "the body must be a JSON object or an array of objects");
+  }
+  return rows as Record<string, unknown>[];
+}
+
+/**
+ * The rows of a PUT body, as PostgREST reads them: an object, or an array of objects with the same keys; any
+ * other JSON value is no row (then the PUT fails with PGRST115).
+ */
+function putRows(body: unknown): Record<string, unknown>[] {
+  if (Array.isArray(body)) {
+    if (!uniformKeys(body)) throw restErrors.body("All object keys must match");
+    return body as Record<string, unknown>[];
+  }
+  return body !== null && typeof body === "object" ? [body as Record<string, unknown>] : [];
+}
+
+/**
+ * The status of a write, as PostgREST gives it: POST 201, or 200 for `resolution=merge-duplicates` when no row
+ * was inserted (every one updated); PUT 201 when it inserted, 200 when it updated (204 without a body);
+ * PATCH and DELETE 200 with a body, 204 without.
+ */
+function writeStatus(
+  method: DataRequest["method"],
+  o: { representation: boolean; merge: boolean; inserted: number },
+): number {
+  if (method === "POST") return o.merge && o.inserted <= 0 ? 200 : 201;
+  if (!o.representation) return 204;
+  if (method === "PUT") return o.inserted > 0 ? 201 : 200;
+  return 200;
+}
+
+/** Percent-encodes as a query string component the way PostgREST does: all but `A-Za-z0-9-_.~`. */
+function queryEncode(text: string): string {
+  return encodeURIComponent(text).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+/**
+ * `Location` of an inserted row: `/{table}?{pk}=eq.{value}` for each primary key column in column order
+ * (`is.null` for a null), from the `[[column, text]]` the statement returns.
+ */
+function locationOf(table: string, pk: string): string {
+  const pairs = JSON.parse(pk) as [string, string | null][];
+  return `/${table}?` +
+    pairs.map(([k, v]) => `${queryEncode(k)}=${queryEncode(v === null ? "is.null" : `eq.${v}`)}`).join("&");
 }
