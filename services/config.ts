@@ -47,6 +47,8 @@ export const Env = z.object({
     .refine((v) => v.length > 0, "must name at least one schema"),
   DATA_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DATA_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(8000),
+  /** Aggregate functions in `select=` (PostgREST's db-aggregates-enabled). */
+  DATA_AGGREGATES: bool.default(false),
   QUIET: bool.default(false),
   REALTIME_TOKEN_CHECK_MS: z.coerce.number().int().min(100).max(300_000).default(60_000),
   REALTIME_MAX_BUFFER_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),

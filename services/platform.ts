@@ -160,6 +160,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
         maxRows: config.DATA_MAX_ROWS,
         schemas: config.DATA_SCHEMAS,
         statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
+        aggregates: config.DATA_AGGREGATES,
       }),
       realtime,
       queue,

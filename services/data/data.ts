@@ -83,6 +83,8 @@ export interface DataLimits {
   statementTimeoutMs: number;
   /** The exposed schemas, the first the default (PostgREST's db-schemas); `["public"]` when absent. */
   schemas?: readonly string[];
+  /** Aggregate functions in `select=` (PostgREST's db-aggregates-enabled); off when absent. */
+  aggregates?: boolean;
 }
 
 /** The schema a request runs against, and whether it was negotiated (then the answer names it). */
@@ -197,6 +199,7 @@ export class DataService {
     checkStrict(prefer);
     const singular = media.kind === "object";
     compiler.stripNulls = media.stripNulls;
+    compiler.aggregatesEnabled = this.limits.aggregates ?? false;
     const applied: string[] = [];
     const pipeline = (statements: Statement[], options: PipelineOptions) =>
       this.pipeline(db, identity, statements, options);
@@ -373,6 +376,7 @@ export class DataService {
     const root = applyRange(query, req.method === "GET" ? req.range : null);
     const compiler = new Compiler(cache, query);
     compiler.stripNulls = media.stripNulls;
+    compiler.aggregatesEnabled = this.limits.aggregates ?? false;
     const exact = prefer.count === "exact";
     const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
