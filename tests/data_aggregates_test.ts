@@ -35,7 +35,12 @@ const CASES: WireCase[] = [
   { name: "col.count() skips nulls", url: "books?select=rating.count()", status: 200, json: [{ count: 4 }] },
   { name: "the aggregate cast", url: "books?select=rating.avg()::int", status: 200, json: [{ avg: 4 }] },
   { name: "the column cast", url: "books?select=price::int.sum()", status: 200, json: [{ sum: 52 }] },
-  { name: "the result cast to text", url: "books?select=price.sum()::text", status: 200, json: [{ sum: "51.74" }] },
+  {
+    name: "the result cast to text",
+    url: "books?select=price.sum()::text",
+    status: 200,
+    json: [{ sum: "51.74" }],
+  },
   { name: "count()::text", url: "books?select=n:count()::text", status: 200, json: [{ n: "5" }] },
   {
     name: "a JSON path cast then aggregated",
@@ -179,7 +184,12 @@ const CASES: WireCase[] = [
       search: "'beowulf':1",
     }],
   },
-  { name: "a computed field filtered", url: "books?select=id&title_upper=eq.SOLARIS", status: 200, json: [{ id: 3 }] },
+  {
+    name: "a computed field filtered",
+    url: "books?select=id&title_upper=eq.SOLARIS",
+    status: 200,
+    json: [{ id: 3 }],
+  },
   {
     name: "a computed field ordered",
     url: "books?select=id&order=title_upper.desc&limit=2",
@@ -228,7 +238,10 @@ const CASES: WireCase[] = [
     name: "a computed relationship filtered by !inner",
     url: "books?select=id,book_author!inner(name)&book_author.name=like.Stan*&order=id",
     status: 200,
-    json: [{ id: 3, book_author: { name: "Stanisław Lem" } }, { id: 4, book_author: { name: "Stanisław Lem" } }],
+    json: [{ id: 3, book_author: { name: "Stanisław Lem" } }, {
+      id: 4,
+      book_author: { name: "Stanisław Lem" },
+    }],
   },
   // Errors of the grammar.
   {
@@ -268,13 +281,20 @@ Deno.test("data API: aggregates, computed fields and relationships, spread embed
       const db = restClient(p, p.secretKey);
       const sums = await db.from("books").select("total:price.sum(), count()").not("author_id", "is", null);
       assertEquals([sums.error, sums.data], [null, [{ total: 46.49, count: 4 }]]);
-      const groups = await db.from("books").select("author_id, rating.avg()::int").not("author_id", "is", null)
+      const groups = await db.from("books").select("author_id, rating.avg()::int").not(
+        "author_id",
+        "is",
+        null,
+      )
         .order("author_id");
       assertEquals(groups.data, [{ author_id: 1, avg: 5 }, { author_id: 2, avg: 5 }]);
       const spread = await db.from("authors").select("name, ...books(title)").eq("id", 2)
         .order("id", { referencedTable: "books" });
       assertEquals(spread.data, [{ name: "Stanisław Lem", title: ["Solaris", "The Cyberiad"] }]);
-      const computed = await db.from("books").select("id, title_upper, top_review(stars)").eq("title_upper", "BEOWULF");
+      const computed = await db.from("books").select("id, title_upper, top_review(stars)").eq(
+        "title_upper",
+        "BEOWULF",
+      );
       assertEquals(computed.data, [{ id: 5, title_upper: "BEOWULF", top_review: null }]);
       const embedded = await db.from("authors").select("id, books(rating.max())").eq("id", 1).single();
       assertEquals(embedded.data, { id: 1, books: [{ max: 5 }] });
@@ -339,7 +359,12 @@ Deno.test("data API: aggregates off (the default) → 400 PGRST123", async (t) =
       { name: "of the root", url: "books?select=price.sum()", status: 400, json: NOT_ALLOWED },
       { name: "count()", url: "books?select=count()", status: 400, json: NOT_ALLOWED },
       { name: "in an embed", url: "authors?select=name,books(count())", status: 400, json: NOT_ALLOWED },
-      { name: "in a to-many spread", url: "authors?select=...books(id.count())", status: 400, json: NOT_ALLOWED },
+      {
+        name: "in a to-many spread",
+        url: "authors?select=...books(id.count())",
+        status: 400,
+        json: NOT_ALLOWED,
+      },
       { name: "a plain read still works", url: "books?select=id&id=eq.1", status: 200, json: [{ id: 1 }] },
     ];
     for (const c of cases) await t.step(c.name, () => runWireCase(p, c));

@@ -58,7 +58,8 @@ function aggregates(select: SelectItem[]): boolean {
   );
 }
 
-const aggregatesNotAllowed = () => new RestError(400, "PGRST123", "Use of aggregate functions is not allowed");
+const aggregatesNotAllowed = () =>
+  new RestError(400, "PGRST123", "Use of aggregate functions is not allowed");
 
 /** How the rows of a read become the body: an array of objects, one object, an array of values, one value. */
 type BodyShape = "rows" | "row" | "values" | "value";
@@ -467,7 +468,10 @@ export class Compiler {
     const entries = this.items(t, alias, select, path, grouped);
     if (!entries.some((e) => e.aggregate)) return { columns: this.render(entries), groupBy: "" };
     const keys = entries.flatMap((e, i) => e.aggregate ? [] : [String(i + 1)]);
-    return { columns: this.render(entries, true), groupBy: keys.length ? ` group by ${keys.join(", ")}` : "" };
+    return {
+      columns: this.render(entries, true),
+      groupBy: keys.length ? ` group by ${keys.join(", ")}` : "",
+    };
   }
 
   /** The select list of a resource: `alias.*`, columns with renames, casts and JSON paths, embeds. */

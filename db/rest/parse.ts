@@ -324,7 +324,12 @@ class SelectParser {
     if (name === "count" && this.s.startsWith("()", this.i) && !spread) {
       // `count()`: the rows of the group, as PostgREST reads it (a resource named count cannot be embedded empty).
       this.i += 2;
-      const column: SelectColumn = { kind: "column", field: { name: "*", path: [] }, alias, aggregate: "count" };
+      const column: SelectColumn = {
+        kind: "column",
+        field: { name: "*", path: [] },
+        alias,
+        aggregate: "count",
+      };
       if (this.s.startsWith("::", this.i)) {
         this.i += 2;
         column.aggregateCast = this.cast();
@@ -368,7 +373,6 @@ class SelectParser {
     let cast: string | undefined;
     if (this.s.startsWith("::", this.i)) {
       this.i += 2;
-      const start = this.i;
       cast = this.cast();
     }
     const column: SelectColumn = { kind: "column", field: { name, path }, alias, cast };
@@ -401,7 +405,9 @@ class SelectParser {
     const m = CALL.exec(this.s.slice(this.i, this.i + 64));
     if (!m) this.fail(`unexpected "." at position ${this.i}`);
     const fn = m[1]!.toLowerCase() as Aggregate;
-    if (!AGGREGATES.includes(fn)) this.fail(`"${m[1]}" is not an aggregate function (${AGGREGATES.join(", ")})`);
+    if (!AGGREGATES.includes(fn)) {
+      this.fail(`"${m[1]}" is not an aggregate function (${AGGREGATES.join(", ")})`);
+    }
     this.i += m[0].length;
     return fn;
   }
