@@ -351,10 +351,25 @@ Deno.test("data API: aggregates, computed fields and relationships, spread embed
   }
 });
 
+// A second exposed schema with its own computed field and relationship.
+const SHOP_SQL = `
+create schema shop;
+grant usage on schema shop to anon, authenticated, service_role;
+create table shop.items (id int primary key, name text not null);
+create table shop.parts (id int primary key, item_id int not null, label text not null);
+grant select on shop.items, shop.parts to anon, authenticated, service_role;
+insert into shop.items values (1, 'kettle');
+insert into shop.parts values (1, 1, 'lid'), (2, 1, 'spout');
+create function shop.shout(shop.items) returns text language sql stable as $$ select upper($1.name) || '!' $$;
+create function shop.item_parts(shop.items) returns setof shop.parts language sql stable as $$
+  select * from shop.parts where item_id = $1.id order by id $$;
+grant execute on function shop.shout(shop.items), shop.item_parts(shop.items) to anon, authenticated, service_role;
+`;
+
 Deno.test("data API: aggregates off (the default) → 400 PGRST123", async (t) => {
-  const p = await startPlatform({ DATA_AGGREGATES: "false" });
+  const p = await startPlatform({ DATA_AGGREGATES: "false", DATA_SCHEMAS: "public,shop" });
   try {
-    await ownerSql(p, LIBRARY_SQL);
+    await ownerSql(p, LIBRARY_SQL + SHOP_SQL);
     const cases: WireCase[] = [
       { name: "of the root", url: "books?select=price.sum()", status: 400, json: NOT_ALLOWED },
       { name: "count()", url: "books?select=count()", status: 400, json: NOT_ALLOWED },
@@ -366,6 +381,13 @@ Deno.test("data API: aggregates off (the default) → 400 PGRST123", async (t) =
         json: NOT_ALLOWED,
       },
       { name: "a plain read still works", url: "books?select=id&id=eq.1", status: 200, json: [{ id: 1 }] },
+      {
+        name: "computed fields and relationships of another exposed schema",
+        url: "items?select=shout,item_parts(label)",
+        headers: { "accept-profile": "shop" },
+        status: 200,
+        json: [{ shout: "KETTLE!", item_parts: [{ label: "lid" }, { label: "spout" }] }],
+      },
     ];
     for (const c of cases) await t.step(c.name, () => runWireCase(p, c));
   } finally {
