@@ -336,6 +336,9 @@ class SelectParser {
       }
       return column;
     }
+    if (name === "count" && !spread && this.s[this.i] === "(") {
+      this.fail("count takes no argument: count(), or column.count()");
+    }
     if (this.s[this.i] === "!" || this.s[this.i] === "(") {
       let hint: string | undefined;
       let join: "left" | "inner" = "left";
@@ -404,7 +407,7 @@ class SelectParser {
   private aggregate(): Aggregate {
     const m = CALL.exec(this.s.slice(this.i, this.i + 64));
     if (!m) this.fail(`unexpected "." at position ${this.i}`);
-    const fn = m[1]!.toLowerCase() as Aggregate;
+    const fn = m[1] as Aggregate;
     if (!AGGREGATES.includes(fn)) {
       this.fail(`"${m[1]}" is not an aggregate function (${AGGREGATES.join(", ")})`);
     }

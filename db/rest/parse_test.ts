@@ -152,7 +152,9 @@ Deno.test("parse: aggregates in select", () => {
     cast: "numeric",
     aggregate: "avg",
   });
-  assertEquals(parseSelect("n:count()::int, x.MAX(), orders(amount.min())").length, 3);
+  assertEquals(parseSelect("n:count()::int, x.max(), orders(amount.min())").length, 3);
+  assertEquals(code(() => parseSelect("x.MAX()")), "PGRST100"); // lower case only, as PostgREST
+  assertEquals(code(() => parseSelect("count(id)")), "PGRST100");
   assertEquals(code(() => parseSelect("amount.median()")), "PGRST100");
   assertEquals(code(() => parseSelect("amount.sum")), "none"); // a column named `amount.sum`, as before
   assertEquals(code(() => parseSelect("amount.sum()::")), "PGRST100");
