@@ -160,6 +160,18 @@ const CASES: WireCase[] = [
     status: 200,
     json: [{ title: ["Solaris", "The Cyberiad"], reviews: [[{ stars: 5 }], [{ stars: 3 }]] }],
   },
+  {
+    name: "a to-many spread of * lists every column",
+    url: "books?select=...reviews(*)&id=eq.3",
+    status: 200,
+    json: [{ id: [3], book_id: [3], stars: [5], comment: ["Ocean"] }],
+  },
+  {
+    name: "a to-many spread with !inner and a filter of its own",
+    url: "authors?select=name,...books!inner(title)&books.title=eq.Solaris",
+    status: 200,
+    json: [{ name: "Stanisław Lem", title: ["Solaris"] }],
+  },
   // Computed fields.
   {
     name: "a computed field in select",
