@@ -114,6 +114,12 @@ const CASES: WireCase[] = [
     json: [{ count: 4 }],
   },
   {
+    name: "aggregates rise through nested to-one spreads",
+    url: "reviews?select=...books(...authors(n:count(),last:name.max()))",
+    status: 200,
+    json: [{ n: 4, last: "Ursula Le Guin" }],
+  },
+  {
     name: "aggregates in a to-many spread → 400 PGRST127",
     url: "authors?select=name,...books(rating.sum())",
     status: 400,
