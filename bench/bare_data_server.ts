@@ -36,6 +36,8 @@ export interface BareDataSpec {
   table: string;
   /** The read's query string (PostgREST grammar), e.g. `select=id,name&order=id&limit=20`. */
   readQuery: string;
+  /** Further reads' query strings, answered when a GET's query string is one of them. */
+  otherReads?: string[];
   /** The one row each insert writes. */
   insertRow: Record<string, unknown>;
   /** The caller's JWT claims (the role is `authenticated`). */
@@ -97,10 +99,13 @@ if (import.meta.main) {
     : await openOwnPglite(spec.database.pglite, spec.setupSql ?? "");
   // The same statements the platform's engine compiles.
   const cache = await introspect(store.db);
-  const read = new Compiler(cache, parseQuery(new URLSearchParams(spec.readQuery))).read(spec.table, {
-    count: false,
-    maxRows: spec.maxRows,
-  });
+  const compileRead = (query: string) => {
+    const compiler = new Compiler(cache, parseQuery(new URLSearchParams(query)));
+    compiler.aggregatesEnabled = true;
+    return compiler.read(spec.table, { count: false, maxRows: spec.maxRows });
+  };
+  const read = compileRead(spec.readQuery);
+  const reads = new Map((spec.otherReads ?? []).map((q) => [q, compileRead(q)]));
   const insert = new Compiler(cache, parseQuery(new URLSearchParams())).insert(spec.table, {
     rows: [spec.insertRow],
     missingDefault: false,
@@ -114,7 +119,7 @@ if (import.meta.main) {
     onListen: ({ port }) => console.log(`listening ${port}`),
   }, async (req) => {
     const post = req.method === "POST";
-    const st = post ? insert : read;
+    const st = post ? insert : reads.get(new URL(req.url).search.slice(1)) ?? read;
     if (post) await req.arrayBuffer();
     const body = await store.transaction(async (tx) => {
       await tx.query(setup.sql, setup.params);

@@ -2,6 +2,8 @@
  * Data API benchmark (issue 3). On a 10,000-row table with an RLS policy, as an authenticated user:
  *   read:   GET /v1/db/items?select=id,name,price&price=gt.50&order=id&limit=20
  *   insert: POST /v1/db/items with one row
+ *   aggregate: GET /v1/db/items?select=public,count(),price.sum()  (grouped over every visible row)
+ *   embed:  GET /v1/db/items?select=id,name,notes(id,body)&order=id&limit=20  (a to-many embed)
  * each against a bare Deno.serve handler that runs the same SQL with the same `set_config('role', …)` and
  * claims (bench/bare_data_server.ts: postgres.js on the platform's own project database on PostgreSQL; on
  * PGlite, a PGlite of its own with the same migrations, table, rows and policies), in the same run. Prints req/s,
@@ -38,6 +40,8 @@ const WARMUP_SECONDS = 2;
 const CONNECTIONS = Number(values.connections);
 const READ_QUERY = "select=id,name,price&price=gt.50&order=id&limit=20";
 const INSERT_ROW = { name: "bench", price: 42 };
+const AGGREGATE_QUERY = "select=public,count(),price.sum()";
+const EMBED_QUERY = "select=id,name,notes(id,body)&order=id&limit=20";
 
 const SETUP_SQL = `
 create table items (
@@ -51,7 +55,11 @@ insert into items (name, price, public) select 'item ' || g, (g % 100) + 0.5, g 
 alter table items enable row level security;
 create policy items_read on items for select using (public or owner = auth.uid());
 create policy items_insert on items for insert to authenticated with check (owner = auth.uid());
-analyze items;`;
+create table notes (id serial primary key, item_id int not null references items (id), body text not null);
+insert into notes (item_id, body) select g % 10000 + 1, 'note ' || g from generate_series(0, 19999) g;
+create index on notes (item_id);
+analyze items;
+analyze notes;`;
 
 async function load(
   wrk: boolean,
@@ -133,7 +141,7 @@ async function run(label: string, postgresPass: boolean, wrk: boolean): Promise<
   // With DATABASE_URL set, the harness gives every sandbox a fresh database: the PGlite pass sets it empty (unset
   // for the platform, which also inherits this process's environment); destroy() drops the unused one.
   const sandbox: Sandbox = await makeSandbox(postgresPass ? {} : { DATABASE_URL: "" });
-  const env = { ...sandbox.env, PG_POOL_SIZE: "10" };
+  const env = { ...sandbox.env, PG_POOL_SIZE: "10", DATA_AGGREGATES: "true" };
   const config = loadConfig(env);
   let platform: ChildPlatform | undefined;
   let bare: BareData | undefined;
@@ -169,6 +177,7 @@ async function run(label: string, postgresPass: boolean, wrk: boolean): Promise<
       setupSql: SETUP_SQL,
       table: "items",
       readQuery: READ_QUERY,
+      otherReads: [AGGREGATE_QUERY, EMBED_QUERY],
       insertRow: INSERT_ROW,
       claims,
       statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
@@ -182,6 +191,8 @@ async function run(label: string, postgresPass: boolean, wrk: boolean): Promise<
     const cases = [
       { name: "read  ", method: "GET", path: `/v1/db/items?${READ_QUERY}`, headers, body: undefined },
       { name: "insert", method: "POST", path: "/v1/db/items", headers: postHeaders, body },
+      { name: "aggregate", method: "GET", path: `/v1/db/items?${AGGREGATE_QUERY}`, headers, body: undefined },
+      { name: "embed ", method: "GET", path: `/v1/db/items?${EMBED_QUERY}`, headers, body: undefined },
     ];
     for (const c of cases) {
       // Each side gets a short untimed run first: JIT compilation and first-use caches are not what is measured.

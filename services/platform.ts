@@ -162,6 +162,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
         schemas: config.DATA_SCHEMAS,
         statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
         plan: config.DATA_PLAN,
+        aggregates: config.DATA_AGGREGATES,
       }),
       realtime,
       queue,

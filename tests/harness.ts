@@ -37,6 +37,7 @@ export async function makeSandbox(env: Record<string, string> = {}): Promise<San
     LOG_LEVEL: "warn",
     QUIET: "true",
     AUTH_RATE_PER_MIN: "1000",
+    DATA_AGGREGATES: "true",
   };
   let dbName: string | undefined;
   if (serverUrl) {

@@ -12,12 +12,25 @@ export interface Field {
   path: JsonStep[];
 }
 
-/** `col`, `alias:col`, `col::type`, `data->a->>b`. */
+/** The aggregate functions `select=` may apply (PostgREST's set). */
+export const AGGREGATES = ["count", "sum", "avg", "max", "min"] as const;
+
+/** An aggregate function of `select=`. */
+export type Aggregate = typeof AGGREGATES[number];
+
+/**
+ * `col`, `alias:col`, `col::type`, `data->a->>b`, and aggregates: `col.sum()`, `col::int.sum()::text`, `count()`
+ * (whose field is `*`).
+ */
 export interface SelectColumn {
   kind: "column";
   field: Field;
   alias?: string;
+  /** The cast of the column, applied before an aggregate. */
   cast?: string;
+  aggregate?: Aggregate;
+  /** The cast of the aggregate's result. */
+  aggregateCast?: string;
 }
 
 /** `*`: every column. */

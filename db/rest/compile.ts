@@ -1,11 +1,13 @@
 import { quoteIdent } from "../driver.ts";
 import type {
+  Aggregate,
   Condition,
   Field,
   Filter,
   Node,
   OrderTerm,
   ParsedQuery,
+  SelectColumn,
   SelectEmbed,
   SelectItem,
 } from "./ast.ts";
@@ -42,6 +44,26 @@ export type CallArguments =
   | { kind: "named"; values: Record<string, unknown> | Record<string, unknown>[] }
   | { kind: "single"; value: unknown }
   | { kind: "raw"; value: string };
+
+/** One item of a select list: its SQL, its output name (none for `alias.*`), and how it aggregates. */
+interface Entry {
+  sql: string;
+  name: string | null;
+  /** An aggregate of `sql` (`*` for `count()`), its result cast. */
+  aggregate?: { fn: Aggregate; cast?: string };
+  /** JSON of an embedded resource. */
+  json?: boolean;
+}
+
+/** Whether a select list aggregates: an aggregate of its own, or in a to-one spread, which hoists it. */
+function aggregates(select: SelectItem[]): boolean {
+  return select.some((i) =>
+    i.kind === "column" ? i.aggregate !== undefined : i.kind === "embed" && i.spread && aggregates(i.select)
+  );
+}
+
+const aggregatesNotAllowed = () =>
+  new RestError(400, "PGRST123", "Use of aggregate functions is not allowed");
 
 /** How the rows of a read become the body: an array of objects, one object, an array of values, one value. */
 type BodyShape = "rows" | "row" | "values" | "value";
@@ -148,6 +170,8 @@ export class Compiler {
   stripNulls = false;
   /** `Accept: text/csv`: the body is CSV text instead of JSON. */
   csv = false;
+  /** Aggregates in `select=` (PostgREST's db-aggregates-enabled); off, they are 400 PGRST123. */
+  aggregatesEnabled = false;
 
   constructor(private readonly cache: SchemaCache, private readonly query: ParsedQuery) {}
 
@@ -195,7 +219,11 @@ export class Compiler {
   }
 
   private field(t: TableInfo, alias: string, f: Field): string {
-    let sql = `${alias}.${this.column(t, f.name)}`;
+    // A computed field is a function of the row: `fn(alias)`, as PostgreSQL reads `alias.fn`.
+    const computed = t.columns.has(f.name) ? undefined : t.computed?.get(f.name);
+    let sql = computed
+      ? `${qualified(this.cache.schema, computed.function)}(${alias})`
+      : `${alias}.${this.column(t, f.name)}`;
     for (const step of f.path) {
       const key = /^-?\d+$/.test(step.key) ? `${this.param(step.key)}::int` : `${this.param(step.key)}::text`;
       sql = `(${sql}${step.op}${key})`;
@@ -209,7 +237,7 @@ export class Compiler {
    * (postgres.js would JSON-encode a jsonb parameter and map any bool string but "true" to false).
    */
   private fieldType(t: TableInfo, f: Field): string {
-    const col = t.columns.get(f.name)!;
+    const col = t.columns.get(f.name) ?? t.computed!.get(f.name)!;
     const last = f.path.at(-1);
     if (!last) return col.type;
     return last.op === "->>" ? "text" : col.udt === "json" ? "json" : "jsonb";
@@ -339,7 +367,10 @@ export class Compiler {
     this.used.add(path);
     let from = `${qualified(this.cache.schema, target.name)} ${alias}`;
     const where: string[] = [];
-    if (rel.junction) {
+    if (rel.computed) {
+      // The function's rows, called with the parent's row; `where` then needs no join condition.
+      from = `${qualified(this.cache.schema, rel.computed)}(${parentAlias}) ${alias}`;
+    } else if (rel.junction) {
       const j = this.table(rel.junction.table);
       const jAlias = this.alias();
       from += ` join ${qualified(this.cache.schema, j.name)} ${jAlias} on ${
@@ -355,15 +386,16 @@ export class Compiler {
       }
     }
     where.push(...this.where(target, alias, path, e.select));
+    if (where.length === 0) where.push("true");
     return { rel, target, alias, path, from, where };
   }
 
   private embed(parent: TableInfo, parentAlias: string, e: SelectEmbed, parentPath: string): string {
     const sub = this.embedFrom(parent, parentAlias, e, parentPath);
     const node = this.node(sub.path);
-    const columns = this.projection(sub.target, sub.alias, e.select, sub.path);
+    const { columns, groupBy } = this.selectList(sub.target, sub.alias, e.select, sub.path);
     const row = quoteIdent(`_e${this.aliases++}`);
-    const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}`;
+    const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}${groupBy}`;
     if (sub.rel.toOne) return `(select row_to_json(${row}) from (${base} limit 1) ${row})`;
     let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
     if (node.limit !== undefined) tail += ` limit ${this.rowCount(node.limit)}`;
@@ -371,58 +403,117 @@ export class Compiler {
     return `coalesce((select json_agg(${row}) from (${base}${tail}) ${row}), '[]')`;
   }
 
-  /** The items of a select list as [SQL expression, output name] (`alias.*` has no name). */
-  private items(t: TableInfo, alias: string, select: SelectItem[], path: string): [string, string | null][] {
-    const out: [string, string | null][] = [];
+  /**
+   * The items of a select list as entries (`alias.*` has no name). `expand` writes `*` as the table's columns,
+   * which a grouped list needs (PostgREST expands it when aggregates are present).
+   */
+  private items(t: TableInfo, alias: string, select: SelectItem[], path: string, expand = false): Entry[] {
+    const out: Entry[] = [];
     for (const item of select) {
-      if (item.kind === "star") out.push(...this.star(t, alias));
-      else if (item.kind === "column") {
-        let sql = this.field(t, alias, item.field);
-        const toJson = item.field.path.length === 0 ? t.columns.get(item.field.name)!.toJson : undefined;
-        if (item.cast) sql = `(${sql})::${item.cast}`;
-        else if (toJson) sql = `${toJson}(${sql})`; // a domain's representation
-        out.push([sql, item.alias ?? item.field.path.at(-1)?.key ?? item.field.name]);
-      } else if (item.spread) {
-        // `...table(cols)`: the columns of a to-one resource, flattened into the parent.
-        const sub = this.embedFrom(t, alias, item, path);
-        if (!sub.rel.toOne) {
-          throw restErrors.parse(`failed to spread '${item.name}'`, "only a to-one resource can be spread");
-        }
-        const where = sub.where.join(" and ");
-        for (const [sql, name] of this.items(sub.target, sub.alias, item.select, sub.path)) {
-          const names = name === null
-            ? [...sub.target.columns.keys()].map((c) => [`${sub.alias}.${quoteIdent(c)}`, c] as const)
-            : [[sql, name] as const];
-          for (const [expr, n] of names) {
-            out.push([`(select ${expr} from ${sub.from} where ${where} limit 1)`, n]);
+      if (item.kind === "star") {
+        const columns = [...t.columns.values()];
+        // A column of a domain that a cast represents is read through it, so `*` then names every column.
+        if (!expand && !columns.some((c) => c.toJson)) out.push({ sql: `${alias}.*`, name: null });
+        else {
+          for (const c of columns) {
+            const sql = `${alias}.${quoteIdent(c.name)}`;
+            out.push(
+              c.toJson ? { sql: `${c.toJson}(${sql})`, name: c.name, json: true } : { sql, name: c.name },
+            );
           }
         }
-      } else if (item.select.length === 0) {
+      } else if (item.kind === "column") out.push(this.columnEntry(t, alias, item));
+      else if (item.spread) out.push(...this.spread(t, alias, item, path));
+      else if (item.select.length === 0) {
         // `table()`: embedded for filtering only (`!inner`, `table=not.is.null`), absent from the output.
         resolveRelationship(this.cache, t.name, item.name, item.hint);
         this.used.add(this.embedPath(path, item));
       } else {
-        out.push([this.embed(t, alias, item, path), item.alias ?? item.name]);
+        out.push({ sql: this.embed(t, alias, item, path), name: item.alias ?? item.name, json: true });
       }
     }
     return out;
   }
 
-  /** `*`: every column, each one a domain represents read through its cast to json. */
-  private star(t: TableInfo, alias: string): [string, string | null][] {
-    const columns = [...t.columns.values()];
-    if (!columns.some((c) => c.toJson)) return [[`${alias}.*`, null]];
-    return columns.map((c) => {
-      const sql = `${alias}.${quoteIdent(c.name)}`;
-      return [c.toJson ? `${c.toJson}(${sql})` : sql, c.name];
-    });
+  /** A column, a computed field or an aggregate (`count()` reads `*`, the row). */
+  private columnEntry(t: TableInfo, alias: string, item: SelectColumn): Entry {
+    if (item.aggregate && !this.aggregatesEnabled) throw aggregatesNotAllowed();
+    if (item.aggregate === "count" && item.field.name === "*" && item.field.path.length === 0) {
+      return { sql: "*", name: item.alias ?? "count", aggregate: { fn: "count", cast: item.aggregateCast } };
+    }
+    let sql = this.field(t, alias, item.field);
+    const name = item.alias ?? (item.aggregate || item.field.path.at(-1)?.key) ?? item.field.name;
+    const toJson = item.field.path.length === 0 && !item.aggregate
+      ? t.columns.get(item.field.name)?.toJson
+      : undefined;
+    if (item.cast) sql = `(${sql})::${item.cast}`;
+    else if (toJson) return { sql: `${toJson}(${sql})`, name, json: true }; // a domain's representation
+    if (!item.aggregate) return { sql, name };
+    return { sql, name, aggregate: { fn: item.aggregate, cast: item.aggregateCast } };
+  }
+
+  /**
+   * `...table(cols)`: the columns of a to-one resource flattened into the parent, its aggregates done in the
+   * parent's group; of a to-many resource, each column an array of the related rows' values.
+   */
+  private spread(t: TableInfo, alias: string, item: SelectEmbed, path: string): Entry[] {
+    const sub = this.embedFrom(t, alias, item, path);
+    const where = sub.where.join(" and ");
+    const entries = this.items(sub.target, sub.alias, item.select, sub.path, true);
+    if (sub.rel.toOne) {
+      return entries.map((e) => ({
+        ...e,
+        // `count()` of a spread counts the parent rows that have the related row.
+        sql: `(select ${e.sql === "*" ? "1" : e.sql} from ${sub.from} where ${where} limit 1)`,
+      }));
+    }
+    if (entries.some((e) => e.aggregate)) {
+      throw new RestError(400, "PGRST127", "Feature not implemented", {
+        details: "Aggregates are not implemented for one-to-many or many-to-many spreads.",
+      });
+    }
+    const node = this.node(sub.path);
+    let tail = this.orderBy(sub.target, sub.alias, node.order, { select: item.select, path: sub.path });
+    if (node.limit !== undefined) tail += ` limit ${this.rowCount(node.limit)}`;
+    if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
+    const inner = `select ${this.render(entries)} from ${sub.from} where ${where}${tail}`;
+    return entries.map((e) => ({
+      sql: `(select coalesce(json_agg(_s.${quoteIdent(e.name!)}), '[]') from (${inner}) _s)`,
+      name: e.name,
+      json: true,
+    }));
+  }
+
+  /** Entries as a select list; in a grouped list embedded JSON is jsonb, which has an equality to group by. */
+  private render(entries: Entry[], grouped = false): string {
+    return entries.map((e) => {
+      let sql = e.sql;
+      if (e.aggregate) {
+        sql = `${e.aggregate.fn}(${sql})`;
+        if (e.aggregate.cast) sql = `(${sql})::${e.aggregate.cast}`;
+      } else if (grouped && e.json) sql = `(${sql})::jsonb`;
+      return e.name === null ? sql : `${sql} as ${quoteIdent(e.name)}`;
+    }).join(", ");
+  }
+
+  /**
+   * The select list of a resource (`alias.*`, columns with renames, casts and JSON paths, embeds, aggregates) and,
+   * when it aggregates, the GROUP BY of its other items, by position.
+   */
+  private selectList(t: TableInfo, alias: string, select: SelectItem[], path: string) {
+    const grouped = aggregates(select);
+    const entries = this.items(t, alias, select, path, grouped);
+    if (!entries.some((e) => e.aggregate)) return { columns: this.render(entries), groupBy: "" };
+    const keys = entries.flatMap((e, i) => e.aggregate ? [] : [String(i + 1)]);
+    return {
+      columns: this.render(entries, true),
+      groupBy: keys.length ? ` group by ${keys.join(", ")}` : "",
+    };
   }
 
   /** The select list of a resource: `alias.*`, columns with renames, casts and JSON paths, embeds. */
   projection(t: TableInfo, alias: string, select: SelectItem[], path: string): string {
-    return this.items(t, alias, select, path)
-      .map(([sql, name]) => name === null ? sql : `${sql} as ${quoteIdent(name)}`)
-      .join(", ");
+    return this.render(this.items(t, alias, select, path));
   }
 
   private aggregate(): string {
@@ -506,11 +597,11 @@ export class Compiler {
     const whereSql = where ? ` where ${where}` : "";
     const scalar = shape === "value" || shape === "values" ? quoteIdent([...t.columns.keys()][0]!) : null;
     // A scalar result in CSV is headed `pgrst_scalar`, as PostgREST names it.
-    const columns = scalar
-      ? `${alias}.${scalar}${this.csv ? ' as "pgrst_scalar"' : ""}`
-      : this.projection(t, alias, this.query.select, "");
+    const list = scalar
+      ? { columns: `${alias}.${scalar}${this.csv ? ' as "pgrst_scalar"' : ""}`, groupBy: "" }
+      : this.selectList(t, alias, this.query.select, "");
     const limit = Math.min(root.limit ?? options.maxRows, options.maxRows);
-    let inner = `select ${columns} from ${source} ${alias}${whereSql}${
+    let inner = `select ${list.columns} from ${source} ${alias}${whereSql}${list.groupBy}${
       this.orderBy(t, alias, root.order, { select: this.query.select, path: "" })
     }`;
     inner += ` limit ${this.rowCount(limit)}`;

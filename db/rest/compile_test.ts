@@ -104,3 +104,24 @@ Deno.test("compile: unknown names are refused before any SQL", () => {
     "PGRST204",
   );
 });
+
+Deno.test("compile: aggregates group by the other items and are refused when off", () => {
+  const q = new URLSearchParams({ select: "id,n:count(),data::int.sum()::text" });
+  const compiler = new Compiler(cache, parseQuery(q));
+  assertEquals(code(() => compiler.read("t", { count: false, maxRows: 10 })), "PGRST123");
+  const on = new Compiler(cache, parseQuery(q));
+  on.aggregatesEnabled = true;
+  const st = on.read("t", { count: false, maxRows: 10 });
+  assert(st.sql.includes(`count(*) as "n"`), st.sql);
+  assert(st.sql.includes(`(sum(("_0"."data")::int))::text as "sum"`), st.sql);
+  assert(st.sql.includes(" group by 1 "), st.sql);
+});
+
+function code(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return (err as { code?: string }).code ?? String(err);
+  }
+  return "none";
+}

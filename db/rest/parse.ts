@@ -1,4 +1,6 @@
 import {
+  type Aggregate,
+  AGGREGATES,
   type Condition,
   type Field,
   type Filter,
@@ -10,6 +12,7 @@ import {
   OPERATORS,
   type OrderTerm,
   type ParsedQuery,
+  type SelectColumn,
   type SelectItem,
 } from "./ast.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
@@ -38,6 +41,8 @@ const QUANTIFIABLE = new Set<Operator>([
 ]);
 const RESERVED = new Set(["select", "order", "limit", "offset", "or", "and", "columns", "on_conflict"]);
 const CAST = /^[A-Za-z_][A-Za-z0-9_]*(\[\])?$/;
+/** `.fn()` after a column: an aggregate (or a misspelt one, which the parser names). */
+const CALL = /^\.([A-Za-z_][A-Za-z0-9_]*)\(\)/;
 
 /** Parses a column with an optional JSON path: `name`, `"a name"`, `data->a->>b`, `arr->0`. */
 export function parseField(text: string): Field {
@@ -291,7 +296,7 @@ class SelectParser {
     const start = this.i;
     while (this.i < this.s.length) {
       const ch = this.s[this.i]!;
-      if (",()!:".includes(ch) || /\s/.test(ch) || this.s.startsWith("->", this.i)) break;
+      if (",()!:".includes(ch) || /\s/.test(ch) || this.s.startsWith("->", this.i) || this.callAt()) break;
       this.i++;
     }
     if (this.i === start) this.fail(`expected a name at position ${start}`);
@@ -315,6 +320,24 @@ class SelectParser {
       this.i++;
       alias = name;
       name = this.name();
+    }
+    if (name === "count" && this.s.startsWith("()", this.i) && !spread) {
+      // `count()`: the rows of the group, as PostgREST reads it (a resource named count cannot be embedded empty).
+      this.i += 2;
+      const column: SelectColumn = {
+        kind: "column",
+        field: { name: "*", path: [] },
+        alias,
+        aggregate: "count",
+      };
+      if (this.s.startsWith("::", this.i)) {
+        this.i += 2;
+        column.aggregateCast = this.cast();
+      }
+      return column;
+    }
+    if (name === "count" && !spread && this.s[this.i] === "(") {
+      this.fail("count takes no argument: count(), or column.count()");
     }
     if (this.s[this.i] === "!" || this.s[this.i] === "(") {
       let hint: string | undefined;
@@ -343,6 +366,7 @@ class SelectParser {
       while (this.i < this.s.length) {
         const ch = this.s[this.i]!;
         if (",()".includes(ch) || this.s.startsWith("->", this.i) || this.s.startsWith("::", this.i)) break;
+        if (this.callAt()) break;
         this.i++;
       }
       const key = this.s.slice(start, this.i);
@@ -352,12 +376,43 @@ class SelectParser {
     let cast: string | undefined;
     if (this.s.startsWith("::", this.i)) {
       this.i += 2;
-      const start = this.i;
-      while (this.i < this.s.length && !",()".includes(this.s[this.i]!)) this.i++;
-      cast = this.s.slice(start, this.i).trim();
-      if (!CAST.test(cast)) this.fail(`"${cast}" is not a type name`);
+      cast = this.cast();
     }
-    return { kind: "column", field: { name, path }, alias, cast };
+    const column: SelectColumn = { kind: "column", field: { name, path }, alias, cast };
+    if (this.s[this.i] === ".") {
+      column.aggregate = this.aggregate();
+      if (this.s.startsWith("::", this.i)) {
+        this.i += 2;
+        column.aggregateCast = this.cast();
+      }
+    }
+    return column;
+  }
+
+  /** True at `.fn()`, where a column name, JSON key or cast ends. */
+  private callAt(): boolean {
+    return this.s[this.i] === "." && CALL.test(this.s.slice(this.i, this.i + 64));
+  }
+
+  /** Reads a type name after `::`. */
+  private cast(): string {
+    const start = this.i;
+    while (this.i < this.s.length && !",()".includes(this.s[this.i]!) && !this.callAt()) this.i++;
+    const cast = this.s.slice(start, this.i).trim();
+    if (!CAST.test(cast)) this.fail(`"${cast}" is not a type name`);
+    return cast;
+  }
+
+  /** Reads `.fn()`: one of the aggregate functions. */
+  private aggregate(): Aggregate {
+    const m = CALL.exec(this.s.slice(this.i, this.i + 64));
+    if (!m) this.fail(`unexpected "." at position ${this.i}`);
+    const fn = m[1] as Aggregate;
+    if (!AGGREGATES.includes(fn)) {
+      this.fail(`"${m[1]}" is not an aggregate function (${AGGREGATES.join(", ")})`);
+    }
+    this.i += m[0].length;
+    return fn;
   }
 }
 

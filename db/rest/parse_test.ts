@@ -132,3 +132,61 @@ Deno.test("parse: select= names at most MAX_SELECT_ITEMS columns and embeds", ()
   assertEquals(code(() => parseSelect(columns(MAX_SELECT_ITEMS + 1))), "PGRST100");
   assertEquals(code(() => parseSelect(`a(${columns(MAX_SELECT_ITEMS)})`)), "PGRST100");
 });
+
+Deno.test("parse: aggregates in select", () => {
+  assertEquals(parseSelect("count()"), [
+    { kind: "column", field: { name: "*", path: [] }, alias: undefined, aggregate: "count" },
+  ]);
+  assertEquals(parseSelect("total:amount::int.sum()::text"), [{
+    kind: "column",
+    field: { name: "amount", path: [] },
+    alias: "total",
+    cast: "int",
+    aggregate: "sum",
+    aggregateCast: "text",
+  }]);
+  assertEquals(parseSelect("data->a->>b::numeric.avg()")[0], {
+    kind: "column",
+    field: { name: "data", path: [{ op: "->", key: "a" }, { op: "->>", key: "b" }] },
+    alias: undefined,
+    cast: "numeric",
+    aggregate: "avg",
+  });
+  assertEquals(parseSelect("n:count()::int, x.max(), orders(amount.min())").length, 3);
+  assertEquals(code(() => parseSelect("x.MAX()")), "PGRST100"); // lower case only, as PostgREST
+  assertEquals(code(() => parseSelect("count(id)")), "PGRST100");
+  assertEquals(code(() => parseSelect("amount.median()")), "PGRST100");
+  assertEquals(code(() => parseSelect("amount.sum")), "none"); // a column named `amount.sum`, as before
+  assertEquals(code(() => parseSelect("amount.sum()::")), "PGRST100");
+  assertEquals(code(() => parseSelect("amount.sum()x")), "PGRST100");
+});
+
+Deno.test("parse: random select strings fail as 400 or parse", () => {
+  const atoms = [
+    "a",
+    "b:",
+    "count()",
+    ".sum()",
+    "::int",
+    "(",
+    ")",
+    ",",
+    "...",
+    "!inner",
+    "->",
+    "->>",
+    '"',
+    "*",
+    ".",
+  ];
+  let seed = 7;
+  for (let i = 0; i < 2000; i++) {
+    let s = "";
+    for (let j = 0; j < 1 + (i % 12); j++) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      s += atoms[seed % atoms.length];
+    }
+    const result = code(() => parseSelect(s));
+    assertEquals(["none", "PGRST100"].includes(result), true, `${s} → ${result}`);
+  }
+});

@@ -12,6 +12,8 @@ export interface Relationship {
   pairs: [string, string][];
   /** For many-to-many: the junction table and its pairs to the parent and to the target. */
   junction?: { table: string; toParent: [string, string][]; toTarget: [string, string][] };
+  /** A computed relationship: the function of the parent's row that returns the target's rows. */
+  computed?: string;
   /** The foreign key(s) used, for error messages. */
   name: string;
   /** How PGRST201 describes it when it is one of several candidates. */
@@ -94,6 +96,23 @@ export function resolveRelationship(
   name: string,
   hint: string | undefined,
 ): Relationship {
+  // A function of the parent's row named `name` embeds its rows, ahead of any foreign key by that name.
+  const computed = cache.computedRelationships?.find((c) => c.table === parent && c.function === name);
+  if (computed) {
+    return {
+      target: computed.target,
+      toOne: computed.toOne,
+      pairs: [],
+      computed: computed.function,
+      name: computed.function,
+      candidate: {
+        cardinality: computed.toOne ? "many-to-one" : "one-to-many",
+        embedding: `${parent} with ${computed.target}`,
+        relationship: `${computed.function}(${parent})`,
+        hint: computed.function,
+      },
+    };
+  }
   const found: Relationship[] = [];
   const fks = cache.foreignKeys;
   if (cache.tables.has(name)) {

@@ -40,6 +40,28 @@ export interface TableInfo {
   insertable: boolean;
   updatable: boolean;
   deletable: boolean;
+  /** Computed fields by name: in `select=`, filters and `order=`, never in `*`. */
+  computed?: Map<string, ComputedField>;
+}
+
+/** A computed field: a function of the table's row (`full_name(people)`), selectable like a column. */
+export interface ComputedField {
+  name: string;
+  /** The function, in the same schema. */
+  function: string;
+  /** `format_type` of its result. */
+  type: string;
+  /** Its result type's name in pg_type. */
+  udt: string;
+}
+
+/** A computed relationship: a function of `table`'s row returning rows of `target`, embedded like a table. */
+export interface ComputedRelationship {
+  function: string;
+  table: string;
+  target: string;
+  /** Returns one row (`returns target`, or `setof target` with `rows 1`). */
+  toOne: boolean;
 }
 
 /** An input parameter of a function (IN, INOUT or VARIADIC), in declaration order. */
@@ -86,6 +108,8 @@ export interface SchemaCache {
   foreignKeys: ForeignKey[];
   /** Functions by name (overloads share a name). */
   functions: Map<string, FunctionInfo[]>;
+  /** Functions that embed a table's related rows, by the name they embed under. */
+  computedRelationships?: ComputedRelationship[];
   loadedAt: number;
 }
 
@@ -191,6 +215,22 @@ select json_build_object(
       where n.nspname = $1 and p.prokind = 'f'
         and (rt.typtype <> 'p' or rt.typname in ('void', 'record'))
     ) f
+  ), '[]'),
+  -- Functions of one table row: a computed field when they return a value, a computed relationship when they
+  -- return rows of a table (one row when not a set, or a set of 'rows 1').
+  'computed', coalesce((
+    select json_agg(json_build_object(
+      'name', p.proname, 'table', ac.relname, 'ret_table', rc.relname,
+      'type', format_type(p.prorettype, null), 'udt', rt.typname,
+      'set', p.proretset, 'single', not p.proretset or p.prorows = 1
+    ))
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+    join pg_class ac on ac.reltype = p.proargtypes[0] and ac.relnamespace = n.oid
+      and ac.relkind in ('r', 'v', 'm', 'f', 'p')
+    join pg_type rt on rt.oid = p.prorettype
+    left join pg_class rc on rc.reltype = p.prorettype and rc.relnamespace = n.oid
+      and rc.relkind in ('r', 'v', 'm', 'f', 'p')
+    where n.nspname = $1 and p.prokind = 'f' and p.pronargs = 1 and rt.typtype <> 'p'
   ), '[]')
 )::text as cache`;
 
@@ -218,6 +258,15 @@ interface RawCache {
     function: string;
   }[];
   functions: RawFunction[];
+  computed: {
+    name: string;
+    table: string;
+    ret_table: string | null;
+    type: string;
+    udt: string;
+    set: boolean;
+    single: boolean;
+  }[];
 }
 
 interface RawFunction {
@@ -328,5 +377,15 @@ export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA)
     const info = functionInfo(f);
     if (info) functions.set(info.name, [...functions.get(info.name) ?? [], info]);
   }
-  return { schema, tables, foreignKeys, functions, loadedAt: Date.now() };
+  const computedRelationships: ComputedRelationship[] = [];
+  for (const c of raw.computed) {
+    const table = tables.get(c.table)!;
+    if (c.ret_table !== null) {
+      computedRelationships.push({ function: c.name, table: c.table, target: c.ret_table, toOne: c.single });
+    } else if (!c.set && !table.columns.has(c.name)) {
+      table.computed ??= new Map();
+      table.computed.set(c.name, { name: c.name, function: c.name, type: c.type, udt: c.udt });
+    }
+  }
+  return { schema, tables, foreignKeys, functions, computedRelationships, loadedAt: Date.now() };
 }

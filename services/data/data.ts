@@ -98,6 +98,8 @@ export interface DataLimits {
    * is 406 PGRST107. A plan exposes the schema's statistics and indexes, so it is off by default.
    */
   plan?: boolean;
+  /** Aggregate functions in `select=` (PostgREST's db-aggregates-enabled); off when absent. */
+  aggregates?: boolean;
 }
 
 /** The schema a request runs against, and whether it was negotiated (then the answer names it). */
@@ -239,6 +241,7 @@ export class DataService {
     const singular = media.kind === "object";
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
+    compiler.aggregatesEnabled = this.limits.aggregates ?? false;
     const applied: string[] = [];
     const pipeline = (statements: Statement[], options: PipelineOptions) =>
       this.pipeline(db, identity, statements, options);
@@ -446,6 +449,7 @@ export class DataService {
     const compiler = new Compiler(cache, query);
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
+    compiler.aggregatesEnabled = this.limits.aggregates ?? false;
     const exact = prefer.count === "exact";
     const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
     if (media.kind === "plan") return this.explain(db, identity, st, media, !post);
