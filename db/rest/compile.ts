@@ -249,7 +249,7 @@ export class Compiler {
 
   private filter(t: TableInfo, alias: string, f: Filter): string {
     const lhs = this.field(t, alias, f.field);
-    const fromText = f.field.path.length === 0 ? t.columns.get(f.field.name)!.fromText : undefined;
+    const fromText = f.field.path.length === 0 ? t.columns.get(f.field.name)?.fromText : undefined;
     // A domain with a cast from text reads filter values through it (PostgREST's domain representations).
     const type = fromText ? "text" : this.fieldType(t, f.field);
     const parse = (sql: string) => fromText ? `${fromText}(${sql})` : sql;
