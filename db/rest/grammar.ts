@@ -9,7 +9,6 @@ import {
   anyChar,
   attempt,
   between,
-  bind,
   char,
   digit,
   eof,
@@ -27,6 +26,7 @@ import {
   type Parser,
   pure,
   sepBy1,
+  seq,
   skip,
   string,
   then,
@@ -78,10 +78,7 @@ const jsonEnd = alt(
   attempt(eof),
 );
 
-const jsonIndex = skip(
-  bind(option("+", char("-")), (sign) => map(many1(digit), (ds) => sign + join(ds))),
-  jsonEnd,
-);
+const jsonIndex = map(seq(option("+", char("-")), many1(digit), jsonEnd), ([sign, ds]) => sign + join(ds));
 
 const jsonOperand = alt<{ key: string; index: boolean }>(
   map(attempt(jsonIndex), (i) => ({ key: i.startsWith("+") ? i.slice(1) : i, index: true })),
@@ -95,23 +92,19 @@ const jsonArrow = alt(
 
 /** `->a->>0`: the JSON path after a column. */
 export const jsonPath: Parser<JsonStep[]> = many(
-  bind(jsonArrow, (op) => map(jsonOperand, ({ key, index }) => ({ op, key, index }))),
+  map(seq(jsonArrow, jsonOperand), ([op, { key, index }]) => ({ op, key, index })),
 );
 
 const field: Parser<Field> = lexeme(
-  bind(fieldName, (name) => map(option([], jsonPath), (path) => ({ name, path }))),
+  map(seq(fieldName, option<JsonStep[]>([], jsonPath)), ([name, path]) => ({ name, path })),
 );
 
 const delimiter = label(char("."), "delimiter (.)");
 
 /** A filter key: `a.b.col->x`, embedded path then column. */
-export const treePath: Parser<{ embed: string[]; field: Field }> = bind(
-  sepBy1(fieldName, delimiter),
-  (names) =>
-    map(
-      option([], jsonPath),
-      (path) => ({ embed: names.slice(0, -1), field: { name: names.at(-1)!, path } }),
-    ),
+export const treePath: Parser<{ embed: string[]; field: Field }> = map(
+  seq(sepBy1(fieldName, delimiter), option<JsonStep[]>([], jsonPath)),
+  ([names, path]) => ({ embed: names.slice(0, -1), field: { name: names.at(-1)!, path } }),
 );
 
 /** A key ending in `and`/`or`: its embedded path (without `not`) and the operator (`not.or`…). */
@@ -146,10 +139,7 @@ const quantOperator = label(
 );
 
 const ciString = (word: string): Parser<string> =>
-  Array.from(word).reduceRight<Parser<string>>(
-    (rest, c) => bind(alt(char(c), char(c.toUpperCase())), (x) => map(rest, (xs) => x + xs)),
-    pure(""),
-  );
+  map(seq(...Array.from(word).map((c) => alt(char(c), char(c.toUpperCase())))), join);
 
 const isValue = label(
   alt(...["null", "not_null", "true", "false", "unknown"].map((w) => map(attempt(ciString(w)), () => w))),
@@ -173,10 +163,27 @@ export const singleValue: Parser<string> = map(many(anyChar), join);
 /** The value of a filter inside a logic tree: a quoted value, a `{…}` array, or text up to `,` or `)`. */
 export const logicValue: Parser<string> = alt(
   attempt(skip(quotedValue, notFollowedBy(noneOf(",)")))),
-  attempt(
-    bind(char("{"), () => bind(many(noneOf("{}")), (body) => map(char("}"), () => `{${join(body)}}`))),
-  ),
+  attempt(map(seq(char("{"), many(noneOf("{}")), char("}")), ([, body]) => `{${join(body)}}`)),
   map(many(noneOf(",)")), join),
+);
+
+const negation = alt(map(attempt(then(string("not"), delimiter)), () => true), pure(false));
+const ftsOperator = alt(
+  tryWord("fts", "fts"),
+  tryWord("plfts", "plfts"),
+  tryWord("phfts", "phfts"),
+  tryWord("wfts", "wfts"),
+);
+const language = option<string | undefined>(undefined, attempt(between(char("("), char(")"), identifier)));
+const quantifier = option<"any" | "all" | undefined>(
+  undefined,
+  attempt(
+    between(
+      char("("),
+      char(")"),
+      alt(tryWord("any", "any" as const), map(string("all"), () => "all" as const)),
+    ),
+  ),
 );
 
 /** `[not.]op[(any|all)|(lang)].value` */
@@ -188,48 +195,22 @@ export function opExpr(value: Parser<string>): Parser<OpExpr> {
       map(then(after("is"), isValue), (v) => ({ op: "is", value: v })),
       map(then(after("isdistinct"), value), (v) => ({ op: "isdistinct", value: v })),
       attempt(
-        bind(
-          alt(
-            tryWord("fts", "fts"),
-            tryWord("plfts", "plfts"),
-            tryWord("phfts", "phfts"),
-            tryWord("wfts", "wfts"),
-          ),
-          (op) =>
-            bind(
-              option<string | undefined>(undefined, attempt(between(char("("), char(")"), identifier))),
-              (language) =>
-                then(
-                  delimiter,
-                  map(value, (v) => language === undefined ? { op, value: v } : { op, language, value: v }),
-                ),
-            ),
+        map(
+          seq(ftsOperator, language, delimiter, value),
+          ([op, lang, , v]) => lang === undefined ? { op, value: v } : { op, language: lang, value: v },
         ),
       ),
-      attempt(bind(simpleOperator, (op) => then(delimiter, map(value, (v) => ({ op, value: v }))))),
-      attempt(bind(quantOperator, (op) =>
-        bind(
-          option<"any" | "all" | undefined>(
-            undefined,
-            attempt(between(
-              char("("),
-              char(")"),
-              alt(tryWord("any", "any" as const), map(string("all"), () => "all" as const)),
-            )),
-          ),
-          (quantifier) =>
-            then(
-              delimiter,
-              map(value, (v) => quantifier === undefined ? { op, value: v } : { op, quantifier, value: v }),
-            ),
-        ))),
+      attempt(map(seq(simpleOperator, delimiter, value), ([op, , v]) => ({ op, value: v }))),
+      attempt(
+        map(
+          seq(quantOperator, quantifier, delimiter, value),
+          ([op, q, , v]) => q === undefined ? { op, value: v } : { op, quantifier: q, value: v },
+        ),
+      ),
     ),
     "operator (eq, gt, ...)",
   );
-  return bind(
-    alt(map(attempt(then(string("not"), delimiter)), () => true), pure(false)),
-    (negate) => map(operation, (o) => ({ negate, ...o })),
-  );
+  return map(seq(negation, operation), ([negate, o]) => ({ negate, ...o }));
 }
 
 const notPrefix = label(
@@ -241,18 +222,19 @@ const logicOp = label(
   "logic operator (and, or)",
 );
 
+const logicFilter = opExpr(logicValue);
+const logicChildren = then(
+  lexeme(char("(")),
+  skip(sepBy1(lazy(() => logicTree), lexeme(char(","))), lexeme(char(")"))),
+);
+
 /** `or(a.eq.1,not.and(b.gt.2,c.is.null))`: the operator comes first, as PostgREST prefixes it to the value. */
 export const logicTree: Parser<Tree> = alt<Tree>(
+  map(attempt(seq(field, delimiter, logicFilter)), ([f, , expr]) => ({ kind: "filter", field: f, expr })),
   map(
-    attempt(bind(field, (f) => then(delimiter, map(opExpr(logicValue), (expr) => ({ f, expr }))))),
-    ({ f, expr }) => ({ kind: "filter", field: f, expr }),
+    seq(notPrefix, logicOp, logicChildren),
+    ([negate, op, children]) => ({ kind: "logic", op, negate, children }),
   ),
-  bind(notPrefix, (negate) =>
-    bind(logicOp, (op) =>
-      map(
-        then(lexeme(char("(")), skip(sepBy1(lazy(() => logicTree), lexeme(char(","))), lexeme(char(")")))),
-        (children): Tree => ({ kind: "logic", op, negate, children }),
-      ))),
 );
 
 const orderDirection = alt(
@@ -265,20 +247,23 @@ const orderNulls = alt(
 );
 const orderEnd = alt(attempt(lookAhead(char(","))), attempt(eof));
 
-function orderTail(base: Pick<OrderTerm, "field" | "embed">): Parser<OrderTerm> {
-  return bind(option<"asc" | "desc" | undefined>(undefined, orderDirection), (direction) =>
-    map(
-      alt<"first" | "last" | undefined>(
-        skip(option<"first" | "last" | undefined>(undefined, orderNulls), orderEnd),
-        map(orderEnd, () => undefined),
-      ),
-      (nulls) => {
-        const term: OrderTerm = { ...base };
-        if (direction) term.direction = direction;
-        if (nulls) term.nulls = nulls;
-        return term;
-      },
-    ));
+const orderTail = seq(
+  option<"asc" | "desc" | undefined>(undefined, orderDirection),
+  alt<"first" | "last" | undefined>(
+    skip(option<"first" | "last" | undefined>(undefined, orderNulls), orderEnd),
+    map(orderEnd, () => undefined),
+  ),
+);
+
+function orderTerm(
+  base: Pick<OrderTerm, "field" | "embed">,
+  direction?: "asc" | "desc",
+  nulls?: "first" | "last",
+) {
+  const term: OrderTerm = { ...base };
+  if (direction) term.direction = direction;
+  if (nulls) term.nulls = nulls;
+  return term;
 }
 
 /** `order=a.desc.nullslast,author(name).asc` */
@@ -286,12 +271,12 @@ export const order: Parser<OrderTerm[]> = sepBy1(
   lexeme(
     alt(
       attempt(
-        bind(
-          fieldName,
-          (embed) => bind(between(char("("), char(")"), field), (f) => orderTail({ embed, field: f })),
+        map(
+          seq(fieldName, between(char("("), char(")"), field), orderTail),
+          ([embed, f, [direction, nulls]]) => orderTerm({ embed, field: f }, direction, nulls),
         ),
       ),
-      bind(field, (f) => orderTail({ field: f })),
+      map(seq(field, orderTail), ([f, [direction, nulls]]) => orderTerm({ field: f }, direction, nulls)),
     ),
   ),
   char(","),

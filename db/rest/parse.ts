@@ -76,12 +76,12 @@ function toFilter(field: Field, e: OpExpr): Filter {
   return filter;
 }
 
+const TOP_FILTER = opExpr(singleValue);
+const LOGIC_FILTER = opExpr(logicValue);
+
 /** Parses the right side of a filter: `[not.]op[(any|all)|(lang)].value`. */
 export function parseFilter(field: Field, raw: string, inLogic = false): Filter {
-  return toFilter(
-    field,
-    parse(opExpr(inLogic ? logicValue : singleValue), raw, `failed to parse filter (${raw})`),
-  );
+  return toFilter(field, parse(inLogic ? LOGIC_FILTER : TOP_FILTER, raw, `failed to parse filter (${raw})`));
 }
 
 function toCondition(tree: Tree, depth: number, raw: string): Condition {
@@ -267,8 +267,9 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
     explicitSelect: false,
     nodes: new Map([["", { conditions: [], order: [] }]]),
   };
-  const of = (kind: string) => [...params].filter(([key]) => classify(key) === kind);
-  for (const [key, value] of params) {
+  const entries = [...params];
+  const of = (kind: string) => entries.filter(([key]) => classify(key) === kind);
+  for (const [key, value] of entries) {
     if (key.includes("\0") || value.includes("\0")) {
       throw restErrors.parse(
         `failed to parse parameter (${key})`,
@@ -318,7 +319,7 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
   }
   const root = out.nodes.get("")!;
   if (root.limit !== undefined && root.limit < 0) {
-    throw restErrors.range("Limit should be greater than or equal to zero.");
+    throw restErrors.negativeLimit();
   }
   return out;
 }

@@ -8,6 +8,7 @@
 /** SysUnExpect, UnExpect, Expect, Message: Parsec sorts and shows the messages of an error in this order. */
 type Kind = 0 | 1 | 2 | 3;
 
+/** `text` is the character itself for the two "unexpected" kinds, shown only when an error is described. */
 interface Message {
   kind: Kind;
   text: string;
@@ -19,15 +20,32 @@ export interface ParseError {
   messages: Message[];
 }
 
-/** The reply of a parser: whether it consumed input, and its value or error. */
-export type Reply<T> =
-  | { ok: true; consumed: boolean; value: T; pos: number; err: ParseError }
-  | { ok: false; consumed: boolean; err: ParseError };
+/**
+ * The reply of a parser: whether it consumed input, and its value (and where it stopped) or its error. One class
+ * for successes and failures keeps every reply the same shape for the engine (it is built for each step).
+ */
+export class Reply<T> {
+  constructor(
+    readonly ok: boolean,
+    readonly consumed: boolean,
+    readonly value: T,
+    readonly pos: number,
+    readonly err: ParseError,
+  ) {}
+}
+
+const success = <T>(consumed: boolean, value: T, pos: number, err: ParseError) =>
+  new Reply<T>(true, consumed, value, pos, err);
+// deno-lint-ignore no-explicit-any
+const failure = (consumed: boolean, err: ParseError): Reply<any> =>
+  new Reply(false, consumed, undefined, -1, err);
 
 /** A parser over code points, from an index. */
 export type Parser<T> = (input: readonly string[], pos: number) => Reply<T>;
 
-const unknown = (pos: number): ParseError => ({ pos, messages: [] });
+/** Parsec's "unknown" error: no messages, so its position never decides a merge (one object serves all). */
+const UNKNOWN: ParseError = Object.freeze({ pos: -1, messages: Object.freeze([]) as unknown as Message[] });
+const unknown = (_pos: number): ParseError => UNKNOWN;
 
 function merge(a: ParseError, b: ParseError): ParseError {
   if (b.messages.length === 0 && a.messages.length > 0) return a;
@@ -100,7 +118,9 @@ export function showChar(c: string): string {
 /** Parsec's `showErrorMessages` with the English words, on one line (PostgREST joins the lines with spaces). */
 export function describe(err: ParseError): string {
   const sorted = [...err.messages].sort((a, b) => a.kind - b.kind);
-  const of = (kind: Kind) => sorted.filter((m) => m.kind === kind).map((m) => m.text);
+  const show = (m: Message) =>
+    m.kind === 0 && m.text !== "" ? showString(m.text) : m.kind === 1 ? showChar(m.text) : m.text;
+  const of = (kind: Kind) => sorted.filter((m) => m.kind === kind).map(show);
   const clean = (xs: string[]) => [...new Set(xs.filter((x) => x !== ""))];
   const commasOr = (xs: string[]) =>
     xs.length <= 1 ? (xs[0] ?? "") : `${xs.slice(0, -1).join(", ")} or ${xs.at(-1)}`;
@@ -134,65 +154,50 @@ export function lineColumn(input: readonly string[], pos: number): { line: numbe
   return { line, column };
 }
 
-export const pure = <T>(value: T): Parser<T> => (_, pos) => ({
-  ok: true,
-  consumed: false,
-  value,
-  pos,
-  err: unknown(pos),
-});
+export const pure = <T>(value: T): Parser<T> => (_, pos) => success(false, value, pos, unknown(pos));
 
 /** One code point that `test` accepts; unlabelled, as Parsec's `satisfy`. */
 export const satisfy = (test: (c: string) => boolean): Parser<string> => (input, pos) => {
   const c = input[pos];
-  if (c !== undefined && test(c)) {
-    return { ok: true, consumed: true, value: c, pos: pos + 1, err: unknown(pos + 1) };
-  }
-  return {
-    ok: false,
-    consumed: false,
-    err: { pos, messages: [{ kind: 0, text: c === undefined ? "" : showString(c) }] },
-  };
+  if (c !== undefined && test(c)) return success(true, c, pos + 1, unknown(pos + 1));
+  return failure(false, { pos, messages: [{ kind: 0, text: c ?? "" }] });
 };
 
 /** `p <?> label`: an empty failure (or an empty success's error) expects `label` instead. */
 export const label = <T>(p: Parser<T>, text: string): Parser<T> => (input, pos) => {
   const r = p(input, pos);
-  if (r.consumed) return r;
-  if (!r.ok) return { ok: false, consumed: false, err: expecting(r.err, text) };
-  return r.err.messages.length === 0 ? r : { ...r, err: expecting(r.err, text) };
+  if (r.consumed || (r.ok && r.err.messages.length === 0)) return r;
+  return new Reply(r.ok, false, r.value, r.pos, expecting(r.err, text));
 };
 
 export const char = (c: string): Parser<string> => label(satisfy((x) => x === c), showString(c));
 export const oneOf = (cs: string): Parser<string> => satisfy((x) => cs.includes(x));
 export const noneOf = (cs: string): Parser<string> => satisfy((x) => !cs.includes(x));
 export const anyChar: Parser<string> = satisfy(() => true);
-export const letter: Parser<string> = label(satisfy((x) => /^\p{L}$/u.test(x)), "letter");
+const LETTER = /^\p{L}$/u;
+export const letter: Parser<string> = label(satisfy((x) => LETTER.test(x)), "letter");
 export const digit: Parser<string> = label(satisfy((x) => x >= "0" && x <= "9"), "digit");
 
 /** Parsec's `string`: fails where the text starts, naming the first character that differs. */
 export const string = (s: string): Parser<string> => {
   const want = Array.from(s);
+  const shown = showString(s);
   return (input, pos) => {
     for (let i = 0; i < want.length; i++) {
       const c = input[pos + i];
       if (c !== want[i]) {
-        const messages: Message[] = [
-          { kind: 2, text: showString(s) },
-          { kind: 0, text: c === undefined ? "" : showString(c) },
-        ];
-        return { ok: false, consumed: i > 0, err: { pos, messages } };
+        return failure(i > 0, { pos, messages: [{ kind: 2, text: shown }, { kind: 0, text: c ?? "" }] });
       }
     }
     const end = pos + want.length;
-    return { ok: true, consumed: want.length > 0, value: s, pos: end, err: unknown(end) };
+    return success(want.length > 0, s, end, unknown(end));
   };
 };
 
 /** `try p`: a failure after consuming input counts as not consuming (its error stays where it was). */
 export const attempt = <T>(p: Parser<T>): Parser<T> => (input, pos) => {
   const r = p(input, pos);
-  return !r.ok && r.consumed ? { ok: false, consumed: false, err: r.err } : r;
+  return !r.ok && r.consumed ? failure(false, r.err) : r;
 };
 
 /** `p <|> q <|> …`: the next alternative only while none has consumed input; empty errors merge. */
@@ -202,26 +207,43 @@ export const alt = <T>(...ps: Parser<T>[]): Parser<T> => (input, pos) => {
     const r = p(input, pos);
     if (r.consumed) return r;
     err = merge(err, r.err);
-    if (r.ok) return { ...r, err };
+    if (r.ok) return success(false, r.value, r.pos, err);
   }
-  return { ok: false, consumed: false, err };
+  return failure(false, err);
 };
 
-/** `p >>= f`, with Parsec's merge of an empty continuation's error into the first parser's. */
-export const bind = <A, B>(p: Parser<A>, f: (a: A) => Parser<B>): Parser<B> => (input, pos) => {
+/** `f <$> p` */
+export const map = <A, B>(p: Parser<A>, f: (a: A) => B): Parser<B> => (input, pos) => {
   const r = p(input, pos);
-  if (!r.ok) return r;
-  const q = f(r.value)(input, r.pos);
-  if (q.consumed) return q;
-  const err = merge(r.err, q.err);
-  return q.ok ? { ...q, consumed: r.consumed, err } : { ok: false, consumed: r.consumed, err };
+  return r.ok ? success(r.consumed, f(r.value), r.pos, r.err) : r as unknown as Reply<B>;
 };
 
-export const map = <A, B>(p: Parser<A>, f: (a: A) => B): Parser<B> => bind(p, (a) => pure(f(a)));
+/**
+ * `do { a <- p1; b <- p2; … }` over parsers built once: the replies and errors of nested binds (an empty step's
+ * error merges into the one before it), without building a continuation at each step.
+ */
+export function seq<T extends unknown[]>(...ps: { [K in keyof T]: Parser<T[K]> }): Parser<T> {
+  return (input, pos) => {
+    const values: unknown[] = [];
+    let consumed = false;
+    let at = pos;
+    let err = unknown(pos);
+    for (const p of ps as Parser<unknown>[]) {
+      const r = p(input, at);
+      err = r.consumed ? r.err : merge(err, r.err);
+      consumed ||= r.consumed;
+      if (!r.ok) return failure(consumed, err);
+      values.push(r.value);
+      at = r.pos;
+    }
+    return success(consumed, values as T, at, err);
+  };
+}
+
 /** `p *> q` */
-export const then = <A, B>(p: Parser<A>, q: Parser<B>): Parser<B> => bind(p, () => q);
+export const then = <A, B>(p: Parser<A>, q: Parser<B>): Parser<B> => map(seq(p, q), ([, b]) => b);
 /** `p <* q` */
-export const skip = <A, B>(p: Parser<A>, q: Parser<B>): Parser<A> => bind(p, (a) => map(q, () => a));
+export const skip = <A, B>(p: Parser<A>, q: Parser<B>): Parser<A> => map(seq(p, q), ([a]) => a);
 
 /** `many p`: the error of the attempt that stopped it is kept (Parsec's `manyAccum`). */
 export const many = <T>(p: Parser<T>): Parser<T[]> => (input, pos) => {
@@ -230,7 +252,7 @@ export const many = <T>(p: Parser<T>): Parser<T[]> => (input, pos) => {
   let at = pos;
   while (true) {
     const r = p(input, at);
-    if (!r.ok) return r.consumed ? r : { ok: true, consumed, value: values, pos: at, err: r.err };
+    if (!r.ok) return r.consumed ? r as unknown as Reply<T[]> : success(consumed, values, at, r.err);
     if (!r.consumed) throw new TypeError("many: a parser that accepts empty input");
     values.push(r.value);
     at = r.pos;
@@ -238,46 +260,39 @@ export const many = <T>(p: Parser<T>): Parser<T[]> => (input, pos) => {
   }
 };
 
-export const many1 = <T>(p: Parser<T>): Parser<T[]> => bind(p, (x) => map(many(p), (xs) => [x, ...xs]));
+export const many1 = <T>(p: Parser<T>): Parser<T[]> => map(seq(p, many(p)), ([x, xs]) => [x, ...xs]);
 export const option = <T>(fallback: T, p: Parser<T>): Parser<T> => alt(p, pure(fallback));
 export const sepBy1 = <T, S>(p: Parser<T>, sep: Parser<S>): Parser<T[]> =>
-  bind(p, (x) => map(many(then(sep, p)), (xs) => [x, ...xs]));
+  map(seq(p, many(then(sep, p))), ([x, xs]) => [x, ...xs]);
 export const between = <T>(open: Parser<unknown>, close: Parser<unknown>, p: Parser<T>): Parser<T> =>
   then(open, skip(p, close));
 
 /** `lookAhead p`: succeeds without consuming; a consumed failure stays consumed, as in Parsec. */
 export const lookAhead = <T>(p: Parser<T>): Parser<T> => (input, pos) => {
   const r = p(input, pos);
-  return r.ok ? { ok: true, consumed: false, value: r.value, pos, err: unknown(pos) } : r;
+  return r.ok ? success(false, r.value, pos, unknown(pos)) : r;
 };
 
-const unexpected = (text: string): Parser<never> => (_, pos) => ({
-  ok: false,
-  consumed: false,
-  err: { pos, messages: [{ kind: 1, text }] },
-});
-
-/** `notFollowedBy p` for a one-character `p`: fails after the character it names. */
-export const notFollowedBy = (p: Parser<string>): Parser<undefined> =>
-  attempt(alt(bind(attempt(p), (c) => unexpected(showChar(c))), pure(undefined)));
+/**
+ * `notFollowedBy p` for a one-character `p` (`try (do { c <- try p; unexpected (show c) } <|> return ())`): fails
+ * after the character it names, consuming nothing; otherwise succeeds with `p`'s error.
+ */
+export const notFollowedBy = (p: Parser<string>): Parser<undefined> => (input, pos) => {
+  const r = attempt(p)(input, pos);
+  if (r.ok) return failure(false, { pos: r.pos, messages: [{ kind: 1, text: r.value }] });
+  return success(false, undefined, pos, r.err);
+};
 
 /** `eof`: Parsec's `anyToken` does not advance the position, so the error is where the extra character is. */
 export const eof: Parser<undefined> = (input, pos) => {
   const c = input[pos];
   if (c === undefined) {
-    return {
-      ok: true,
-      consumed: false,
-      value: undefined,
+    return success(false, undefined, pos, {
       pos,
-      err: { pos, messages: [{ kind: 2, text: "end of input" }, { kind: 0, text: "" }] },
-    };
+      messages: [{ kind: 2, text: "end of input" }, { kind: 0, text: "" }],
+    });
   }
-  return {
-    ok: false,
-    consumed: false,
-    err: { pos, messages: [{ kind: 2, text: "end of input" }, { kind: 1, text: showChar(c) }] },
-  };
+  return failure(false, { pos, messages: [{ kind: 2, text: "end of input" }, { kind: 1, text: c }] });
 };
 
 /** A parser defined later (for recursive grammars). */
