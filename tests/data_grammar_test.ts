@@ -271,6 +271,18 @@ const CASES: WireCase[] = [
     json: err("2201W", "LIMIT must not be negative"),
   },
   { name: "a quantified value that is not an array literal", url: "books?id=eq(any).1", status: 400 },
+  {
+    name: "negative offset: PostgreSQL's error",
+    url: "books?offset=-1",
+    status: 400,
+    json: err("2201X", "OFFSET must not be negative"),
+  },
+  {
+    name: "a limit beyond any integer selects every row",
+    url: "books?select=id&id=lt.3&order=id&limit=99999999999999999999",
+    status: 200,
+    json: ids(1, 2),
+  },
 ];
 
 /** A small deterministic generator, so a failing request can be found again from the seed. */
