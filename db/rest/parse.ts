@@ -3,7 +3,6 @@ import { restErrors } from "../../lib/rest_errors.ts";
 import { type Parser, run } from "./parsec.ts";
 import {
   columns,
-  listValue,
   logicPath,
   logicTree,
   logicValue,
@@ -15,7 +14,7 @@ import {
   treePath,
 } from "./grammar.ts";
 
-/** The most elements an `in.(…)` or `{…}` list may have. */
+/** The most elements an `in.(…)` list may have (`{…}` arrays are PostgreSQL's to read). */
 export const MAX_LIST_ITEMS = 10_000;
 /** The deepest nesting of embedded resources and of `and`/`or` trees. */
 export const MAX_DEPTH = 16;
@@ -55,8 +54,7 @@ function unquote(value: string): string {
 
 /** Parses the list of `in`: `(a,"b,c",d)`; PostgREST reads `()` and `("")` alike as the empty list. */
 export function parseList(text: string): string[] {
-  const items = parse(listValue, text, `failed to parse filter (in.${text})`);
-  return items.length === 1 && items[0] === "" ? [] : items;
+  return parseFilter({ name: "in", path: [] }, `in.${text}`).value as string[];
 }
 
 function toFilter(field: Field, e: OpExpr): Filter {
