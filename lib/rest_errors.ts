@@ -58,6 +58,11 @@ export const restErrors = {
       details,
       headers: { "content-range": `*/${total ?? "*"}` },
     }),
+  /** PGRST103: a negative `limit` (PostgREST answers it without a Content-Range). */
+  negativeLimit: () =>
+    new RestError(416, "PGRST103", "Requested range not satisfiable", {
+      details: "Limit should be greater than or equal to zero.",
+    }),
   /** PGRST103: an offset past the last row. */
   outOfBounds: (offset: number, total: number) =>
     restErrors.range(`An offset of ${offset} was requested, but there are only ${total} rows.`, total),

@@ -16,18 +16,27 @@ const BAD: BadCase[] = [
   { name: "unknown operator", url: "books?id=eqq.1", status: 400, code: "PGRST100" },
   { name: "filter without a value", url: "books?id=eq", status: 400, code: "PGRST100" },
   { name: "unbalanced or", url: "books?or=(id.eq.1", status: 400, code: "PGRST100" },
-  { name: "or without parentheses", url: "books?or=id.eq.1", status: 400, code: "PGRST100" },
+  // PostgREST reads `or` and the value as one text: a filter on the column `orid`.
+  { name: "or without parentheses", url: "books?or=id.eq.1", status: 400, code: "42703" },
   { name: "empty condition in or", url: "books?or=(id.eq.1,,id.eq.2)", status: 400, code: "PGRST100" },
   { name: "unbalanced select", url: "books?select=id,authors(name", status: 400, code: "PGRST100" },
   { name: "SQL in a cast", url: "books?select=id::int;drop table books", status: 400, code: "PGRST100" },
   { name: "unknown order modifier", url: "books?order=id.sideways", status: 400, code: "PGRST100" },
-  { name: "negative limit", url: "books?limit=-1", status: 400, code: "PGRST100" },
-  { name: "text limit", url: "books?limit=ten", status: 400, code: "PGRST100" },
+  { name: "negative limit", url: "books?limit=-1", status: 416, code: "PGRST103" },
+  // PostgREST ignores a limit that is not an integer.
+  { name: "text limit", url: "books?limit=ten", status: 200, code: "" },
   { name: "unterminated in list", url: "books?id=in.(1,2", status: 400, code: "PGRST100" },
   { name: "bad is value", url: "books?id=is.maybe", status: 400, code: "PGRST100" },
   { name: "bad modifier", url: "books?id=eq(some).{1}", status: 400, code: "PGRST100" },
   { name: "SQL in a column name", url: 'books?select="; drop table books; --"', status: 400, code: "42703" },
-  { name: "SQL in a filter column", url: "books?id;drop table books=eq.1", status: 400, code: "42703" },
+  // The key's grammar stops at `;`: the filter is on `id`, the rest is ignored (as PostgREST does).
+  { name: "SQL in a filter column", url: "books?id;drop table books=eq.1", status: 200, code: "" },
+  {
+    name: "SQL in a quoted filter column",
+    url: 'books?"id;drop table books"=eq.1',
+    status: 400,
+    code: "42703",
+  },
   {
     name: "SQL in a table name",
     url: "books%22%3B%20drop%20table%20books%3B%20--",

@@ -72,6 +72,38 @@ const OPERATOR_CASES: { name: string; build: (q: Builder) => Builder; ids: numbe
   { name: "filter", build: (q) => q.filter("tags", "cs", "{scifi}"), ids: [1, 3, 4] },
   { name: "match", build: (q) => q.match({ author_id: 1, rating: 4 }), ids: [2] },
   { name: "JSON path filter on authors", build: (q) => q.gte("rating", 5).lte("price", 10), ids: [3] },
+  // The rest of the filter API: negation of every kind of operator, quoting, quantifiers, languages.
+  { name: "not like", build: (q) => q.not("title", "like", "*The*"), ids: [2, 3, 5] },
+  {
+    name: "not fts with a language",
+    build: (q) => q.not("search", "fts(english)", "wizard"),
+    ids: [1, 3, 4, 5],
+  },
+  { name: "not is true", build: (q) => q.not("in_print", "is", true), ids: [5] },
+  { name: "not like(any)", build: (q) => q.not("title", "like(any)", "{*Sol*,*Beo*}"), ids: [1, 2, 4] },
+  {
+    name: "not in with quoted values",
+    build: (q) => q.not("title", "in", '("Solaris","a,b")'),
+    ids: [1, 2, 4, 5],
+  },
+  {
+    name: "in with values holding dots and parentheses",
+    build: (q) => q.in("title", ["The Dispossessed", "x.y(z)", "Beowulf"]),
+    ids: [1, 5],
+  },
+  {
+    name: "or with quoted values",
+    build: (q) => q.or('title.eq."a,b",title.eq."The Dispossessed"'),
+    ids: [1],
+  },
+  { name: "filter not.in", build: (q) => q.filter("id", "not.in", "(1,2)"), ids: [3, 4, 5] },
+  {
+    name: "textSearch on a text column with config and type",
+    build: (q) => q.textSearch("title", "wizard", { config: "english", type: "websearch" }),
+    ids: [2],
+  },
+  { name: "containedBy range", build: (q) => q.containedBy("pages", "[0,300)"), ids: [2, 3, 4] },
+  { name: "match on several columns", build: (q) => q.match({ in_print: true, rating: 5 }), ids: [1, 3] },
 ];
 
 Deno.test("postgrest-js works unchanged against /rest/v1", async (t) => {
@@ -117,6 +149,18 @@ Deno.test("postgrest-js works unchanged against /rest/v1", async (t) => {
       const { data } = await db.from("authors").select("id, books(id)").eq("id", 2)
         .order("id", { referencedTable: "books" }).limit(1, { referencedTable: "books" });
       assertEquals(data, [{ id: 2, books: [{ id: 3 }] }]);
+    });
+
+    await t.step("referenced tables: or, range; schema() and returns()", async () => {
+      const or = await db.from("authors").select("id, books(id)").eq("id", 1)
+        .or("id.eq.2,id.eq.9", { referencedTable: "books" });
+      assertEquals(or.data, [{ id: 1, books: [{ id: 2 }] }]);
+      const range = await db.from("authors").select("id, books(id)").eq("id", 2)
+        .order("id", { referencedTable: "books" }).range(1, 1, { referencedTable: "books" });
+      assertEquals(range.data, [{ id: 2, books: [{ id: 4 }] }]);
+      assertEquals(await idsOf(db.schema("public").from("books").select("id").eq("id", 3)), [3]);
+      const typed = await db.from("books").select("id").eq("id", 1).returns<{ id: number }[]>();
+      assertEquals(typed.data, [{ id: 1 }]);
     });
 
     await t.step("count: exact, planned, estimated, and head", async () => {

@@ -4,6 +4,8 @@
 export interface JsonStep {
   op: "->" | "->>";
   key: string;
+  /** `->0`, `->-1`: an array index (a quoted `->"0"` is a key). Unset: a key of digits is an index. */
+  index?: boolean;
 }
 
 /** A column, optionally followed by a JSON path (`data->a->>b`). */
@@ -93,11 +95,11 @@ export interface Filter {
   field: Field;
   negate: boolean;
   op: Operator;
-  /** `any`/`all` for eq, neq, gt…, like, ilike, match, imatch: the value is a list. */
+  /** `any`/`all` for eq, gt, gte, lt, lte, like, ilike, match, imatch: the value is an array literal `{a,b}`. */
   quantifier?: "any" | "all";
   /** The text search configuration of fts, plfts, phfts, wfts. */
   language?: string;
-  /** The raw value, or the parsed list for `in` and quantified operators. */
+  /** The raw value (`is`: null, not_null, true, false or unknown), or the parsed list of `in`. */
   value: string | string[];
 }
 

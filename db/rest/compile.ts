@@ -225,7 +225,8 @@ export class Compiler {
       ? `${qualified(this.cache.schema, computed.function)}(${alias})`
       : `${alias}.${this.column(t, f.name)}`;
     for (const step of f.path) {
-      const key = /^-?\d+$/.test(step.key) ? `${this.param(step.key)}::int` : `${this.param(step.key)}::text`;
+      const index = step.index ?? /^-?\d+$/.test(step.key);
+      const key = index ? `${this.param(step.key)}::int` : `${this.param(step.key)}::text`;
       sql = `(${sql}${step.op}${key})`;
     }
     return sql;
@@ -275,8 +276,8 @@ export class Compiler {
       const textual = TEXT_OPS.has(f.op);
       const fix = (v: string) => f.op === "like" || f.op === "ilike" ? v.replaceAll("*", "%") : v;
       if (f.quantifier) {
-        const list = (value as string[]).map(fix);
-        const array = this.value(arrayLiteral(list), textual ? "text[]" : `${type}[]`);
+        // The value is an array literal that PostgreSQL reads, as PostgREST passes it (`*` is `%` for like).
+        const array = this.value(fix(value as string), textual ? "text[]" : `${type}[]`);
         const values = fromText && !textual ? `array(select ${parse("_v")} from unnest(${array}) _v)` : array;
         sql = `${lhs} ${op} ${f.quantifier}(${values})`;
       } else {
@@ -398,6 +399,10 @@ export class Compiler {
     const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}${groupBy}`;
     if (sub.rel.toOne) return `(select row_to_json(${row}) from (${base} limit 1) ${row})`;
     let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
+    if (node.limit !== undefined && node.limit < 0) {
+      // PostgREST sends it as is; this is PostgreSQL's answer to it.
+      throw new RestError(400, "2201W", "LIMIT must not be negative");
+    }
     if (node.limit !== undefined) tail += ` limit ${this.rowCount(node.limit)}`;
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
     return `coalesce((select json_agg(${row}) from (${base}${tail}) ${row}), '[]')`;

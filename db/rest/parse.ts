@@ -4,20 +4,29 @@ import {
   type Condition,
   type Field,
   type Filter,
-  FTS_OPERATORS,
   type JsonStep,
-  type Logic,
   type Node,
-  type Operator,
-  OPERATORS,
   type OrderTerm,
   type ParsedQuery,
   type SelectColumn,
   type SelectItem,
 } from "./ast.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
+import { type Parser, run } from "./parsec.ts";
+import {
+  columns,
+  logicPath,
+  logicTree,
+  logicValue,
+  type OpExpr,
+  opExpr,
+  order,
+  singleValue,
+  type Tree,
+  treePath,
+} from "./grammar.ts";
 
-/** The most elements an `in.(…)` or `{…}` list may have. */
+/** The most elements an `in.(…)` list may have (`{…}` arrays are PostgreSQL's to read). */
 export const MAX_LIST_ITEMS = 10_000;
 /** The deepest nesting of embedded resources and of `and`/`or` trees. */
 export const MAX_DEPTH = 16;
@@ -27,36 +36,27 @@ export const MAX_DEPTH = 16;
  */
 export const MAX_SELECT_ITEMS = 1000;
 
-const QUANTIFIABLE = new Set<Operator>([
-  "eq",
-  "neq",
-  "gt",
-  "gte",
-  "lt",
-  "lte",
-  "like",
-  "ilike",
-  "match",
-  "imatch",
-]);
-const RESERVED = new Set(["select", "order", "limit", "offset", "or", "and", "columns", "on_conflict"]);
 const CAST = /^[A-Za-z_][A-Za-z0-9_]*(\[\])?$/;
 /** `.fn()` after a column: an aggregate (or a misspelt one, which the parser names). */
 const CALL = /^\.([A-Za-z_][A-Za-z0-9_]*)\(\)/;
 
-/** Parses a column with an optional JSON path: `name`, `"a name"`, `data->a->>b`, `arr->0`. */
-export function parseField(text: string): Field {
-  const parts = text.split(/(->>|->)/);
-  let name = parts[0]!.trim();
-  if (name.length >= 2 && name.startsWith('"') && name.endsWith('"')) name = name.slice(1, -1);
-  if (name === "") throw restErrors.parse(`failed to parse field (${text})`, "a column name is empty");
-  const path: JsonStep[] = [];
-  for (let i = 1; i < parts.length; i += 2) {
-    const key = parts[i + 1]!;
-    if (key === "") throw restErrors.parse(`failed to parse field (${text})`, "a JSON path key is empty");
-    path.push({ op: parts[i] as JsonStep["op"], key: unquote(key) });
+/** Runs one rule of the grammar; a failure is PGRST100 with Parsec's position and wording, as PostgREST. */
+function parse<T>(rule: Parser<T>, text: string, source: string): T {
+  let r;
+  try {
+    r = run(rule, text);
+  } catch (err) {
+    // Only a logic tree recurses; one nested past the engine's stack is refused, never a 500.
+    if (err instanceof RangeError) throw restErrors.parse(`"${source}"`, "nested too deeply");
+    throw err;
   }
-  return { name, path };
+  if (r.ok) return r.value;
+  throw restErrors.parse(`"${source}" (line ${r.line}, column ${r.column})`, r.details);
+}
+
+/** Parses a filter key's column with an optional JSON path: `name`, `"a name"`, `data->a->>b`, `arr->0`. */
+export function parseField(text: string): Field {
+  return parse(treePath, text, `failed to parse tree path (${text})`).field;
 }
 
 function unquote(value: string): string {
@@ -66,180 +66,60 @@ function unquote(value: string): string {
   return value;
 }
 
-/** Splits `text` at commas that are outside double quotes and parentheses. */
-function splitTopLevel(text: string, what: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let quoted = false;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === "\\") i++;
-      else if (ch === '"') quoted = false;
-    } else if (ch === '"' && (i === 0 || ".,(".includes(text[i - 1]!))) quoted = true;
-    else if (ch === "(") depth++;
-    else if (ch === ")") {
-      depth--;
-      if (depth < 0) throw restErrors.parse(`failed to parse ${what}`, "unbalanced parentheses");
-    } else if (ch === "," && depth === 0) {
-      out.push(text.slice(start, i));
-      start = i + 1;
-    }
-  }
-  if (quoted) throw restErrors.parse(`failed to parse ${what}`, "unterminated double quote");
-  if (depth !== 0) throw restErrors.parse(`failed to parse ${what}`, "unbalanced parentheses");
-  out.push(text.slice(start));
-  return out;
+/** Parses the list of `in`: `(a,"b,c",d)`; PostgREST reads `()` and `("")` alike as the empty list. */
+export function parseList(text: string): string[] {
+  return parseFilter({ name: "in", path: [] }, `in.${text}`).value as string[];
 }
 
-/** Parses a list value: `(a,"b,c",d)` for `in`, `{a,b}` for `any`/`all`. */
-export function parseList(text: string, open: "(" | "{", what: string): string[] {
-  const close = open === "(" ? ")" : "}";
-  if (!text.startsWith(open) || !text.endsWith(close)) {
-    throw restErrors.parse(`failed to parse filter (${what})`, `a list must be written ${open}a,b${close}`);
+function toFilter(field: Field, e: OpExpr): Filter {
+  const filter: Filter = { kind: "filter", field, negate: e.negate, op: e.op, value: e.value };
+  if (e.quantifier) filter.quantifier = e.quantifier;
+  if (e.language !== undefined) filter.language = e.language;
+  if (e.op === "in") {
+    const items = e.value as string[];
+    filter.value = items.length === 1 && items[0] === "" ? [] : items;
   }
-  const inner = text.slice(1, -1);
-  if (inner.trim() === "") return [];
-  const items: string[] = [];
-  let current = "";
-  let quoted = false;
-  let wasQuoted = false;
-  for (let i = 0; i < inner.length; i++) {
-    const ch = inner[i]!;
-    if (quoted) {
-      if (ch === "\\" && i + 1 < inner.length) current += inner[++i];
-      else if (ch === '"') quoted = false;
-      else current += ch;
-    } else if (ch === '"' && current.trim() === "" && !wasQuoted) {
-      // A double quote opens a quoted element only at its start: x"y is the three characters x"y.
-      current = "";
-      quoted = true;
-      wasQuoted = true;
-    } else if (ch === ",") {
-      items.push(wasQuoted ? current : current.trim());
-      current = "";
-      wasQuoted = false;
-      if (items.length > MAX_LIST_ITEMS) {
-        throw restErrors.parse(
-          `failed to parse filter (${what})`,
-          `a list has more than ${MAX_LIST_ITEMS} items`,
-        );
-      }
-    } else current += ch;
+  if (Array.isArray(filter.value) && filter.value.length > MAX_LIST_ITEMS) {
+    throw restErrors.parse(
+      `failed to parse filter (${field.name})`,
+      `a list has more than ${MAX_LIST_ITEMS} items`,
+    );
   }
-  if (quoted) throw restErrors.parse(`failed to parse filter (${what})`, "unterminated double quote");
-  items.push(wasQuoted ? current : current.trim());
-  return items;
-}
-
-/** Parses the right side of a filter: `[not.]op[(any|all|lang)].value`. */
-export function parseFilter(field: Field, raw: string, inLogic = false): Filter {
-  let rest = raw;
-  let negate = false;
-  if (rest.startsWith("not.")) {
-    negate = true;
-    rest = rest.slice(4);
-  }
-  const m = /^([a-z]+)(?:\(([^)]*)\))?\.([\s\S]*)$/.exec(rest);
-  if (!m) {
-    throw restErrors.parse(`failed to parse filter (${raw})`, "expected an operator and a value: op.value");
-  }
-  const op = m[1] as Operator;
-  const modifier = m[2];
-  let value: string | string[] = m[3]!;
-  if (!(OPERATORS as readonly string[]).includes(op)) {
-    throw restErrors.parse(`failed to parse filter (${raw})`, `unknown operator "${op}"`);
-  }
-  const filter: Filter = { kind: "filter", field, negate, op, value };
-  if (modifier !== undefined) {
-    if (FTS_OPERATORS.has(op)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(modifier)) {
-        throw restErrors.parse(`failed to parse filter (${raw})`, "a text search configuration is a name");
-      }
-      filter.language = modifier;
-    } else if ((modifier === "any" || modifier === "all") && QUANTIFIABLE.has(op)) {
-      filter.quantifier = modifier;
-      filter.value = parseList(value, "{", raw);
-      return filter;
-    } else {
-      throw restErrors.parse(`failed to parse filter (${raw})`, `"${op}" takes no modifier "${modifier}"`);
-    }
-  }
-  if (op === "in") {
-    filter.value = parseList(value, "(", raw);
-    return filter;
-  }
-  if (op === "is") {
-    value = value.toLowerCase();
-    if (!["null", "not_null", "true", "false", "unknown"].includes(value)) {
-      throw restErrors.parse(
-        `failed to parse filter (${raw})`,
-        "is takes one of null, not_null, true, false, unknown",
-      );
-    }
-  }
-  filter.value = inLogic ? unquote(value) : value;
   return filter;
 }
 
-/** Parses a logic tree value `(a.eq.1,or(b.gt.2,c.is.null))`. */
-export function parseLogic(op: "and" | "or", negate: boolean, raw: string, depth = 0): Logic {
+const TOP_FILTER = opExpr(singleValue);
+const LOGIC_FILTER = opExpr(logicValue);
+
+/** Parses the right side of a filter: `[not.]op[(any|all)|(lang)].value`. */
+export function parseFilter(field: Field, raw: string, inLogic = false): Filter {
+  return toFilter(field, parse(inLogic ? LOGIC_FILTER : TOP_FILTER, raw, `failed to parse filter (${raw})`));
+}
+
+function toCondition(tree: Tree, depth: number, raw: string): Condition {
+  if (tree.kind === "filter") return toFilter(tree.field, tree.expr);
   if (depth > MAX_DEPTH) throw restErrors.parse(`failed to parse logic tree (${raw})`, "nested too deeply");
-  const text = raw.trim();
-  if (!text.startsWith("(") || !text.endsWith(")")) {
-    throw restErrors.parse(`failed to parse logic tree (${raw})`, `expected ${op}=(…)`);
-  }
-  const inner = text.slice(1, -1);
-  const parts = splitTopLevel(inner, `logic tree (${raw})`);
-  const children: Condition[] = [];
-  for (const part of parts) {
-    const item = part.trim();
-    if (item === "") {
-      throw restErrors.parse(`failed to parse logic tree (${raw})`, "an empty condition");
-    }
-    const nested = /^(not\.)?(and|or)(\([\s\S]*\))$/.exec(item);
-    if (nested) {
-      children.push(parseLogic(nested[2] as "and" | "or", nested[1] !== undefined, nested[3]!, depth + 1));
-      continue;
-    }
-    const arrow = item.indexOf("->");
-    const dot = item.indexOf(".", arrow >= 0 ? item.lastIndexOf("->") : 0);
-    if (dot <= 0) {
-      throw restErrors.parse(`failed to parse logic tree (${raw})`, `expected field.op.value in "${item}"`);
-    }
-    children.push(parseFilter(parseField(item.slice(0, dot)), item.slice(dot + 1), true));
-  }
-  return { kind: "logic", op, negate, children };
+  return {
+    kind: "logic",
+    op: tree.op,
+    negate: tree.negate,
+    children: tree.children.map((c) => toCondition(c, depth + 1, raw)),
+  };
 }
 
-/** Parses `order=a.desc.nullslast,b`. */
+/**
+ * Parses a logic tree value `(a.eq.1,or(b.gt.2,c.is.null))`. PostgREST parses the operator and the value as one
+ * text (`or(…)`), so its columns count the operator too.
+ */
+export function parseLogic(op: "and" | "or", negate: boolean, raw: string): Condition {
+  const tree = parse(logicTree, `${negate ? "not." : ""}${op}${raw}`, `failed to parse logic tree (${raw})`);
+  // `or=a.eq.1` reads as the filter `ora.eq.1` there too: the operator and the value are one text.
+  return toCondition(tree, 0, raw);
+}
+
+/** Parses `order=a.desc.nullslast,author(name),b`. */
 export function parseOrder(raw: string): OrderTerm[] {
-  return splitTopLevel(raw, `order (${raw})`).map((term) => {
-    const t = term.trim();
-    const lastArrow = Math.max(t.lastIndexOf("->"), t.lastIndexOf(")"));
-    const firstDot = t.indexOf(".", lastArrow >= 0 ? lastArrow : 0);
-    const fieldText = firstDot < 0 ? t : t.slice(0, firstDot);
-    const mods = firstDot < 0 ? [] : t.slice(firstDot + 1).split(".");
-    const related = /^([^()]+)\(([^()]+)\)$/.exec(fieldText);
-    const out: OrderTerm = related
-      ? { embed: related[1]!.trim(), field: parseField(related[2]!) }
-      : { field: parseField(fieldText) };
-    for (const mod of mods) {
-      if (mod === "asc" || mod === "desc") out.direction = mod;
-      else if (mod === "nullsfirst") out.nulls = "first";
-      else if (mod === "nullslast") out.nulls = "last";
-      else throw restErrors.parse(`failed to parse order (${raw})`, `unexpected "${mod}"`);
-    }
-    return out;
-  });
-}
-
-function parseCount(name: string, raw: string): number {
-  if (!/^\d{1,15}$/.test(raw)) {
-    throw restErrors.parse(`failed to parse ${name} (${raw})`, "expected an integer ≥ 0");
-  }
-  return Number(raw);
+  return parse(order, raw, `failed to parse order (${raw})`);
 }
 
 /** Parses a `select=` value into a tree of items. */
@@ -425,63 +305,96 @@ function node(nodes: Map<string, Node>, path: string): Node {
   return n;
 }
 
-/** Parses a whole query string (PostgREST grammar) into a {@linkcode ParsedQuery}. */
+/**
+ * A `limit`/`offset` value as PostgREST reads it (Haskell's `readMaybe`): an integer, blanks around allowed;
+ * anything else is ignored, as there. Beyond a safe integer it is clamped, which selects the same rows.
+ */
+function parseCount(raw: string): number | undefined {
+  const m = /^\s*(-?\d+)\s*$/.exec(raw);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, n));
+}
+
+const EMBEDDABLE = new Set(["order", "limit", "offset", "and", "or"]);
+
+/**
+ * Parses a whole query string (PostgREST grammar) into a {@linkcode ParsedQuery}. The parameters are read in
+ * PostgREST's order (order, logic trees, columns, select, filters, on_conflict, then limit and offset), so the
+ * first error reported is the one PostgREST reports.
+ */
 export function parseQuery(params: URLSearchParams): ParsedQuery {
   const out: ParsedQuery = {
     select: [{ kind: "star" }],
     explicitSelect: false,
     nodes: new Map([["", { conditions: [], order: [] }]]),
   };
-  for (const [key, value] of params) {
+  const entries = [...params];
+  const of = (kind: string) => entries.filter(([key]) => classify(key) === kind);
+  for (const [key, value] of entries) {
     if (key.includes("\0") || value.includes("\0")) {
       throw restErrors.parse(
         `failed to parse parameter (${key})`,
         "a NUL character cannot reach the database",
       );
     }
-    if (key === "select") {
-      out.select = parseSelect(value);
-      out.explicitSelect = true;
-      continue;
-    }
-    if (key === "columns") {
-      out.columns = splitTopLevel(value, `columns (${value})`).map((c) => unquote(c.trim()));
-      if (out.columns.some((c) => c === "")) throw restErrors.parse(`failed to parse columns (${value})`);
-      continue;
-    }
-    if (key === "on_conflict") {
-      out.onConflict = splitTopLevel(value, `on_conflict (${value})`).map((c) => unquote(c.trim()));
-      if (out.onConflict.some((c) => c === "")) {
-        throw restErrors.parse(`failed to parse on_conflict (${value})`);
-      }
-      continue;
-    }
-    const arrow = key.indexOf("->");
-    const head = arrow >= 0 ? key.slice(0, arrow) : key;
-    const tail = arrow >= 0 ? key.slice(arrow) : "";
-    const segments = head.split(".");
-    if (segments.some((s) => s === "")) throw restErrors.parse(`failed to parse filter key (${key})`);
-    const last = segments[segments.length - 1]!;
-    if (tail === "" && RESERVED.has(last)) {
-      let prefix = segments.slice(0, -1);
-      let negate = false;
-      if ((last === "or" || last === "and") && prefix[prefix.length - 1] === "not") {
-        negate = true;
-        prefix = prefix.slice(0, -1);
-      }
-      const target = node(out.nodes, prefix.join("."));
-      if (last === "order") target.order.push(...parseOrder(value));
-      else if (last === "limit") target.limit = parseCount("limit", value);
-      else if (last === "offset") target.offset = parseCount("offset", value);
-      else if (last === "or" || last === "and") target.conditions.push(parseLogic(last, negate, value));
-      else {throw restErrors.parse(
-          `failed to parse filter key (${key})`,
-          `"${last}" applies to the root only`,
-        );}
-      continue;
-    }
-    const target = node(out.nodes, segments.slice(0, -1).join("."));
-    target.conditions.push(parseFilter(parseField(last + tail), value));
+  }
+  const ordered = new Set<string>();
+  for (const [key, value] of of("order")) {
+    const path = treePathOf(key);
+    const terms = parseOrder(value);
+    // PostgREST applies the first `order` of a resource.
+    if (ordered.has(path)) continue;
+    ordered.add(path);
+    node(out.nodes, path).order.push(...terms);
+  }
+  for (const [key, value] of of("logic")) {
+    const { embed, op } = parse(logicPath, key, `failed to parse logic path (${key})`);
+    const negate = op.startsWith("not.");
+    const name = (negate ? op.slice(4) : op) as "and" | "or";
+    node(out.nodes, embed.join(".")).conditions.push(parseLogic(name, negate, value));
+  }
+  const columnsValue = params.get("columns");
+  if (columnsValue !== null) {
+    out.columns = parse(columns, columnsValue, `failed to parse columns parameter (${columnsValue})`);
+  }
+  const select = params.get("select");
+  if (select !== null) {
+    out.select = parseSelect(select);
+    out.explicitSelect = true;
+  }
+  for (const [key, value] of of("filter")) {
+    const path = parse(treePath, key, `failed to parse tree path (${key})`);
+    const filter = parseFilter(path.field, value);
+    node(out.nodes, path.embed.join(".")).conditions.push(filter);
+  }
+  const onConflict = params.get("on_conflict");
+  if (onConflict !== null) {
+    out.onConflict = parse(columns, onConflict, `failed to parse on_conflict parameter (${onConflict})`);
+  }
+  for (const [key, value] of of("range")) {
+    const target = node(out.nodes, treePathOf(key));
+    const n = parseCount(value);
+    if (n === undefined) continue;
+    if (key.endsWith("limit")) target.limit = n;
+    else target.offset = n;
+  }
+  const root = out.nodes.get("")!;
+  if (root.limit !== undefined && root.limit < 0) {
+    throw restErrors.negativeLimit();
   }
   return out;
+}
+
+/** What a key is, by its last `.` segment as PostgREST tells it. */
+function classify(key: string): "select" | "order" | "logic" | "range" | "filter" | "other" {
+  if (key === "select" || key === "columns" || key === "on_conflict") return "other";
+  const last = key.split(".").at(-1)!;
+  if (!EMBEDDABLE.has(last)) return "filter";
+  return last === "order" ? "order" : last === "and" || last === "or" ? "logic" : "range";
+}
+
+/** The embedded path of an `order`/`limit`/`offset` key (`a.b.order` → `a.b`). */
+function treePathOf(key: string): string {
+  return parse(treePath, key, `failed to parse tree path (${key})`).embed.join(".");
 }
