@@ -156,7 +156,7 @@ function postgrestError(c: Context<AppEnv>, err: unknown): Response {
 
 /**
  * A refused user token on `/rest/v1` as PostgREST words it: PGRST301 (does not decode or verify), PGRST303
- * (its claims: expired), with `WWW-Authenticate: Bearer error="invalid_token", …`.
+ * (its claims: expired, not valid yet, another audience), with `WWW-Authenticate: Bearer error="invalid_token", …`.
  */
 function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
   if (!(err instanceof AppError) || err.status !== 401 || err instanceof RestError) return null;
@@ -170,6 +170,8 @@ function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
     const parts = header.replace(/^bearer\s+/i, "").trim().split(".").length;
     if (parts !== 3) message = `Expected 3 parts in JWT; got ${parts}`;
     else if (/expired/i.test(err.message)) [code, message] = ["PGRST303", "JWT expired"];
+    else if (/not valid yet/i.test(err.message)) [code, message] = ["PGRST303", "JWT not yet valid"];
+    else if (/audience/i.test(err.message)) [code, message] = ["PGRST303", "JWT not in audience"];
     else if (/session has ended/i.test(err.message)) [code, message] = ["PGRST303", err.message];
     else {[message, details] = [
         "No suitable key or wrong key type",
