@@ -159,6 +159,9 @@ export async function openPlatform(config: Config): Promise<Platform> {
       data: new DataService(dbs, {
         maxRows: config.DATA_MAX_ROWS,
         schemas: config.DATA_SCHEMAS,
+        aggregates: config.DATA_AGGREGATES,
+        plan: config.DATA_PLAN,
+        serverTiming: config.DATA_SERVER_TIMING,
         statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
       }),
       realtime,

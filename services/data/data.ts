@@ -18,13 +18,25 @@ import { contentLocation } from "./content_location.ts";
 import { type Media, negotiate, negotiateOpenApi } from "./media.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
 import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "./prefer.ts";
+import { type SqlResponse, sqlResponse } from "./response_settings.ts";
 import { SchemaCaches } from "./schema_caches.ts";
-import { transactionSetup } from "./store.ts";
+import { type DataSettings, DataSettingsService } from "./settings.ts";
+import { type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
 export interface DataIdentity {
   role: "anon" | "authenticated" | "service_role";
   claims: Record<string, unknown>;
+  /** The HTTP request, for its SQL (`request.method`, `request.headers`…); absent: empty settings. */
+  request?: DataExchange;
+}
+
+/** One request's context: what its SQL reads, and what the engine notes about it for the answer. */
+export interface DataExchange extends RequestContext {
+  /** Set by the engine: what the request's SQL asked of the answer (`response.headers`, `response.status`). */
+  response?: SqlResponse;
+  /** Set by the engine: milliseconds spent in database round trips. */
+  transactionMs?: number;
 }
 
 /** A data API request, already authenticated; the same for both mounts. */
@@ -73,6 +85,10 @@ export interface DataResult {
   singular: boolean;
   /** The media type the body is written as. */
   media?: Media;
+  /** Headers the request's SQL set (`response.headers`): each replaces the header of its name; in order. */
+  sqlHeaders?: [string, string][];
+  /** Milliseconds the engine spent, when the project enables `Server-Timing`. */
+  timing?: { plan: number; transaction: number };
 }
 
 /** Limits of the data API. */
@@ -83,6 +99,10 @@ export interface DataLimits {
   statementTimeoutMs: number;
   /** The exposed schemas, the first the default (PostgREST's db-schemas); `["public"]` when absent. */
   schemas?: readonly string[];
+  /** Platform-wide defaults of the per-project settings of the same names (false when absent). */
+  aggregates?: boolean;
+  plan?: boolean;
+  serverTiming?: boolean;
 }
 
 /** The schema a request runs against, and whether it was negotiated (then the answer names it). */
@@ -113,22 +133,31 @@ export { transactionSetup }; // the bare-server benchmark starts its transaction
 export class DataService {
   /** The schema caches of every project, one per exposed schema. */
   readonly schemas: SchemaCaches;
+  /** The per-project data settings (exposed schemas, aggregates, plans, Server-Timing), cached. */
+  readonly settings: DataSettingsService;
 
   constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {
     this.schemas = new SchemaCaches(limits.schemas?.length ? limits.schemas : ["public"]);
+    this.settings = new DataSettingsService(dbs.control, {
+      schemas: this.schemas.exposed,
+      aggregates: limits.aggregates ?? false,
+      plan: limits.plan ?? false,
+      serverTiming: limits.serverTiming ?? false,
+    });
   }
 
-  /** The exposed schemas, the first the default. */
+  /** The platform's default exposed schemas, the first the default. */
   get exposed(): readonly string[] {
     return this.schemas.exposed;
   }
 
   /**
-   * The schema `profile` (`Accept-Profile`/`Content-Profile`) selects, as PostgREST chooses it: none → the first
-   * exposed (negotiated when several are exposed); one not exposed → 406 PGRST106.
+   * The schema `profile` (`Accept-Profile`/`Content-Profile`) selects among those project `ref` exposes, as
+   * PostgREST chooses it: none → the first exposed (negotiated when several are exposed); one not exposed →
+   * 406 PGRST106.
    */
-  profile(profile: string | null | undefined): Profile {
-    const exposed = this.schemas.exposed;
+  async profile(ref: string, profile: string | null | undefined): Promise<Profile> {
+    const exposed = (await this.settingsOf(ref)).schemas;
     if (profile === undefined || profile === null) {
       return { schema: exposed[0]!, negotiated: exposed.length > 1 };
     }
@@ -136,26 +165,42 @@ export class DataService {
     return { schema: profile, negotiated: true };
   }
 
+  /** The data settings of project `ref` (cached): its own values over the platform's defaults. */
+  async settingsOf(ref: string): Promise<DataSettings> {
+    try {
+      return await this.settings.resolve(ref);
+    } catch (err) {
+      throw errors.unavailable("The platform database is unavailable", err);
+    }
+  }
+
   /**
-   * The tenant pool and schema cache of `ref`; the cache reloads (at most once a second) when `has` is false.
-   * Requests run on the tenant pool (never a superuser's session); the cache reads the catalog on the platform's.
+   * The tenant pool, schema cache and settings of `ref`; the cache reloads (at most once a second) when `has`
+   * is false. Requests run on the tenant pool (never a superuser's session); the cache reads the catalog on
+   * the platform's.
    */
   private async open(
     ref: string,
     has: (cache: SchemaCache) => boolean,
-    schema: string = this.schemas.exposed[0]!,
-  ): Promise<{ db: Db; cache: SchemaCache }> {
+    schema?: string,
+  ): Promise<{ db: Db; cache: SchemaCache; settings: DataSettings }> {
+    const settings = await this.settingsOf(ref);
+    const exposed = settings.schemas;
+    schema ??= exposed[0]!;
     try {
       const [internal, db] = await Promise.all([this.dbs.project(ref), this.dbs.tenant(ref)]);
-      let cache = await this.schemas.get(ref, internal, schema);
-      if (!has(cache)) cache = await this.schemas.refresh(ref, internal, schema);
-      return { db, cache };
+      let cache = await this.schemas.get(ref, internal, schema, exposed);
+      if (!has(cache)) cache = await this.schemas.refresh(ref, internal, schema, exposed);
+      return { db, cache, settings };
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);
     }
   }
 
-  /** Runs `statements` in one transaction, sent in one go, after the caller's role, claims and timeout. */
+  /**
+   * Runs `statements` in one transaction, sent in one go, after the caller's role, claims, timeout and request
+   * context, and before the read of what its SQL set for the answer (noted on `identity.request`).
+   */
   private async pipeline(
     db: Db,
     identity: DataIdentity,
@@ -167,18 +212,43 @@ export class DataService {
     // runs it changes (row security is per role), so anon and signed-in requests sharing one would each undo
     // the other's plan. The role is one of three fixed names.
     const own = statements.map((st) => ({ sql: `/* ${identity.role} */ ${st.sql}`, params: st.params }));
+    const started = performance.now();
+    let results: Record<string, unknown>[][];
     try {
-      return (await db.pipeline([setup, ...own], { ...options, timeoutMs: this.limits.statementTimeoutMs }))
-        .slice(1);
+      results = await db.pipeline([setup, ...own, RESPONSE_SETTINGS], {
+        ...options,
+        timeoutMs: this.limits.statementTimeoutMs,
+      });
     } catch (err) {
       throw fromDatabaseError(err, identity.role);
+    } finally {
+      const exchange = identity.request;
+      if (exchange) exchange.transactionMs = (exchange.transactionMs ?? 0) + performance.now() - started;
     }
+    const response = sqlResponse(results.at(-1)?.[0]);
+    if (identity.request) identity.request.response = response;
+    return results.slice(1, -1);
+  }
+
+  /** The answer as the request's SQL asked (`response.headers`, `response.status`), timed when enabled. */
+  private async finish(ref: string, identity: DataIdentity, result: DataResult, started: number) {
+    const exchange = identity.request;
+    const response = exchange?.response;
+    if (response?.status !== undefined) result.status = response.status;
+    if (response?.headers.length) result.sqlHeaders = response.headers;
+    if (exchange && (await this.settingsOf(ref)).serverTiming) {
+      const transaction = exchange.transactionMs ?? 0;
+      result.timing = { plan: Math.max(0, performance.now() - started - transaction), transaction };
+    }
+    return result;
   }
 
   /** Runs one data request for project `ref`, in the schema its profile selects. */
   async execute(ref: string, identity: DataIdentity, req: DataRequest): Promise<DataResult> {
-    const profile = this.profile(req.profile);
-    return withProfile(await this.executeIn(profile.schema, ref, identity, req), profile);
+    const started = performance.now();
+    const profile = await this.profile(ref, req.profile);
+    const result = withProfile(await this.executeIn(profile.schema, ref, identity, req), profile);
+    return await this.finish(ref, identity, result, started);
   }
 
   private async executeIn(
@@ -330,8 +400,10 @@ export class DataService {
    * and shaped by the rest of the query, as a table read is.
    */
   async call(ref: string, identity: DataIdentity, req: RpcRequest): Promise<DataResult> {
-    const profile = this.profile(req.profile);
-    return withProfile(await this.callIn(profile.schema, ref, identity, req), profile);
+    const started = performance.now();
+    const profile = await this.profile(ref, req.profile);
+    const result = withProfile(await this.callIn(profile.schema, ref, identity, req), profile);
+    return await this.finish(ref, identity, result, started);
   }
 
   private async callIn(
@@ -417,7 +489,7 @@ export class DataService {
     target: { table: string } | { fn: string },
     profile?: string | null,
   ): Promise<string> {
-    const { schema } = this.profile(profile);
+    const { schema } = await this.profile(ref, profile);
     if ("fn" in target) {
       const { cache } = await this.open(ref, (c) => c.functions.has(target.fn), schema);
       const overloads = cache.functions.get(target.fn);
@@ -446,7 +518,7 @@ export class DataService {
     identity: DataIdentity,
     req: { profile?: string | null; accept?: string | null; server: OpenApiServer },
   ): Promise<DataResult> {
-    const profile = this.profile(req.profile);
+    const profile = await this.profile(ref, req.profile);
     const media = negotiateOpenApi(req.accept);
     const { cache } = await this.open(ref, () => true, profile.schema);
     let catalog;
