@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { allow, authenticate } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
+import type { DataSettings as DataSettingsInForce } from "../services/data/settings.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 const CurrentProject = z.object({
@@ -39,6 +40,7 @@ const DataSettings = z.object({
   aggregates: z.boolean(),
   plan: z.boolean(),
   server_timing: z.boolean(),
+  pre_request: z.string().nullable().openapi({ description: "Function run before every request, or null" }),
 }).openapi("DataSettings");
 
 const DataSettingsPatch = z.strictObject({
@@ -48,15 +50,22 @@ const DataSettingsPatch = z.strictObject({
   aggregates: z.boolean().nullable().optional(),
   plan: z.boolean().nullable().optional(),
   server_timing: z.boolean().nullable().optional(),
+  pre_request: z.string().min(1).max(127).refine(printable, { message: "must not hold control characters" })
+    .regex(/^[^.]+(\.[^.]+)?$/, "must be a function name, schema-qualified or not")
+    .nullable().optional(),
 }).openapi("DataSettingsPatch", {
   description: "Fields to change; null resets one to the platform's default",
 });
 
 /** The answer's shape of a project's resolved data settings. */
-function dataSettingsView(
-  s: { schemas: readonly string[]; aggregates: boolean; plan: boolean; serverTiming: boolean },
-) {
-  return { schemas: [...s.schemas], aggregates: s.aggregates, plan: s.plan, server_timing: s.serverTiming };
+function dataSettingsView(s: DataSettingsInForce) {
+  return {
+    schemas: [...s.schemas],
+    aggregates: s.aggregates,
+    plan: s.plan,
+    server_timing: s.serverTiming,
+    pre_request: s.preRequest ?? null,
+  };
 }
 
 /** Routes about the project of the request: who am I, its data settings, and SQL for its owner. */

@@ -52,6 +52,13 @@ create function locate() returns trigger language plpgsql as $$ begin
   return new;
 end $$;
 create trigger locate after insert on located for each row execute function locate();
+create function check_request() returns void language plpgsql as $$ begin
+  if current_setting('request.headers', true)::json->>'x-blocked' = 'yes' then
+    raise sqlstate 'PT403' using message = 'Blocked';
+  end if;
+  perform set_config('response.headers', json_build_array(json_build_object('X-Pre',
+    current_setting('request.method', true) || ' ' || current_setting('request.path', true)))::text, true);
+end $$;
 create schema api;
 grant usage on schema api to anon, authenticated, service_role;
 create table api.items (id int primary key, name text not null);
@@ -257,7 +264,13 @@ Deno.test("data API request context, response settings, Server-Timing and data s
       async () => {
         const read = await p.fetch("/v1/project/data-settings", { headers: { apikey: p.secretKey } });
         assertEquals(await read.json(), {
-          data: { schemas: ["public"], aggregates: false, plan: false, server_timing: false },
+          data: {
+            schemas: ["public"],
+            aggregates: false,
+            plan: false,
+            server_timing: false,
+            pre_request: null,
+          },
           meta: null,
         });
         const anon = await patchSettings(p, { plan: true }, p.publicKey);
@@ -285,6 +298,7 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           aggregates: true,
           plan: true,
           server_timing: false,
+          pre_request: null,
         });
         const reset = await patchSettings(p, { aggregates: null, plan: null });
         assertEquals(reset.body.data, {
@@ -292,7 +306,56 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           aggregates: false,
           plan: false,
           server_timing: false,
+          pre_request: null,
         });
+      },
+    );
+
+    await t.step(
+      "pre_request (PostgREST's db-pre-request): runs first in every request's transaction",
+      async () => {
+        const set = await patchSettings(p, { pre_request: "public.check_request" });
+        assertEquals([set.status, set.body.data.pre_request], [200, "public.check_request"]);
+        await runWireCase(p, {
+          name: "a read: the function saw the request and set a header",
+          url: "visits?select=id",
+          status: 200,
+          json: [{ id: 1 }],
+          expect: { "x-pre": "GET /visits" },
+        });
+        await runWireCase(p, {
+          name: "a call on the envelope mount",
+          method: "POST",
+          url: "rpc/whoami",
+          body: "{}",
+          status: 200,
+          expect: { "x-pre": "POST /rpc/whoami" },
+        });
+        await runWireCase(p, {
+          name: "a write checked before its transaction ends (one object asked for)",
+          method: "POST",
+          url: "visits",
+          headers: { accept: "application/vnd.pgrst.object+json", prefer: "return=representation" },
+          body: '{"id":2}',
+          status: 201,
+          json: { id: 2, method: "POST", path: "/visits" },
+          expect: { "x-pre": "POST /visits" },
+        });
+        await runWireCase(p, {
+          name: "the function raises PT403: the request is refused with its status",
+          url: "visits",
+          headers: { "x-blocked": "yes" },
+          status: 403,
+          json: err("PT403", "Blocked"),
+        });
+        for (const bad of ["a.b.c", ".x", "x.", "a\u0001"]) {
+          assertEquals((await patchSettings(p, { pre_request: bad })).status, 400, bad);
+        }
+        const off = await patchSettings(p, { pre_request: null });
+        assertEquals(off.body.data.pre_request, null);
+        const plain = await p.fetch("/rest/v1/visits", { headers: { apikey: p.secretKey } });
+        assertEquals([plain.status, plain.headers.get("x-pre")], [200, null]);
+        await plain.body?.cancel();
       },
     );
 
@@ -310,7 +373,7 @@ Deno.test("data API request context, response settings, Server-Timing and data s
       });
       await runWireCase(p, {
         name: "default project: public by Accept-Profile",
-        url: "visits?select=id",
+        url: "visits?select=id&id=eq.1",
         headers: { "accept-profile": "public" },
         status: 200,
         json: [{ id: 1 }],

@@ -21,7 +21,7 @@ import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "
 import { type SqlResponse, sqlResponse } from "./response_settings.ts";
 import { SchemaCaches } from "./schema_caches.ts";
 import { type DataSettings, DataSettingsService } from "./settings.ts";
-import { type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
+import { preRequestCall, type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
 export interface DataIdentity {
@@ -37,6 +37,8 @@ export interface DataExchange extends RequestContext {
   response?: SqlResponse;
   /** Set by the engine: milliseconds spent in database round trips. */
   transactionMs?: number;
+  /** Set by the engine: the project's pre-request function, called after the setup statement. */
+  preRequest?: string | null;
 }
 
 /** A data API request, already authenticated; the same for both mounts. */
@@ -212,11 +214,16 @@ export class DataService {
     // runs it changes (row security is per role), so anon and signed-in requests sharing one would each undo
     // the other's plan. The role is one of three fixed names.
     const own = statements.map((st) => ({ sql: `/* ${identity.role} */ ${st.sql}`, params: st.params }));
+    const preRequest = identity.request?.preRequest;
+    const before = preRequest ? [setup, preRequestCall(preRequest)] : [setup];
     const started = performance.now();
     let results: Record<string, unknown>[][];
     try {
-      results = await db.pipeline([setup, ...own, RESPONSE_SETTINGS], {
+      // A check before the transaction ends sees the setup and the caller's statements, as without the extras.
+      const end = options.end;
+      results = await db.pipeline([...before, ...own, RESPONSE_SETTINGS], {
         ...options,
+        end: typeof end === "function" ? (rows) => end([rows[0]!, ...rows.slice(before.length, -1)]) : end,
         timeoutMs: this.limits.statementTimeoutMs,
       });
     } catch (err) {
@@ -227,7 +234,7 @@ export class DataService {
     }
     const response = sqlResponse(results.at(-1)?.[0]);
     if (identity.request) identity.request.response = response;
-    return results.slice(1, -1);
+    return results.slice(before.length, -1);
   }
 
   /** The answer as the request's SQL asked (`response.headers`, `response.status`), timed when enabled. */
@@ -247,6 +254,7 @@ export class DataService {
   async execute(ref: string, identity: DataIdentity, req: DataRequest): Promise<DataResult> {
     const started = performance.now();
     const profile = await this.profile(ref, req.profile);
+    if (identity.request) identity.request.preRequest = (await this.settingsOf(ref)).preRequest;
     const result = withProfile(await this.executeIn(profile.schema, ref, identity, req), profile);
     return await this.finish(ref, identity, result, started);
   }
@@ -402,6 +410,7 @@ export class DataService {
   async call(ref: string, identity: DataIdentity, req: RpcRequest): Promise<DataResult> {
     const started = performance.now();
     const profile = await this.profile(ref, req.profile);
+    if (identity.request) identity.request.preRequest = (await this.settingsOf(ref)).preRequest;
     const result = withProfile(await this.callIn(profile.schema, ref, identity, req), profile);
     return await this.finish(ref, identity, result, started);
   }

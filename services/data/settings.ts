@@ -12,6 +12,8 @@ export interface DataSettings {
   plan: boolean;
   /** The `Server-Timing` header on answers (PostgREST's server-timing-enabled). */
   serverTiming: boolean;
+  /** A function run before every request, in its transaction (PostgREST's db-pre-request); none by default. */
+  preRequest?: string | null;
 }
 
 /** A change of a project's data settings, field by field; null resets a field to the platform's default. */
@@ -53,15 +55,11 @@ export class DataSettingsService {
       aggregates: patch.aggregates !== undefined ? patch.aggregates : current.aggregates,
       plan: patch.plan !== undefined ? patch.plan : current.plan,
       server_timing: patch.server_timing !== undefined ? patch.server_timing : current.server_timing,
+      pre_request: patch.pre_request !== undefined ? patch.pre_request : current.pre_request,
     };
     await dataSettingsStore.save(this.control, ref, next);
     this.cache.delete(ref);
     return await this.resolve(ref);
-  }
-
-  /** Forgets the cached settings of `ref` (a project deleted, or changed elsewhere). */
-  forget(ref: string): void {
-    this.cache.delete(ref);
   }
 
   private over(s: StoredDataSettings): DataSettings {
@@ -70,6 +68,7 @@ export class DataSettingsService {
       aggregates: s.aggregates ?? this.defaults.aggregates,
       plan: s.plan ?? this.defaults.plan,
       serverTiming: s.server_timing ?? this.defaults.serverTiming,
+      preRequest: s.pre_request,
     };
   }
 }

@@ -1,4 +1,4 @@
-import type { PipelineStatement, Queryable } from "../../db/driver.ts";
+import { type PipelineStatement, type Queryable, quoteIdent } from "../../db/driver.ts";
 import type { DataIdentity } from "./data.ts";
 
 // The data API's only hand-written SQL (its transactions' first and last statements, and the projects' data
@@ -61,16 +61,24 @@ export interface StoredDataSettings {
   aggregates: boolean | null;
   plan: boolean | null;
   server_timing: boolean | null;
+  pre_request: string | null;
 }
 
-const NONE: StoredDataSettings = { schemas: null, aggregates: null, plan: null, server_timing: null };
+const NONE: StoredDataSettings = {
+  schemas: null,
+  aggregates: null,
+  plan: null,
+  server_timing: null,
+  pre_request: null,
+};
 
 /** The SQL of `platform.project_data_settings` in the control database. */
 export const dataSettingsStore = {
   /** The settings `ref` stored; every field null when it stored none. */
   async find(db: Queryable, ref: string): Promise<StoredDataSettings> {
     const [row] = await db.query<StoredDataSettings & { schemas: unknown }>(
-      "select schemas, aggregates, plan, server_timing from platform.project_data_settings where project_ref = $1",
+      "select schemas, aggregates, plan, server_timing, pre_request from platform.project_data_settings " +
+        "where project_ref = $1",
       [ref],
     );
     if (!row) return { ...NONE };
@@ -82,11 +90,29 @@ export const dataSettingsStore = {
   /** Writes every field of `s` (null resets one to the default). */
   async save(db: Queryable, ref: string, s: StoredDataSettings): Promise<void> {
     await db.query(
-      `insert into platform.project_data_settings (project_ref, schemas, aggregates, plan, server_timing)
-       values ($1, $2::text::jsonb, $3, $4, $5)
+      `insert into platform.project_data_settings
+         (project_ref, schemas, aggregates, plan, server_timing, pre_request)
+       values ($1, $2::text::jsonb, $3, $4, $5, $6)
        on conflict (project_ref) do update set schemas = excluded.schemas, aggregates = excluded.aggregates,
-         plan = excluded.plan, server_timing = excluded.server_timing, updated_at = now()`,
-      [ref, s.schemas === null ? null : JSON.stringify(s.schemas), s.aggregates, s.plan, s.server_timing],
+         plan = excluded.plan, server_timing = excluded.server_timing, pre_request = excluded.pre_request,
+         updated_at = now()`,
+      [
+        ref,
+        s.schemas === null ? null : JSON.stringify(s.schemas),
+        s.aggregates,
+        s.plan,
+        s.server_timing,
+        s.pre_request,
+      ],
     );
   },
 };
+
+/** The statement that calls a project's pre-request function (`fn` or `schema.fn`), as PostgREST runs it. */
+export function preRequestCall(name: string): PipelineStatement {
+  const dot = name.indexOf(".");
+  const qualified = dot < 0
+    ? quoteIdent(name)
+    : `${quoteIdent(name.slice(0, dot))}.${quoteIdent(name.slice(dot + 1))}`;
+  return { sql: `select ${qualified}()`, params: [] };
+}

@@ -5,5 +5,6 @@ create table platform.project_data_settings (
   aggregates boolean,
   plan boolean,
   server_timing boolean,
+  pre_request text, -- a function run before every request (PostgREST's db-pre-request): `fn` or `schema.fn`
   updated_at timestamptz not null default now()
 );
