@@ -5,6 +5,7 @@ import { log } from "../lib/log.ts";
 import { RestError, restErrors } from "../lib/rest_errors.ts";
 import { CsvError, parseCsvBody } from "../services/data/csv.ts";
 import type { DataIdentity, DataRequest, DataResult, RpcRequest } from "../services/data/data.ts";
+import { dataExchange } from "./data_context.ts";
 import type { AppEnv, Caller } from "./env.ts";
 import { errorResponse, toAppError } from "./errors.ts";
 import { authenticate } from "./middleware/auth.ts";
@@ -97,6 +98,7 @@ async function readBody(c: Context<AppEnv>, target: "table" | "call", method: st
 }
 
 async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
+  const parsing = performance.now();
   const method = c.req.method.toUpperCase() as DataRequest["method"];
   const url = new URL(c.req.url);
   const prefix = mount === "envelope" ? ENVELOPE_PREFIX : POSTGREST_PREFIX;
@@ -108,11 +110,14 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     throw restErrors.unknownTable(raw); // malformed percent-encoding names no table
   }
   const profile = c.req.header(method === "GET" || method === "HEAD" ? "accept-profile" : "content-profile");
-  c.env.platform.data.profile(profile); // an unexposed schema is 406 PGRST106 before the body is read
+  // An unexposed schema is 406 PGRST106 before the body is read.
+  await c.env.platform.data.profile(c.var.project.ref, profile);
   const body = method === "POST" || method === "PUT" || method === "PATCH"
     ? (await readBody(c, "table", method)).value
     : undefined;
-  const result = await c.env.platform.data.execute(c.var.project.ref, dataIdentity(c.var.caller), {
+  const identity = { ...dataIdentity(c.var.caller), request: dataExchange(c, `/${raw}`) };
+  const parsed = performance.now() - parsing;
+  const result = await c.env.platform.data.execute(c.var.project.ref, identity, {
     method,
     table,
     search: url.searchParams,
@@ -127,11 +132,12 @@ async function handle(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     rawQuery: mount === "postgrest" ? url.search : undefined,
     profile,
   });
-  return serialize(result, mount, method === "HEAD");
+  return serialize(result, mount, method === "HEAD", { jwt: c.get("authMs"), parse: parsed });
 }
 
 /** `GET|HEAD|POST {prefix}rpc/{fn}`: a function call; the arguments in the query (GET) or the body (POST). */
 async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
+  const parsing = performance.now();
   const method = c.req.method.toUpperCase() as RpcRequest["method"];
   const url = new URL(c.req.url);
   const prefix = (mount === "envelope" ? ENVELOPE_PREFIX : POSTGREST_PREFIX) + "rpc/";
@@ -143,9 +149,12 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     fn = raw; // malformed percent-encoding names no function: PGRST202
   }
   const profile = c.req.header(method === "POST" ? "content-profile" : "accept-profile");
-  c.env.platform.data.profile(profile); // an unexposed schema is 406 PGRST106 before the body is read
+  // An unexposed schema is 406 PGRST106 before the body is read.
+  await c.env.platform.data.profile(c.var.project.ref, profile);
   const body = method === "POST" ? await readBody(c, "call", method) : undefined;
-  const result = await c.env.platform.data.call(c.var.project.ref, dataIdentity(c.var.caller), {
+  const identity = { ...dataIdentity(c.var.caller), request: dataExchange(c, `/rpc/${raw}`) };
+  const parsed = performance.now() - parsing;
+  const result = await c.env.platform.data.call(c.var.project.ref, identity, {
     method,
     fn,
     search: url.searchParams,
@@ -158,12 +167,27 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
     negotiate: mount === "postgrest",
     profile,
   });
-  return serialize(result, mount, method === "HEAD");
+  return serialize(result, mount, method === "HEAD", { jwt: c.get("authMs"), parse: parsed });
 }
 
-function serialize(result: DataResult, mount: Mount, head: boolean): Response {
+/** Statuses whose answer has no body (a function may set one through `response.status`). */
+const BODILESS = new Set([204, 205, 304]);
+
+/** Milliseconds spent before the engine: on the caller's credentials, and on reading the request. */
+interface RouteTimes {
+  jwt?: number;
+  parse: number;
+}
+
+function serialize(result: DataResult, mount: Mount, head: boolean, times?: RouteTimes): Response {
+  const started = performance.now();
   const headers = new Headers(result.headers);
-  if (result.status === 204) return new Response(null, { status: 204, headers });
+  // PostgREST: a header the SQL set replaces the one of its name; all of them are sent, in order.
+  for (const [name] of result.sqlHeaders ?? []) headers.delete(name);
+  for (const [name, value] of result.sqlHeaders ?? []) headers.append(name, value);
+  if (BODILESS.has(result.status)) {
+    return withTiming(new Response(null, { status: result.status, headers }), result, times, started);
+  }
   let text: string | null;
   if (mount === "envelope") {
     text = `{"data":${result.body ?? "null"},"meta":null}`;
@@ -177,7 +201,34 @@ function serialize(result: DataResult, mount: Mount, head: boolean): Response {
       headers.set("content-type", result.media?.contentType ?? "application/json; charset=utf-8");
     }
   }
-  return new Response(head ? null : text, { status: result.status, headers });
+  return withTiming(
+    new Response(head ? null : text, { status: result.status, headers }),
+    result,
+    times,
+    started,
+  );
+}
+
+/** PostgREST's `Server-Timing` (`jwt`, `parse`, `plan`, `transaction`, `response`), when the project enables it. */
+function withTiming(
+  res: Response,
+  result: DataResult,
+  times: RouteTimes | undefined,
+  started: number,
+): Response {
+  if (!result.timing || !times) return res;
+  const dur = (name: string, ms: number) => `${name};dur=${ms.toFixed(1)}`;
+  res.headers.set(
+    "server-timing",
+    [
+      dur("jwt", times.jwt ?? 0),
+      dur("parse", times.parse),
+      dur("plan", result.timing.plan),
+      dur("transaction", result.timing.transaction),
+      dur("response", performance.now() - started),
+    ].join(", "),
+  );
+  return res;
 }
 
 /**
@@ -205,7 +256,7 @@ function postgrestError(c: Context<AppEnv>, err: unknown): Response {
 
 /**
  * A refused user token on `/rest/v1` as PostgREST words it: PGRST301 (does not decode or verify), PGRST303
- * (its claims: expired), with `WWW-Authenticate: Bearer error="invalid_token", …`.
+ * (its claims: expired, not valid yet, another audience), with `WWW-Authenticate: Bearer error="invalid_token", …`.
  */
 function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
   if (!(err instanceof AppError) || err.status !== 401 || err instanceof RestError) return null;
@@ -219,6 +270,8 @@ function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
     const parts = header.replace(/^bearer\s+/i, "").trim().split(".").length;
     if (parts !== 3) message = `Expected 3 parts in JWT; got ${parts}`;
     else if (/expired/i.test(err.message)) [code, message] = ["PGRST303", "JWT expired"];
+    else if (/not valid yet/i.test(err.message)) [code, message] = ["PGRST303", "JWT not yet valid"];
+    else if (/audience/i.test(err.message)) [code, message] = ["PGRST303", "JWT not in audience"];
     else if (/session has ended/i.test(err.message)) [code, message] = ["PGRST303", err.message];
     else {[message, details] = [
         "No suitable key or wrong key type",

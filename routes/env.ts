@@ -41,5 +41,7 @@ export interface AppEnv {
     project: Project;
     caller: Caller;
     admin: AdminIdentity;
+    /** Milliseconds spent resolving the caller's credentials (Server-Timing's `jwt`). */
+    authMs: number;
   };
 }

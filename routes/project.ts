@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { allow, authenticate } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
+import type { DataSettings as DataSettingsInForce } from "../services/data/settings.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 const CurrentProject = z.object({
@@ -16,9 +17,61 @@ const SqlRequest = z.strictObject({
     .openapi({ description: "Values of $1…$n; with params the query must be one statement" }),
 }).openapi("SqlRequest");
 
-/** Routes about the project of the request: who am I, and SQL for its owner. */
+// The platform's own schemas in a project database, and PostgreSQL's: never exposed by a project's setting.
+const RESERVED_SCHEMAS = new Set(["information_schema", "auth", "realtime", "notifications", "extensions"]);
+/** True when `text` holds no control character. */
+function printable(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return false;
+  }
+  return true;
+}
+
+const SchemaName = z.string().min(1).max(63).refine(printable, {
+  message: "must not hold control characters",
+})
+  .refine((name) => !name.toLowerCase().startsWith("pg_") && !RESERVED_SCHEMAS.has(name), {
+    message: "is reserved by the platform",
+  });
+
+const DataSettings = z.object({
+  schemas: z.array(z.string()).openapi({ description: "Exposed schemas, the first the default" }),
+  aggregates: z.boolean(),
+  plan: z.boolean(),
+  server_timing: z.boolean(),
+  pre_request: z.string().nullable().openapi({ description: "Function run before every request, or null" }),
+}).openapi("DataSettings");
+
+const DataSettingsPatch = z.strictObject({
+  schemas: z.array(SchemaName).min(1).max(20)
+    .refine((names) => new Set(names).size === names.length, { message: "must not repeat a schema" })
+    .nullable().optional(),
+  aggregates: z.boolean().nullable().optional(),
+  plan: z.boolean().nullable().optional(),
+  server_timing: z.boolean().nullable().optional(),
+  pre_request: z.string().min(1).max(127).refine(printable, { message: "must not hold control characters" })
+    .regex(/^[^.]+(\.[^.]+)?$/, "must be a function name, schema-qualified or not")
+    .nullable().optional(),
+}).openapi("DataSettingsPatch", {
+  description: "Fields to change; null resets one to the platform's default",
+});
+
+/** The answer's shape of a project's resolved data settings. */
+function dataSettingsView(s: DataSettingsInForce) {
+  return {
+    schemas: [...s.schemas],
+    aggregates: s.aggregates,
+    plan: s.plan,
+    server_timing: s.serverTiming,
+    pre_request: s.preRequest ?? null,
+  };
+}
+
+/** Routes about the project of the request: who am I, its data settings, and SQL for its owner. */
 export const projectRoutes = new OpenAPIHono<AppEnv>();
 projectRoutes.use("/v1/project", authenticate);
+projectRoutes.use("/v1/project/data-settings", authenticate);
 projectRoutes.use("/v1/sql", authenticate);
 
 projectRoutes.openapi(
@@ -58,5 +111,38 @@ projectRoutes.openapi(
     const rows = await c.env.platform.projects.runSql(c.var.project.ref, query, params);
     c.env.platform.data.schemaChanged(c.var.project.ref); // the SQL may have been DDL
     return c.json({ data: rows, meta: null }, 200);
+  },
+);
+
+projectRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/project/data-settings",
+    tags: ["Project"],
+    summary: "The project's data API settings: exposed schemas, aggregates, plans, Server-Timing",
+    security: PROJECT_SECURITY,
+    middleware: [allow("service_role")] as const,
+    responses: { 200: ok(DataSettings, "The settings in force"), ...failures(401, 403) },
+  }),
+  async (c) => {
+    const settings = await c.env.platform.data.settingsOf(c.var.project.ref);
+    return c.json({ data: dataSettingsView(settings), meta: null }, 200);
+  },
+);
+
+projectRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/project/data-settings",
+    tags: ["Project"],
+    summary: "Change the project's data API settings field by field (null: the platform's default)",
+    security: PROJECT_SECURITY,
+    middleware: [allow("service_role")] as const,
+    request: jsonBody(DataSettingsPatch),
+    responses: { 200: ok(DataSettings, "The settings in force"), ...failures(400, 401, 403) },
+  }),
+  async (c) => {
+    const settings = await c.env.platform.data.settings.update(c.var.project.ref, c.req.valid("json"));
+    return c.json({ data: dataSettingsView(settings), meta: null }, 200);
   },
 );

@@ -46,12 +46,12 @@ export const Env = z.object({
     v.split(",").map((s) => s.trim()).filter(Boolean)
   )
     .refine((v) => v.length > 0, "must name at least one schema"),
+  /** Platform-wide defaults of the per-project data settings (PostgREST's db-aggregates-enabled, db-plan-enabled, server-timing-enabled). */
+  DATA_AGGREGATES: bool.default(false),
+  DATA_PLAN: bool.default(false),
+  DATA_SERVER_TIMING: bool.default(false),
   DATA_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DATA_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(8000),
-  /** `Accept: application/vnd.pgrst.plan` answers EXPLAIN (PostgREST's db-plan-enabled). */
-  DATA_PLAN: bool.default(false),
-  /** Aggregate functions in `select=` (PostgREST's db-aggregates-enabled). */
-  DATA_AGGREGATES: bool.default(false),
   QUIET: bool.default(false),
   REALTIME_TOKEN_CHECK_MS: z.coerce.number().int().min(100).max(300_000).default(60_000),
   REALTIME_MAX_BUFFER_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),

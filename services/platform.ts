@@ -160,9 +160,10 @@ export async function openPlatform(config: Config): Promise<Platform> {
       data: new DataService(dbs, {
         maxRows: config.DATA_MAX_ROWS,
         schemas: config.DATA_SCHEMAS,
-        statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
-        plan: config.DATA_PLAN,
         aggregates: config.DATA_AGGREGATES,
+        plan: config.DATA_PLAN,
+        serverTiming: config.DATA_SERVER_TIMING,
+        statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
       }),
       realtime,
       queue,

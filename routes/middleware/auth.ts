@@ -184,11 +184,15 @@ export function resolveRequest(env: EdgeEnv, req: Request, project?: Project): C
 /** Sets `project` and `caller` for a project route, in one middleware layer: see {@linkcode resolveRequest}. */
 export const authenticate = createMiddleware<AppEnv>((c, next) => {
   // c.get, not c.var: Hono's c.var builds a new object on every access.
+  const started = performance.now();
   const caller = resolveRequest(c.env, c.req.raw, c.get("project"));
-  return caller instanceof Promise ? caller.then((r) => admit(c, r, next)) : admit(c, caller, next);
+  return caller instanceof Promise
+    ? caller.then((r) => admit(c, r, next, started))
+    : admit(c, caller, next, started);
 });
 
-function admit(c: Context<AppEnv>, caller: Caller, next: Next): Promise<void> {
+function admit(c: Context<AppEnv>, caller: Caller, next: Next, started: number): Promise<void> {
+  c.set("authMs", performance.now() - started);
   c.set("project", caller.project);
   c.set("caller", caller);
   return next();

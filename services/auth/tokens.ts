@@ -115,6 +115,13 @@ export class TokenService {
       }));
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw errors.invalidToken("Token has expired", "bad_jwt");
+      // Named apart so that /rest/v1 can word them as PostgREST does (PGRST303).
+      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === "nbf") {
+        throw errors.invalidToken("Token is not valid yet", "bad_jwt");
+      }
+      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === "aud") {
+        throw errors.invalidToken("Token audience is not accepted", "bad_jwt");
+      }
       throw errors.invalidToken("Token is invalid", "bad_jwt");
     }
     if (

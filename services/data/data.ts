@@ -19,13 +19,27 @@ import { contentLocation } from "./content_location.ts";
 import { type Media, negotiate, negotiateOpenApi } from "./media.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
 import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "./prefer.ts";
+import { type SqlResponse, sqlResponse } from "./response_settings.ts";
 import { SchemaCaches } from "./schema_caches.ts";
-import { transactionSetup } from "./store.ts";
+import { type DataSettings, DataSettingsService } from "./settings.ts";
+import { preRequestCall, type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
 export interface DataIdentity {
   role: "anon" | "authenticated" | "service_role";
   claims: Record<string, unknown>;
+  /** The HTTP request, for its SQL (`request.method`, `request.headers`…); absent: empty settings. */
+  request?: DataExchange;
+}
+
+/** One request's context: what its SQL reads, and what the engine notes about it for the answer. */
+export interface DataExchange extends RequestContext {
+  /** Set by the engine: what the request's SQL asked of the answer (`response.headers`, `response.status`). */
+  response?: SqlResponse;
+  /** Set by the engine: milliseconds spent in database round trips. */
+  transactionMs?: number;
+  /** Set by the engine: the project's pre-request function, called after the setup statement. */
+  preRequest?: string | null;
 }
 
 /** A data API request, already authenticated; the same for both mounts. */
@@ -83,6 +97,10 @@ export interface DataResult {
   singular: boolean;
   /** The media type the body is written as. */
   media?: Media;
+  /** Headers the request's SQL set (`response.headers`): each replaces the header of its name; in order. */
+  sqlHeaders?: [string, string][];
+  /** Milliseconds the engine spent, when the project enables `Server-Timing`. */
+  timing?: { plan: number; transaction: number };
 }
 
 /** Limits of the data API. */
@@ -93,13 +111,14 @@ export interface DataLimits {
   statementTimeoutMs: number;
   /** The exposed schemas, the first the default (PostgREST's db-schemas); `["public"]` when absent. */
   schemas?: readonly string[];
+  /** Platform-wide defaults of the per-project settings of the same names (false when absent). */
+  aggregates?: boolean;
   /**
    * `Accept: application/vnd.pgrst.plan` answers the request's EXPLAIN (PostgREST's db-plan-enabled); off, it
    * is 406 PGRST107. A plan exposes the schema's statistics and indexes, so it is off by default.
    */
   plan?: boolean;
-  /** Aggregate functions in `select=` (PostgREST's db-aggregates-enabled); off when absent. */
-  aggregates?: boolean;
+  serverTiming?: boolean;
 }
 
 /** The schema a request runs against, and whether it was negotiated (then the answer names it). */
@@ -130,22 +149,31 @@ export { transactionSetup }; // the bare-server benchmark starts its transaction
 export class DataService {
   /** The schema caches of every project, one per exposed schema. */
   readonly schemas: SchemaCaches;
+  /** The per-project data settings (exposed schemas, aggregates, plans, Server-Timing), cached. */
+  readonly settings: DataSettingsService;
 
   constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {
     this.schemas = new SchemaCaches(limits.schemas?.length ? limits.schemas : ["public"]);
+    this.settings = new DataSettingsService(dbs.control, {
+      schemas: this.schemas.exposed,
+      aggregates: limits.aggregates ?? false,
+      plan: limits.plan ?? false,
+      serverTiming: limits.serverTiming ?? false,
+    });
   }
 
-  /** The exposed schemas, the first the default. */
+  /** The platform's default exposed schemas, the first the default. */
   get exposed(): readonly string[] {
     return this.schemas.exposed;
   }
 
   /**
-   * The schema `profile` (`Accept-Profile`/`Content-Profile`) selects, as PostgREST chooses it: none → the first
-   * exposed (negotiated when several are exposed); one not exposed → 406 PGRST106.
+   * The schema `profile` (`Accept-Profile`/`Content-Profile`) selects among those project `ref` exposes, as
+   * PostgREST chooses it: none → the first exposed (negotiated when several are exposed); one not exposed →
+   * 406 PGRST106.
    */
-  profile(profile: string | null | undefined): Profile {
-    const exposed = this.schemas.exposed;
+  async profile(ref: string, profile: string | null | undefined): Promise<Profile> {
+    const exposed = (await this.settingsOf(ref)).schemas;
     if (profile === undefined || profile === null) {
       return { schema: exposed[0]!, negotiated: exposed.length > 1 };
     }
@@ -153,26 +181,42 @@ export class DataService {
     return { schema: profile, negotiated: true };
   }
 
+  /** The data settings of project `ref` (cached): its own values over the platform's defaults. */
+  async settingsOf(ref: string): Promise<DataSettings> {
+    try {
+      return await this.settings.resolve(ref);
+    } catch (err) {
+      throw errors.unavailable("The platform database is unavailable", err);
+    }
+  }
+
   /**
-   * The tenant pool and schema cache of `ref`; the cache reloads (at most once a second) when `has` is false.
-   * Requests run on the tenant pool (never a superuser's session); the cache reads the catalog on the platform's.
+   * The tenant pool, schema cache and settings of `ref`; the cache reloads (at most once a second) when `has`
+   * is false. Requests run on the tenant pool (never a superuser's session); the cache reads the catalog on
+   * the platform's.
    */
   private async open(
     ref: string,
     has: (cache: SchemaCache) => boolean,
-    schema: string = this.schemas.exposed[0]!,
-  ): Promise<{ db: Db; cache: SchemaCache }> {
+    schema?: string,
+  ): Promise<{ db: Db; cache: SchemaCache; settings: DataSettings }> {
+    const settings = await this.settingsOf(ref);
+    const exposed = settings.schemas;
+    schema ??= exposed[0]!;
     try {
       const [internal, db] = await Promise.all([this.dbs.project(ref), this.dbs.tenant(ref)]);
-      let cache = await this.schemas.get(ref, internal, schema);
-      if (!has(cache)) cache = await this.schemas.refresh(ref, internal, schema);
-      return { db, cache };
+      let cache = await this.schemas.get(ref, internal, schema, exposed);
+      if (!has(cache)) cache = await this.schemas.refresh(ref, internal, schema, exposed);
+      return { db, cache, settings };
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);
     }
   }
 
-  /** Runs `statements` in one transaction, sent in one go, after the caller's role, claims and timeout. */
+  /**
+   * Runs `statements` in one transaction, sent in one go, after the caller's role, claims, timeout and request
+   * context, and before the read of what its SQL set for the answer (noted on `identity.request`).
+   */
   private async pipeline(
     db: Db,
     identity: DataIdentity,
@@ -184,12 +228,40 @@ export class DataService {
     // runs it changes (row security is per role), so anon and signed-in requests sharing one would each undo
     // the other's plan. The role is one of three fixed names.
     const own = statements.map((st) => ({ sql: `/* ${identity.role} */ ${st.sql}`, params: st.params }));
+    const preRequest = identity.request?.preRequest;
+    const before = preRequest ? [setup, preRequestCall(preRequest)] : [setup];
+    const started = performance.now();
+    let results: Record<string, unknown>[][];
     try {
-      return (await db.pipeline([setup, ...own], { ...options, timeoutMs: this.limits.statementTimeoutMs }))
-        .slice(1);
+      // A check before the transaction ends sees the setup and the caller's statements, as without the extras.
+      const end = options.end;
+      results = await db.pipeline([...before, ...own, RESPONSE_SETTINGS], {
+        ...options,
+        end: typeof end === "function" ? (rows) => end([rows[0]!, ...rows.slice(before.length, -1)]) : end,
+        timeoutMs: this.limits.statementTimeoutMs,
+      });
     } catch (err) {
       throw fromDatabaseError(err, identity.role);
+    } finally {
+      const exchange = identity.request;
+      if (exchange) exchange.transactionMs = (exchange.transactionMs ?? 0) + performance.now() - started;
     }
+    const response = sqlResponse(results.at(-1)?.[0]);
+    if (identity.request) identity.request.response = response;
+    return results.slice(before.length, -1);
+  }
+
+  /** The answer as the request's SQL asked (`response.headers`, `response.status`), timed when enabled. */
+  private async finish(ref: string, identity: DataIdentity, result: DataResult, started: number) {
+    const exchange = identity.request;
+    const response = exchange?.response;
+    if (response?.status !== undefined) result.status = response.status;
+    if (response?.headers.length) result.sqlHeaders = response.headers;
+    if (exchange && (await this.settingsOf(ref)).serverTiming) {
+      const transaction = exchange.transactionMs ?? 0;
+      result.timing = { plan: Math.max(0, performance.now() - started - transaction), transaction };
+    }
+    return result;
   }
 
   /**
@@ -218,8 +290,11 @@ export class DataService {
 
   /** Runs one data request for project `ref`, in the schema its profile selects. */
   async execute(ref: string, identity: DataIdentity, req: DataRequest): Promise<DataResult> {
-    const profile = this.profile(req.profile);
-    return withProfile(await this.executeIn(profile.schema, ref, identity, req), profile);
+    const started = performance.now();
+    const profile = await this.profile(ref, req.profile);
+    if (identity.request) identity.request.preRequest = (await this.settingsOf(ref)).preRequest;
+    const result = withProfile(await this.executeIn(profile.schema, ref, identity, req), profile);
+    return await this.finish(ref, identity, result, started);
   }
 
   private async executeIn(
@@ -232,16 +307,16 @@ export class DataService {
     // PostgREST refuses a paged PUT before it reads the body or looks the table up.
     if (req.method === "PUT" && hasRange(query.nodes.get("")!)) throw restErrors.putRange();
     if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""), schema);
-    const { db, cache } = await this.open(ref, (c) => c.tables.has(req.table), schema);
+    const { db, cache, settings } = await this.open(ref, (c) => c.tables.has(req.table), schema);
     const prefer = parsePrefer(req.prefer);
     const compiler = new Compiler(cache, query);
     const table = compiler.table(req.table);
-    const media = mediaOf(req.accept, req.negotiate, this.limits.plan);
+    const media = mediaOf(req.accept, req.negotiate, settings.plan);
     checkStrict(prefer);
     const singular = media.kind === "object";
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
-    compiler.aggregatesEnabled = this.limits.aggregates ?? false;
+    compiler.aggregatesEnabled = settings.aggregates;
     const applied: string[] = [];
     const pipeline = (statements: Statement[], options: PipelineOptions) =>
       this.pipeline(db, identity, statements, options);
@@ -400,8 +475,11 @@ export class DataService {
    * and shaped by the rest of the query, as a table read is.
    */
   async call(ref: string, identity: DataIdentity, req: RpcRequest): Promise<DataResult> {
-    const profile = this.profile(req.profile);
-    return withProfile(await this.callIn(profile.schema, ref, identity, req), profile);
+    const started = performance.now();
+    const profile = await this.profile(ref, req.profile);
+    if (identity.request) identity.request.preRequest = (await this.settingsOf(ref)).preRequest;
+    const result = withProfile(await this.callIn(profile.schema, ref, identity, req), profile);
+    return await this.finish(ref, identity, result, started);
   }
 
   private async callIn(
@@ -416,7 +494,7 @@ export class DataService {
       : splitRpcQuery(req.search);
     const query = parseQuery(rest);
     if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""), schema);
-    const { db, cache } = await this.open(ref, (c) => c.functions.has(req.fn), schema);
+    const { db, cache, settings } = await this.open(ref, (c) => c.functions.has(req.fn), schema);
     const prefer = parsePrefer(req.prefer);
     checkStrict(prefer);
     const body = post ? req.body : undefined;
@@ -440,7 +518,7 @@ export class DataService {
       : req.form
       ? queryArguments(fn, req.form)
       : bodyArguments(fn, shape, body);
-    const media = mediaOf(req.accept, req.negotiate, this.limits.plan);
+    const media = mediaOf(req.accept, req.negotiate, settings.plan);
     const applied = appliedPreferences(
       { ...prefer, count: prefer.count === "exact" ? "exact" : undefined },
       "call",
@@ -449,7 +527,7 @@ export class DataService {
     const compiler = new Compiler(cache, query);
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
-    compiler.aggregatesEnabled = this.limits.aggregates ?? false;
+    compiler.aggregatesEnabled = settings.aggregates;
     const exact = prefer.count === "exact";
     const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
     if (media.kind === "plan") return this.explain(db, identity, st, media, !post);
@@ -495,7 +573,7 @@ export class DataService {
     target: { table: string } | { fn: string },
     profile?: string | null,
   ): Promise<string> {
-    const { schema } = this.profile(profile);
+    const { schema } = await this.profile(ref, profile);
     if ("fn" in target) {
       const { cache } = await this.open(ref, (c) => c.functions.has(target.fn), schema);
       const overloads = cache.functions.get(target.fn);
@@ -524,7 +602,7 @@ export class DataService {
     identity: DataIdentity,
     req: { profile?: string | null; accept?: string | null; server: OpenApiServer },
   ): Promise<DataResult> {
-    const profile = this.profile(req.profile);
+    const profile = await this.profile(ref, req.profile);
     const media = negotiateOpenApi(req.accept);
     const { cache } = await this.open(ref, () => true, profile.schema);
     let catalog;

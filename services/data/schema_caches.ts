@@ -14,6 +14,8 @@ interface Entry {
   /** Every exposed schema's cache, by name, loaded together. */
   cache: Promise<Map<string, SchemaCache>>;
   generation: number;
+  /** The exposed schemas the cache holds, joined: a project whose setting changes loads them again. */
+  exposed: string;
   unlisten?: Promise<(() => Promise<void>) | undefined>;
 }
 
@@ -28,13 +30,22 @@ export class SchemaCaches {
   /** `exposed`: the exposed schemas, the first the default (PostgREST's `db-schemas`). */
   constructor(readonly exposed: readonly string[] = ["public"]) {}
 
-  /** The cache of schema `schema` (default: the first exposed) of project `ref` whose database is `db`. */
-  async get(ref: string, db: Db, schema: string = this.exposed[0]!): Promise<SchemaCache> {
-    return (await this.all(ref, db)).get(schema)!;
+  /**
+   * The cache of schema `schema` (default: the first exposed) of project `ref` whose database is `db`;
+   * `exposed`: the project's exposed schemas (default: the platform's).
+   */
+  async get(
+    ref: string,
+    db: Db,
+    schema: string = this.exposed[0]!,
+    exposed: readonly string[] = this.exposed,
+  ): Promise<SchemaCache> {
+    return (await this.all(ref, db, exposed)).get(schema)!;
   }
 
   /** The caches of every exposed schema of project `ref`. */
-  all(ref: string, db: Db): Promise<Map<string, SchemaCache>> {
+  all(ref: string, db: Db, exposed: readonly string[] = this.exposed): Promise<Map<string, SchemaCache>> {
+    const key = exposed.join(",");
     let entry = this.entries.get(ref);
     if (entry && entry.db !== db) {
       this.forget(ref, entry);
@@ -46,21 +57,23 @@ export class SchemaCaches {
       const listening = db.listen(SCHEMA_CHANNEL, () => this.invalidate(ref)).catch(() => undefined);
       const created: Entry = {
         db,
-        cache: listening.then(() => this.load(ref, db)),
+        cache: listening.then(() => this.load(ref, db, exposed)),
         generation: ++this.generation,
+        exposed: key,
       };
       created.unlisten = listening;
       entry = created;
       this.entries.set(ref, entry);
-    } else if (entry.generation < 0) {
-      entry.cache = this.load(ref, db);
+    } else if (entry.generation < 0 || entry.exposed !== key) {
+      entry.cache = this.load(ref, db, exposed);
       entry.generation = ++this.generation;
+      entry.exposed = key;
     }
     return entry.cache;
   }
 
-  private load(ref: string, db: Db): Promise<Map<string, SchemaCache>> {
-    const loading = Promise.all(this.exposed.map((schema) => introspect(db, schema)))
+  private load(ref: string, db: Db, exposed: readonly string[]): Promise<Map<string, SchemaCache>> {
+    const loading = Promise.all(exposed.map((schema) => introspect(db, schema)))
       .then((caches) => new Map(caches.map((c) => [c.schema, c])));
     loading.catch((err) => {
       log.warn("schema cache load failed", { project: ref, cause: (err as Error).name });
@@ -83,11 +96,16 @@ export class SchemaCaches {
   }
 
   /** Reloads now when the cache is older than a second (a table not found may be brand new). */
-  async refresh(ref: string, db: Db, schema: string = this.exposed[0]!): Promise<SchemaCache> {
-    const current = await this.get(ref, db, schema);
+  async refresh(
+    ref: string,
+    db: Db,
+    schema: string = this.exposed[0]!,
+    exposed: readonly string[] = this.exposed,
+  ): Promise<SchemaCache> {
+    const current = await this.get(ref, db, schema, exposed);
     if (Date.now() - current.loadedAt < MIN_FORCED_RELOAD_MS) return current;
     this.invalidate(ref);
-    return await this.get(ref, db, schema);
+    return await this.get(ref, db, schema, exposed);
   }
 
   /** Stops listening for every project. */
