@@ -17,6 +17,8 @@ export interface Schemas {
   TokenGrant: { grant_type: "password"; email: string; password: string } | { grant_type: "refresh_token"; refresh_token: string };
   CurrentProject: { ref: string; name: string; role: "anon" | "authenticated" | "service_role" | "admin"; user_id: string | null };
   SqlRequest: { query: string; params?: Array<unknown> };
+  DataSettings: { schemas: Array<string>; aggregates: boolean; plan: boolean; server_timing: boolean; pre_request: string | null };
+  DataSettingsPatch: { schemas?: Array<string> | null; aggregates?: boolean | null; plan?: boolean | null; server_timing?: boolean | null; pre_request?: string | null };
   Notification: Record<string, unknown>;
   NotificationSend: { channel: "email" | "sms" | "push" | "webhook"; recipient: string; body?: string; subject?: string; templateId?: string; variables?: Record<string, unknown>; metadata?: Record<string, unknown>; idempotencyKey?: string; event?: string; payload?: string | Record<string, unknown> };
   NotificationBatch: { requests: Array<unknown> };
@@ -160,6 +162,18 @@ export interface Routes {
     query: Record<string, never>;
     body: Schemas["SqlRequest"];
     data: Array<Record<string, unknown>>;
+  };
+  "GET /v1/project/data-settings": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    data: Schemas["DataSettings"];
+  };
+  "PATCH /v1/project/data-settings": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: Schemas["DataSettingsPatch"];
+    data: Schemas["DataSettings"];
   };
   "GET /v1/db/{table}": {
     params: { table: string };

@@ -17,6 +17,10 @@ const NOT_IN_CLIENT: Record<string, string> = {
   "DELETE /v1/admin/projects/{ref}": "the admin console",
   "POST /v1/admin/projects/{ref}/keys/rotate": "the admin console",
   "GET /v1/auth/.well-known/jwks.json": "for servers that verify tokens themselves",
+  "GET /v1/project/data-settings":
+    "the data API's settings, changed by the project owner with the secret key (curl)",
+  "PATCH /v1/project/data-settings":
+    "the data API's settings, changed by the project owner with the secret key (curl)",
   "GET /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "POST /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "PUT /v1/db/{table}": "db is postgrest-js on /rest/v1",

@@ -266,7 +266,7 @@ Deno.test("data API request context, response settings, Server-Timing and data s
         assertEquals(await read.json(), {
           data: {
             schemas: ["public"],
-            aggregates: false,
+            aggregates: true, // the test platforms' DATA_AGGREGATES
             plan: false,
             server_timing: false,
             pre_request: null,
