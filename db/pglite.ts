@@ -276,6 +276,8 @@ class EmbeddedDatabase implements Monitored {
   private closed = false;
   /** While it rests: when work stored in it next falls due (epoch ms; Infinity: nothing is). */
   private dueAt = Infinity;
+  /** An idle engine is asked when its work falls due, before it closes. */
+  private askingDue = false;
   private restarts = 0;
   private restarting = false;
   private lastRestart: InstanceHealth["last_restart"] = null;
@@ -323,23 +325,30 @@ class EmbeddedDatabase implements Monitored {
   }
 
   /**
-   * Closes an idle engine. Calls made meanwhile wait, then open a new one; the LISTENs are listened to again on
-   * it. Nothing can write to the directory while it rests (one process holds it), so no notification is missed.
+   * Closes an idle engine, once it has said when its stored work falls due; a call made meanwhile keeps it open.
+   * Calls made while it closes wait, then open a new engine, where the LISTENs are listened to again. Nothing
+   * can write to the directory while it rests (one process holds it), so no notification is missed.
    */
   private rest(client: PgliteClient): void {
-    const idleSecs = Math.round((Date.now() - client.lastActive) / 1000);
-    this.reopening = (async () => {
-      let dueAt: number | null = 0; // unknown: let the periodic checks open it
-      try {
-        dueAt = await this.options.closeWhenIdle!.dueAt(queryable(client));
-      } catch (err) {
+    const since = client.lastActive;
+    this.askingDue = true;
+    background.run(true, () => this.options.closeWhenIdle!.dueAt(queryable(client)))
+      .then((due) => due ?? Infinity, (err) => {
         log.warn("embedded database: due work unknown", { database: this.name, cause: String(err) });
-      }
-      await closeWithin(client, CLOSE_MS).catch(() => {});
-      this.client = null;
-      this.dueAt = dueAt ?? Infinity;
-      log.info("embedded database closed while idle", { database: this.name, idle_secs: idleSecs });
-    })().finally(() => this.reopening = null);
+        return 0; // unknown: the periodic checks open it
+      })
+      .then((dueAt) => {
+        this.askingDue = false;
+        const called = !client.idle || client.lastActive !== since;
+        if (called || this.client !== client || this.reopening || this.closed) return;
+        this.reopening = (async () => {
+          await closeWithin(client, CLOSE_MS).catch(() => {});
+          this.client = null;
+          this.dueAt = dueAt;
+          const idleSecs = Math.round((Date.now() - since) / 1000);
+          log.info("embedded database closed while idle", { database: this.name, idle_secs: idleSecs });
+        })().finally(() => this.reopening = null);
+      });
   }
 
   /** Opens a resting database again; fails (and the next call tries again) when it cannot. */
@@ -401,7 +410,7 @@ class EmbeddedDatabase implements Monitored {
     } else if (vitals.memoryBytes > pgliteLimits.recycleMemoryMb * 1024 * 1024 && this.client.idle) {
       this.restart(`memory grew to ${Math.round(vitals.memoryBytes / 1048576)} MB`, "recycled");
     } else if (
-      this.options.closeWhenIdle && pgliteLimits.idleSecs > 0 && this.client.idle &&
+      this.options.closeWhenIdle && !this.askingDue && pgliteLimits.idleSecs > 0 && this.client.idle &&
       now - this.client.lastActive >= pgliteLimits.idleSecs * 1000
     ) {
       this.rest(this.client);
