@@ -8,6 +8,8 @@
  *
  *   deno run -A --unstable-kv --unstable-worker-options bench/footprint.ts
  *   BENCH_REST_SECS=20 (seconds at rest before measuring) BENCH_PROJECTS=1,5,20 (PGlite cases)
+ *   PGLITE_IDLE_SECS=5 (passed on: project databases idle that long are closed, and the first request after
+ *   the rest, timed for each project, opens its database again)
  *   DATABASE_URL=postgres://… adds one project on PostgreSQL
  */
 import { ADMIN, makeSandbox, rawRequest } from "../tests/harness.ts";
@@ -87,10 +89,15 @@ async function adminToken(port: number): Promise<string> {
   return body.data.token;
 }
 
-/** Runs `select 1` in each project's database, so that each is open (as after any use). */
-async function useProjects(port: number, refs: string[]): Promise<void> {
+/**
+ * Runs `select 1` in each project's database, so that each is open (as after any use); answers the time of
+ * each request, in milliseconds.
+ */
+async function useProjects(port: number, refs: string[]): Promise<number[]> {
   const token = await adminToken(port);
+  const times: number[] = [];
   for (const ref of refs) {
+    const t0 = performance.now();
     const res = await rawRequest(port, {
       method: "POST",
       path: "/v1/sql",
@@ -99,7 +106,9 @@ async function useProjects(port: number, refs: string[]): Promise<void> {
       body: JSON.stringify({ query: "select 1" }),
     });
     if (res.status !== 200) throw new Error(`sql on ${ref}: ${res.status} ${res.body}`);
+    times.push(performance.now() - t0);
   }
+  return times;
 }
 
 async function createProjects(port: number, count: number): Promise<string[]> {
@@ -124,6 +133,8 @@ interface Measure {
   rssMb: number;
   processes: number;
   warnings: string[];
+  /** The first request to each project after the rest (its database reopens when it was closed while idle). */
+  afterRestMs: number[];
 }
 
 /** After start: uses the projects, rests, measures. */
@@ -132,7 +143,8 @@ async function measure(started: Started, refs: string[]): Promise<Measure> {
   await new Promise((r) => setTimeout(r, REST_SECS * 1000));
   const { bytes, processes } = await treeRss(started.process.pid);
   const warnings = started.output.filter((line) => /warn/i.test(line));
-  return { healthSecs: started.healthSecs, rssMb: bytes / 1048576, processes, warnings };
+  const afterRestMs = await useProjects(started.port, refs);
+  return { healthSecs: started.healthSecs, rssMb: bytes / 1048576, processes, warnings, afterRestMs };
 }
 
 async function runCase(label: string, projects: number, postgres: boolean) {
@@ -160,7 +172,9 @@ async function runCase(label: string, projects: number, postgres: boolean) {
       console.log(
         `${label.padEnd(22)} ${when.padEnd(12)} health ${m.healthSecs.toFixed(2)} s   RSS ${
           m.rssMb.toFixed(1)
-        } MB (${m.processes} process${m.processes === 1 ? "" : "es"})`,
+        } MB (${m.processes} process${m.processes === 1 ? "" : "es"})   first request after rest ${
+          Math.min(...m.afterRestMs).toFixed(0)
+        }–${Math.max(...m.afterRestMs).toFixed(0)} ms`,
       );
       for (const w of m.warnings) console.log(`    warning: ${w.slice(0, 200)}`);
     }

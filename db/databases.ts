@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { type Db, quoteIdent, sqlState } from "./driver.ts";
 import { migrate, type Migration, readMigrations } from "./migrate.ts";
-import { openPglite } from "./pglite.ts";
+import { type EmbeddedDb, inBackground, openPglite } from "./pglite.ts";
 import { openPostgres } from "./postgres.ts";
+import { projectDueAt } from "./project_due.ts";
 
 function isConcurrentCatalogUpdate(err: unknown): boolean {
   return sqlState(err) === "XX000" && /tuple concurrently updated/.test((err as Error).message);
@@ -88,6 +89,8 @@ export class Databases {
   private readonly projects = new Map<string, Promise<Db>>();
   private readonly owners = new Map<string, Promise<OwnerSession>>();
   private readonly tenants = new Map<string, Promise<Db>>();
+  /** The open embedded project databases (PGlite), for {@linkcode resting}. */
+  private readonly embedded = new Map<string, EmbeddedDb>();
   private projectMigrations: Migration[] = [];
 
   private constructor(private readonly options: DatabasesOptions, readonly control: Db) {
@@ -163,10 +166,27 @@ export class Databases {
     return this.projects.get(ref) ?? keepUntilRejected(this.projects, ref, this.openProject(ref));
   }
 
+  /**
+   * Whether a project's embedded database rests (closed for idleness, PGLITE_IDLE_SECS) with nothing stored in
+   * it due yet: periodic checks (cron, sweeps, alerts) skip it rather than open it to find nothing. Any call
+   * opens it again. Never on PostgreSQL, whose databases stay open.
+   */
+  resting(ref: string): boolean {
+    return this.embedded.get(ref)?.isResting(Date.now()) ?? false;
+  }
+
+  /**
+   * Runs a periodic check (a cron round, a sweep, an alert evaluation): what it does on embedded databases
+   * does not count as use, so it does not keep an idle one open (PGLITE_IDLE_SECS).
+   */
+  inBackground<T>(fn: () => Promise<T>): Promise<T> {
+    return this.kind === "pglite" ? inBackground(fn) : fn();
+  }
+
   private async openProject(ref: string): Promise<Db> {
     const db = this.kind === "postgres"
       ? openPostgres(this.projectUrl(ref), { max: this.options.poolSize, searchPath: INTERNAL_SEARCH_PATH })
-      : await openPglite(this.projectDir(ref), { searchPath: TENANT_SEARCH_PATH });
+      : await this.openEmbeddedProject(ref);
     for (let attempt = 1;; attempt++) {
       try {
         // pgvector installs into the first schema of the platform's search path, which must exist.
@@ -184,6 +204,20 @@ export class Databases {
         throw err;
       }
     }
+  }
+
+  private async openEmbeddedProject(ref: string): Promise<Db> {
+    const db = await openPglite(this.projectDir(ref), {
+      searchPath: TENANT_SEARCH_PATH,
+      closeWhenIdle: { dueAt: projectDueAt },
+    });
+    this.embedded.set(ref, db);
+    const close = db.close;
+    db.close = async () => {
+      if (this.embedded.get(ref) === db) this.embedded.delete(ref);
+      await close();
+    };
+    return db;
   }
 
   /**

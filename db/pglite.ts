@@ -27,6 +27,7 @@ import {
 import { initPgliteDir } from "./pglite_init.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
 import { log } from "../lib/log.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
 
 interface Pending {
   resolve(value: unknown): void;
@@ -34,6 +35,19 @@ interface Pending {
   /** Milliseconds the call may run once the engine starts it (a statement timeout). */
   timeoutMs?: number;
   timer?: ReturnType<typeof setTimeout>;
+  /** Made by a periodic check (inBackground): it does not count as use. */
+  quiet: boolean;
+}
+
+/** Set while a periodic check runs (see {@linkcode inBackground}). */
+const background = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `fn`, a periodic check (a cron round, a sweep, an evaluation): the calls it makes to embedded databases
+ * do not count as use, so that checks made every few seconds do not keep an idle database open forever.
+ */
+export function inBackground<T>(fn: () => Promise<T>): Promise<T> {
+  return background.run(true, fn);
 }
 
 /**
@@ -51,6 +65,8 @@ class PgliteClient {
   readonly vitals = new Vitals();
   /** Transactions begun and not ended: the engine is not idle while one is open. */
   openTransactions = 0;
+  /** When a call was last sent or answered (Date.now()): the engine's idle time is counted from it. */
+  lastActive = Date.now();
   /** Called once when the engine's thread broke or died on its own (not on close or fence). */
   onFailure: (err: Error) => void = () => {};
   private readonly pending = new Map<number, Pending>();
@@ -92,10 +108,12 @@ class PgliteClient {
     if (this.failure) return Promise.reject(this.failure);
     const id = options.id ?? this.nextId++;
     const { timeoutMs } = options;
+    const quiet = background.getStore() === true;
+    if (!quiet) this.lastActive = Date.now();
     const request = { ...call, id } as WorkerRequest;
     if (timeoutMs !== undefined) (request as { watch?: boolean }).watch = true;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timeoutMs });
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timeoutMs, quiet });
       this.worker.postMessage(request);
     });
   }
@@ -174,6 +192,7 @@ class PgliteClient {
       const pending = this.pending.get(m.id);
       if (!pending) return;
       this.pending.delete(m.id);
+      if (!pending.quiet) this.lastActive = Date.now();
       clearTimeout(pending.timer);
       if (m.ok) pending.resolve(m.value);
       else pending.reject(deserializeError(m.error as SerializedError));
@@ -209,6 +228,18 @@ export interface PgliteOptions {
   maxPrepared?: number;
   /** The `search_path` of its one session, set each time an engine opens on the directory (restarts included). */
   searchPath?: string;
+  /**
+   * Close the engine after `pgliteLimits.idleSecs` without a call, and open it again on the next call. Before
+   * it closes, `dueAt` runs on it and answers when work stored in it next falls due (epoch milliseconds; null:
+   * nothing is due): until then {@linkcode EmbeddedDb.isResting} tells periodic checks to leave it closed.
+   */
+  closeWhenIdle?: { dueAt: (q: Queryable) => Promise<number | null> };
+}
+
+/** An embedded database, as {@linkcode openPglite} answers it. */
+export interface EmbeddedDb extends Db {
+  /** Closed for idleness (closeWhenIdle) with nothing stored in it due by `now`: a periodic check may skip it. */
+  isResting(now: number): boolean;
 }
 
 /** How long closing waits for the engine to finish what it runs before giving it up (a stop must not hang). */
@@ -239,10 +270,16 @@ interface Subscription {
  * wait for the new engine; the ones the old engine held fail with 57P01, and what it committed stays.
  */
 class EmbeddedDatabase implements Monitored {
-  private client!: PgliteClient;
+  /** The engine; null while the database rests (closed for idleness, opened again by the next call). */
+  private client: PgliteClient | null = null;
   private reopening: Promise<void> | null = null;
   private closed = false;
+  /** While it rests: when work stored in it next falls due (epoch ms; Infinity: nothing is). */
+  private dueAt = Infinity;
+  /** An idle engine is asked when its work falls due, before it closes. */
+  private askingDue = false;
   private restarts = 0;
+  private restarting = false;
   private lastRestart: InstanceHealth["last_restart"] = null;
   private readonly subscriptions = new Set<Subscription>();
   readonly name: string;
@@ -275,9 +312,57 @@ class EmbeddedDatabase implements Monitored {
     for (const sub of this.subscriptions) this.subscribe(sub);
   }
 
-  /** The current engine, or the next one while it opens. */
+  /** The current engine, or the next one while it opens (a resting database opens again here). */
   use(): PgliteClient | Promise<PgliteClient> {
-    return this.reopening ? this.reopening.then(() => this.use()) : this.client;
+    if (this.reopening) return this.reopening.then(() => this.use());
+    if (this.client) return this.client;
+    if (this.closed) return Promise.reject(new Error("The embedded database is closed"));
+    return this.wake().then(() => this.use());
+  }
+
+  isResting(now: number): boolean {
+    return this.client === null && !this.reopening && !this.closed && now < this.dueAt;
+  }
+
+  /**
+   * Closes an idle engine, once it has said when its stored work falls due; a call made meanwhile keeps it open.
+   * Calls made while it closes wait, then open a new engine, where the LISTENs are listened to again. Nothing
+   * can write to the directory while it rests (one process holds it), so no notification is missed.
+   */
+  private rest(client: PgliteClient): void {
+    const since = client.lastActive;
+    this.askingDue = true;
+    background.run(true, () => this.options.closeWhenIdle!.dueAt(queryable(client)))
+      .then((due) => due ?? Infinity, (err) => {
+        log.warn("embedded database: due work unknown", { database: this.name, cause: String(err) });
+        return 0; // unknown: the periodic checks open it
+      })
+      .then((dueAt) => {
+        this.askingDue = false;
+        const called = !client.idle || client.lastActive !== since;
+        if (called || this.client !== client || this.reopening || this.closed) return;
+        this.reopening = (async () => {
+          await closeWithin(client, CLOSE_MS).catch(() => {});
+          this.client = null;
+          this.dueAt = dueAt;
+          const idleSecs = Math.round((Date.now() - since) / 1000);
+          log.info("embedded database closed while idle", { database: this.name, idle_secs: idleSecs });
+        })().finally(() => this.reopening = null);
+      });
+  }
+
+  /** Opens a resting database again; fails (and the next call tries again) when it cannot. */
+  private wake(): Promise<void> {
+    const started = performance.now();
+    const waking = this.start().then(() => {
+      log.info("embedded database reopened", {
+        database: this.name,
+        ms: Math.round(performance.now() - started),
+      });
+    });
+    this.reopening = waking.finally(() => this.reopening = null);
+    this.reopening.catch(() => {}); // its waiters see the failure; it is no unhandled rejection
+    return waking;
   }
 
   call<T>(call: WorkerCall, options?: { timeoutMs?: number }): Promise<T> {
@@ -292,8 +377,9 @@ class EmbeddedDatabase implements Monitored {
    * and left to stop; `recycled`: it is idle and closes as usual.
    */
   private restart(reason: string, how: "crashed" | "stalled" | "recycled"): void {
-    if (this.reopening || this.closed) return;
+    if (this.reopening || this.closed || !this.client) return;
     const old = this.client;
+    this.restarting = true;
     this.lastRestart = { reason, at: new Date().toISOString() };
     log.warn("embedded database restarting", { database: this.name, reason });
     this.reopening = (async () => {
@@ -310,32 +396,42 @@ class EmbeddedDatabase implements Monitored {
         }
       }
       this.restarts++;
-    })().finally(() => this.reopening = null);
+    })().finally(() => {
+      this.reopening = null;
+      this.restarting = false;
+    });
   }
 
   check(now: number): void {
-    if (this.reopening || this.closed) return;
+    if (this.reopening || this.closed || !this.client) return;
     const { vitals } = this.client;
     if (vitals.lastBeat > 0 && now - vitals.lastBeat > pgliteLimits.stallMs) {
       this.restart(`no answer for ${Math.round((now - vitals.lastBeat) / 1000)} s`, "stalled");
     } else if (vitals.memoryBytes > pgliteLimits.recycleMemoryMb * 1024 * 1024 && this.client.idle) {
       this.restart(`memory grew to ${Math.round(vitals.memoryBytes / 1048576)} MB`, "recycled");
+    } else if (
+      this.options.closeWhenIdle && !this.askingDue && pgliteLimits.idleSecs > 0 && this.client.idle &&
+      now - this.client.lastActive >= pgliteLimits.idleSecs * 1000
+    ) {
+      this.rest(this.client);
     }
   }
 
   health(): InstanceHealth {
     return {
       name: this.name,
-      state: this.reopening ? "restarting" : "ok",
-      memory_mb: Math.round(this.client.vitals.memoryBytes / 1048576),
+      state: this.restarting ? "restarting" : "ok",
+      open: this.client !== null,
+      memory_mb: Math.round((this.client?.vitals.memoryBytes ?? 0) / 1048576),
       restarts: this.restarts,
       last_restart: this.lastRestart,
     };
   }
 
   private subscribe(sub: Subscription): void {
-    sub.client = this.client;
-    sub.listener = this.client.listen(sub.channel, sub.onPayload);
+    const client = this.client!;
+    sub.client = client;
+    sub.listener = client.listen(sub.channel, sub.onPayload);
     sub.listener.catch(() => {}); // an engine that fails meanwhile is replaced, and this one listens again
   }
 
@@ -392,18 +488,22 @@ class EmbeddedDatabase implements Monitored {
   async close(): Promise<void> {
     this.closed = true;
     unwatch(this);
-    await this.reopening;
-    const client = this.client;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), CLOSE_MS));
-    try {
-      if (await Promise.race([client.close(), late]) === "late") {
-        client.fence(new Error("The embedded database is closed"));
-        gaveUp(client.vitals);
-      }
-    } finally {
-      clearTimeout(timer);
+    await this.reopening?.catch(() => {});
+    if (this.client) await closeWithin(this.client, CLOSE_MS); // none while it rests
+  }
+}
+
+/** Closes an engine; one that does not finish within `ms` is given up (a stop must not hang). */
+async function closeWithin(client: PgliteClient, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
+  try {
+    if (await Promise.race([client.close(), late]) === "late") {
+      client.fence(new Error("The embedded database is closed"));
+      gaveUp(client.vitals);
     }
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -411,7 +511,7 @@ class EmbeddedDatabase implements Monitored {
  * Opens (creating when new) an embedded PGlite database in `dir`, on a thread of its own. One process may hold
  * a directory.
  */
-export async function openPglite(dir: string, options: PgliteOptions = {}): Promise<Db> {
+export async function openPglite(dir: string, options: PgliteOptions = {}): Promise<EmbeddedDb> {
   await Deno.mkdir(dir, { recursive: true });
   await initPgliteDir(dir, pgliteSettings());
   const database = new EmbeddedDatabase(dir, options);
@@ -426,5 +526,6 @@ export async function openPglite(dir: string, options: PgliteOptions = {}): Prom
     pipeline: (statements, options) => database.pipeline(statements, options),
     listen: (channel, onPayload) => database.listen(channel, onPayload),
     close: () => database.close(),
+    isResting: (now) => database.isResting(now),
   };
 }

@@ -10,6 +10,8 @@ export interface PgliteLimits {
   stallMs: number;
   /** PostgreSQL's `shared_buffers` of each engine, in MB: resident once the engine has read that much. */
   sharedBuffersMb: number;
+  /** A project database without a call for this long is closed, and opened again by the next call (0: never). */
+  idleSecs: number;
 }
 
 export const pgliteLimits: PgliteLimits = {
@@ -17,6 +19,7 @@ export const pgliteLimits: PgliteLimits = {
   recycleMemoryMb: 512,
   stallMs: 120_000,
   sharedBuffersMb: 16,
+  idleSecs: 300,
 };
 
 /** Sets the bounds of the embedded databases opened from now on (and the checks of the open ones). */
@@ -30,6 +33,8 @@ export interface InstanceHealth {
   name: string;
   /** `restarting` from the moment it is given up (or recycled) until its directory is open again. */
   state: "ok" | "restarting";
+  /** False while it rests: closed for idleness (PGLITE_IDLE_SECS), opened again by the next call. */
+  open: boolean;
   memory_mb: number;
   /** Restarts completed. */
   restarts: number;

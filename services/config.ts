@@ -34,6 +34,8 @@ export const Env = z.object({
   PGLITE_RECYCLE_MEMORY_MB: z.coerce.number().int().min(192).max(2048).default(512),
   PGLITE_STALL_MS: z.coerce.number().int().min(500).default(120_000),
   PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(1024).default(16),
+  // Seconds, fractions allowed (tests close databases within a second); 0 keeps every database open.
+  PGLITE_IDLE_SECS: z.coerce.number().min(0).max(86_400).default(300),
   CORS_ORIGINS: z.string().default("*"),
   AUTH_RATE_PER_MIN: z.coerce.number().int().min(1).default(30),
   AUTH_EMAIL_INTERVAL_SECS: z.coerce.number().int().min(0).max(86_400).default(60),

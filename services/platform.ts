@@ -83,6 +83,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
     recycleMemoryMb: config.PGLITE_RECYCLE_MEMORY_MB,
     stallMs: config.PGLITE_STALL_MS,
     sharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB,
+    idleSecs: config.PGLITE_IDLE_SECS,
   });
   const secret = await platformSecret(config);
   const cipher = await Cipher.fromSecret(secret);

@@ -38,7 +38,8 @@ export function startAlertEvaluator(platform: Platform, options: AlertEvaluatorO
     const tick = platform.alerts.tickAt(now);
     for (const ref of projects) {
       if (stopped) return;
-      await platform.alerts.evaluate(ref, tick).catch((err) =>
+      if (platform.dbs.resting(ref)) continue; // no enabled alert in it (it would not rest)
+      await platform.dbs.inBackground(() => platform.alerts.evaluate(ref, tick)).catch((err) =>
         log.warn("alert round failed", { project: ref, cause: describeError(err) })
       );
     }

@@ -33,7 +33,9 @@ export function startCronTicker(platform: Platform, options: CronTickerOptions =
     }
     for (const ref of projects) {
       if (stopped) return;
-      await platform.cron.fireDue(ref).catch((err) =>
+      // A resting project database has no tick due yet (it read its next one as it closed).
+      if (platform.dbs.resting(ref)) continue;
+      await platform.dbs.inBackground(() => platform.cron.fireDue(ref)).catch((err) =>
         log.warn("cron round failed", { project: ref, cause: describeError(err) })
       );
     }

@@ -1,4 +1,5 @@
 import type { Platform } from "../services/platform.ts";
+import type { Claimed, Outcome, WorkArea } from "../lib/work_queue.ts";
 import { startAlertEvaluator } from "./alert_evaluator.ts";
 import { startCronTicker } from "./cron_ticker.ts";
 import { WorkEngine } from "./work_queue.ts";
@@ -28,14 +29,21 @@ export interface WorkerOptions {
  * by the test harness.
  */
 export function startWorkers(platform: Platform, options: WorkerOptions = {}): Workers {
-  const projects = async () => (await platform.projects.list()).map((p) => p.ref);
+  // A sweep leaves resting project databases closed: nothing in them is due yet (db/project_due.ts).
+  const projects = async () =>
+    (await platform.projects.list()).map((p) => p.ref).filter((ref) => !platform.dbs.resting(ref));
+  // A sweep is a periodic check: it does not keep an idle project database open.
+  const quiet = <C extends Claimed, O extends Outcome>(area: WorkArea<C, O>): WorkArea<C, O> => ({
+    ...area,
+    recover: (ref, graceSecs) => platform.dbs.inBackground(() => area.recover(ref, graceSecs)),
+  });
   const engine = new WorkEngine(platform.queue, projects)
     // Later sweeps leave a few seconds to the queue message of a job that just became due.
-    .register(platform.jobs.work, {
+    .register(quiet(platform.jobs.work), {
       everyMs: options.jobSweepEveryMs ?? platform.config.JOBS_SWEEP_SECS * 1000,
       graceSecs: 5,
     })
-    .register(platform.notifications.work, {
+    .register(quiet(platform.notifications.work), {
       everyMs: options.sweepEveryMs ?? platform.config.NOTIFY_SWEEP_SECS * 1000,
       graceSecs: 120,
     });

@@ -25,6 +25,10 @@ export interface ProjectHubOptions {
   useBus: boolean;
   /** Delivers one server event to a connection in its protocol, enforcing its buffer bound. */
   deliver: (conn: Connection, event: ServerEvent) => void;
+  /** True while the project database rests (closed when idle): the cleanup then leaves it closed. */
+  resting?: () => boolean;
+  /** Runs the cleanup as a periodic check, which does not keep an idle database open. */
+  inBackground?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 type BusBody =
@@ -70,7 +74,9 @@ export class ProjectHub {
     }
     // Overflow payloads were read by every listener within moments; old ones are only clutter.
     this.cleaner = setInterval(() => {
-      realtimeStore.pruneOverflow(db, OVERFLOW_KEEP_SECONDS)
+      if (this.options.resting?.()) return;
+      const prune = () => realtimeStore.pruneOverflow(db, OVERFLOW_KEEP_SECONDS);
+      (this.options.inBackground?.(prune) ?? prune())
         .catch((err) => log.warn("realtime overflow cleanup failed", { cause: describeError(err) }));
     }, OVERFLOW_KEEP_SECONDS * 1000);
   }

@@ -217,6 +217,8 @@ export class RealtimeService {
           instanceId: this.instanceId,
           useBus: this.deps.dbs.kind === "postgres",
           deliver: this.deliver,
+          resting: () => this.deps.dbs.resting(ref),
+          inBackground: (fn) => this.deps.dbs.inBackground(fn),
         });
         await h.start();
         return h;

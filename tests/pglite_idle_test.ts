@@ -1,0 +1,217 @@
+import { serve } from "../lib/serve.ts";
+import { openPglite } from "../db/pglite.ts";
+import { configurePglite, pgliteHealth, pgliteLimits } from "../db/pglite_health.ts";
+import { assert, assertEquals } from "./assert.ts";
+import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
+import { deploy, FUNCTIONS, waitUntil } from "./jobs_fixtures.ts";
+import { WsClient } from "./realtime_client.ts";
+
+// Idle project databases (PGLITE_IDLE_SECS) close and open again on the next call. On PostgreSQL the setting
+// has no effect: the same requests run there, and the tests check that no database ever rests.
+
+const IDLE = { PGLITE_IDLE_SECS: "1" };
+
+/** Whether the embedded database of project `ref` is open now (null: no such embedded database). */
+function isOpen(ref: string): boolean | null {
+  return pgliteHealth().instances.find((i) => i.name === `project ${ref}`)?.open ?? null;
+}
+
+/** PGlite: waits until the project's database has closed for idleness. PostgreSQL: waits past the idle time and checks it is open. */
+async function waitForRest(p: TestPlatform, ref = "default"): Promise<void> {
+  if (p.platform.dbs.kind === "pglite") {
+    await waitUntil(`project ${ref} to rest`, () => isOpen(ref) === false);
+  } else {
+    await new Promise((r) => setTimeout(r, 1500));
+    assertEquals(p.platform.dbs.resting(ref), false);
+    assertEquals(isOpen(ref), null); // no embedded database at all
+  }
+}
+
+async function sql(p: TestPlatform, query: string): Promise<Json> {
+  const res = await json(
+    await p.fetch("/v1/sql", { method: "POST", headers: { apikey: p.secretKey }, json: { query } }),
+  );
+  assertEquals(res.status, 200, JSON.stringify(res.body));
+  return res.body.data;
+}
+
+Deno.test("pglite idle: calls made while the engine is closing or closed wait for it and succeed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-idle-" });
+  const before = pgliteLimits.idleSecs;
+  configurePglite({ idleSecs: 0.2 });
+  // The first due-work query is held, so that calls arrive while the database is on its way to rest.
+  const { promise: release, resolve: letClose } = Promise.withResolvers<void>();
+  const { promise: closing, resolve: closingStarted } = Promise.withResolvers<void>();
+  let asked = 0;
+  const db = await openPglite(dir, {
+    closeWhenIdle: {
+      dueAt: async (q) => {
+        if (++asked === 1) {
+          closingStarted();
+          await release;
+        }
+        return Number((await q.query<{ due: string }>("select '12345'::text as due"))[0]!.due);
+      },
+    },
+  });
+  const name = dir.split("/").filter(Boolean).at(-1)!;
+  const open = () => pgliteHealth().instances.find((i) => i.name === name)?.open;
+  const everyKind = (first: number) => [
+    db.query("insert into t values ($1) returning id", [first]),
+    db.exec(`insert into t values (${first + 1})`),
+    db.transaction(async (tx) => await tx.query("insert into t values ($1) returning id", [first + 2])),
+    db.pipeline([{ sql: `insert into t values (${first + 3})`, params: [] }], { end: "commit" }),
+  ];
+  try {
+    await db.exec("create table t (id int primary key)");
+    const notes: string[] = [];
+    const unlisten = await db.listen("idle_channel", (payload) => notes.push(payload));
+    await closing;
+    // Calls made while the engine is asked for its due work: they run, and keep it open.
+    const calls = Promise.all(everyKind(1));
+    letClose();
+    await calls;
+
+    await waitUntil("the engine to rest", () => open() === false);
+    // Due work read as it closed (epoch 12345 ms, long past): a periodic check must open it, not skip it.
+    assertEquals(db.isResting(Date.now()), false);
+    assertEquals(db.isResting(0), true);
+    // Every kind of call on the closed database, at once: one engine opens, and each runs on it.
+    await Promise.all([...everyKind(5), db.query("select pg_notify('idle_channel', 'after reopen')")]);
+    assertEquals(open(), true);
+    assertEquals((await db.query<{ id: number }>("select id from t order by id")).map((r) => r.id), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+    ]);
+    // The LISTEN made before the close was listened to again on the new engine.
+    await waitUntil("the notification", () => notes.includes("after reopen"));
+    await unlisten();
+  } finally {
+    letClose();
+    configurePglite({ idleSecs: before });
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pglite idle: concurrent requests across closes and reopens all succeed; data survives", async () => {
+  const p = await startPlatform(IDLE);
+  try {
+    await sql(
+      p,
+      "create table public.idle_items (id int primary key, label text); grant all on public.idle_items to anon;",
+    );
+    const headers = { apikey: p.secretKey, "content-type": "application/json", prefer: "return=minimal" };
+    let next = 0;
+    const burst = () =>
+      Promise.all(Array.from({ length: 12 }, (_, i) => {
+        if (i % 3 === 0) {
+          const id = ++next;
+          return p.fetch("/rest/v1/idle_items", {
+            method: "POST",
+            headers,
+            json: { id, label: `row ${id}` },
+          });
+        }
+        return p.fetch("/rest/v1/idle_items?select=id&order=id", { headers: { apikey: p.secretKey } });
+      }));
+    for (let round = 0; round < 4; round++) {
+      await waitForRest(p);
+      // The first burst finds the database closed; later ones race its next close (requests keep coming).
+      const answers = await burst();
+      for (const res of answers) {
+        const text = await res.text();
+        assert(res.status === 200 || res.status === 201, `status ${res.status}: ${text}`);
+      }
+    }
+    await waitForRest(p);
+    const rows = await json(
+      await p.fetch("/rest/v1/idle_items?select=id,label&order=id", { headers: { apikey: p.secretKey } }),
+    );
+    assertEquals(rows.status, 200);
+    assertEquals(rows.body.length, next);
+    assertEquals(rows.body.at(-1), { id: next, label: `row ${next}` });
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("pglite idle: a cron tick due while the project rests fires once", async () => {
+  const p = await startPlatform(IDLE, { workers: true });
+  try {
+    await deploy(p, p.secretKey, "idle-tick", FUNCTIONS.fine);
+    // Once a minute, at a second a few seconds from now: time enough for the database to rest first.
+    const second = (new Date().getUTCSeconds() + 6) % 60;
+    const created = await json(
+      await p.fetch("/v1/functions/cron", {
+        method: "POST",
+        headers: { apikey: p.secretKey },
+        json: { name: "idle-cron", schedule: `${second} * * * * *`, function_name: "idle-tick" },
+      }),
+    );
+    assertEquals(created.status, 201, JSON.stringify(created.body));
+    const due = new Date(created.body.data.next_run).getTime();
+    await waitForRest(p);
+    if (p.platform.dbs.kind === "pglite") {
+      // Nothing touches the database now: the ticker leaves it closed until the tick falls due, then opens it.
+      if (Date.now() < due - 200) assert(p.platform.dbs.resting("default"));
+      await waitUntil("the ticker to open the project", () => isOpen("default") === true, 90_000);
+    }
+    let jobs: Json[] = [];
+    await waitUntil("the tick's job", async () => {
+      const res = await json(await p.fetch("/v1/functions/jobs", { headers: { apikey: p.secretKey } }));
+      jobs = (res.body.data as Json[]).filter((j) => j.function_name === "idle-tick");
+      return jobs.length > 0;
+    }, 90_000);
+    assertEquals(jobs.length, 1);
+    const entry = await json(await p.fetch("/v1/functions/cron", { headers: { apikey: p.secretKey } }));
+    const cron = (entry.body.data as Json[]).find((e) => e.name === "idle-cron");
+    assertEquals(new Date(cron.last_run).getTime() >= due, true);
+    assertEquals(new Date(cron.next_run).getTime() > due, true);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("pglite idle: a realtime subscriber gets changes made after the project rested and reopened", async () => {
+  const p = await startPlatform(IDLE);
+  const server = serve({ hostname: "127.0.0.1", port: 0, idleTimeoutMs: 30_000 }, p.handler);
+  const query = new URLSearchParams({ apikey: p.publicKey });
+  let client: WsClient | undefined;
+  try {
+    await sql(
+      p,
+      `create table public.idle_feed (id int primary key, body text);
+       grant all on public.idle_feed to anon;
+       select realtime.enable('public.idle_feed');`,
+    );
+    client = await WsClient.connect(`ws://127.0.0.1:${server.addr.port}/v1/realtime/ws?${query}`);
+    await client.subscribe({ channel: "feed", postgres_changes: [{ event: "*", table: "idle_feed" }] });
+    for (const id of [1, 2]) {
+      // The subscriber alone does not keep the database open; the write opens it and the change still comes.
+      await waitForRest(p);
+      const res = await p.fetch("/rest/v1/idle_feed", {
+        method: "POST",
+        headers: { apikey: p.secretKey, "content-type": "application/json", prefer: "return=minimal" },
+        json: { id, body: `after rest ${id}` },
+      });
+      assertEquals(res.status, 201);
+      const event = await client.next(
+        (m) => m.type === "event" && m.channel === "feed" && m.payload.record?.id === id,
+        10_000,
+      );
+      assertEquals(event.payload.type, "INSERT");
+      assertEquals(event.payload.record, { id, body: `after rest ${id}` });
+    }
+  } finally {
+    await client?.close();
+    await server.shutdown();
+    await p.close();
+  }
+});
