@@ -1,0 +1,190 @@
+/**
+ * `deno task export --to postgres://user@host:5432/db`: moves the platform from its embedded databases (PGlite
+ * under DATA_DIR) to a PostgreSQL server. Run it with the platform's own environment (DATA_DIR, PLATFORM_SECRET),
+ * the platform stopped, towards an empty database. The server is laid out as the platform lays it out itself
+ * (its migrations, one database and two logins per project), then each project's own schemas are recreated from
+ * PGlite's pg_dump and every table's rows are copied; the row counts of both sides are printed and compared.
+ */
+import { parseArgs } from "node:util";
+import type { PGlite } from "@electric-sql/pglite";
+import { loadConfig } from "../services/config.ts";
+import { platformSecret } from "../services/platform.ts";
+import { Databases } from "../db/databases.ts";
+import type { Db } from "../db/driver.ts";
+import { controlDir, isDatabaseDir, openDirectories, openSource, projectDir } from "../db/move_source.ts";
+import { dumpSchemas, userSchemas } from "../db/move_schema.ts";
+import {
+  copySequences,
+  copyTable,
+  countSource,
+  countTarget,
+  listSequences,
+  listTables,
+  type MovedTable,
+} from "../db/move_rows.ts";
+import { schemasOf, targetNotEmpty } from "../db/move_target.ts";
+import { copyIndexes, refreshViews } from "../db/move_extras.ts";
+
+/** One line of the final report: a table and its rows on both sides. */
+export interface CountLine {
+  database: string;
+  table: string;
+  source: number;
+  target: number;
+}
+
+/** A refusal or a failure the user can act on: printed as it is, without a stack. */
+class ExportError extends Error {}
+
+/** The tables a move copies: the platform's record of applied migrations is the server's own already. */
+function copied(tables: MovedTable[]): MovedTable[] {
+  return tables.filter((t) => !(t.schema === "platform" && t.name === "migrations"));
+}
+
+async function currentUser(query: () => Promise<{ u: string }[]>): Promise<string> {
+  return (await query())[0]!.u;
+}
+
+/** Copies the tables and sequences of `schemas`, then counts both sides. */
+async function copyData(pg: PGlite, db: Db, schemas: string[], label: string): Promise<CountLine[]> {
+  const tables = copied(await listTables(pg, schemas));
+  for (const table of tables) await copyTable(pg, db, table);
+  await copySequences(db, await listSequences(pg, schemas));
+  const lines: CountLine[] = [];
+  for (const table of tables) {
+    lines.push({
+      database: label,
+      table: `${table.schema}.${table.name}`,
+      source: await countSource(pg, table),
+      target: await countTarget(db, table),
+    });
+  }
+  return lines;
+}
+
+/** What a move did: the row counts of every table, and the indexes the server could not build. */
+export interface ExportResult {
+  lines: CountLine[];
+  skippedIndexes: string[];
+}
+
+/** Moves the control database and every project database. */
+export async function exportToPostgres(to: string): Promise<ExportResult> {
+  const config = loadConfig();
+  if (config.DATABASE_URL) {
+    throw new ExportError("DATABASE_URL is set: this platform runs on PostgreSQL already");
+  }
+  if (!/^postgres(ql)?:\/\//.test(to) || !URL.canParse(to)) {
+    throw new ExportError("--to must be a PostgreSQL URL: postgres://user@host:5432/database");
+  }
+  const held = await openDirectories(config.DATA_DIR);
+  if (held.length > 0) {
+    throw new ExportError(
+      "the platform is running (its embedded databases are open): stop it first. If it is not running, it " +
+        "stopped abruptly: start it and stop it once.",
+    );
+  }
+  if (!await isDatabaseDir(controlDir(config.DATA_DIR))) {
+    throw new ExportError(`no embedded database in DATA_DIR (${config.DATA_DIR}): nothing to export`);
+  }
+  const secret = await platformSecret(config);
+  const control = await openSource(controlDir(config.DATA_DIR));
+  let target: Databases | undefined;
+  const lines: CountLine[] = [];
+  const skippedIndexes: string[] = [];
+  try {
+    const refs = (await control.query<{ ref: string }>("select ref from platform.projects order by ref")).rows
+      .map((r) => r.ref);
+    const refusal = await targetNotEmpty(to, refs);
+    if (refusal) throw new ExportError(refusal);
+    target = await Databases.open({
+      databaseUrl: to,
+      dataDir: config.DATA_DIR,
+      poolSize: 2,
+      ownerSecret: secret,
+    });
+    lines.push(...await copyData(control, target.control, await schemasOf(target.control), "control"));
+    const serverUser = await currentUser(() => target!.control.query("select current_user as u"));
+    for (const ref of refs) {
+      // The server side first, as the platform creates a project: its database, migrations and logins.
+      await target.createProject(ref);
+      const { role: owner } = await target.ownerSession(ref);
+      await target.tenant(ref);
+      const db = await target.project(ref);
+      const dir = projectDir(config.DATA_DIR, ref);
+      if (!await isDatabaseDir(dir)) continue; // never opened: as new on the server too
+      const pg = await openSource(dir);
+      try {
+        const platformSchemas = await schemasOf(db);
+        const own = await userSchemas(pg, new Set(platformSchemas));
+        const embeddedUser = await currentUser(async () =>
+          (await pg.query<{ u: string }>("select current_user as u")).rows
+        );
+        const ddl = await dumpSchemas(pg, own, { project_owner: owner, [embeddedUser]: serverUser });
+        if (ddl) await db.transaction((tx) => tx.exec(ddl), { prepare: false });
+        const present = new Set((await schemasOf(db)).concat("public"));
+        const schemas = [...platformSchemas, ...own].filter((s, i, all) =>
+          present.has(s) && all.indexOf(s) === i
+        );
+        lines.push(...await copyData(pg, db, schemas, ref));
+        skippedIndexes.push(...(await copyIndexes(pg, db, platformSchemas)).map((name) => `${ref}: ${name}`));
+        await refreshViews(pg, db, own);
+      } finally {
+        await pg.close();
+      }
+    }
+  } finally {
+    await control.close();
+    await target?.close();
+  }
+  return { lines, skippedIndexes };
+}
+
+/** The report: one line per table, and whether every count matches. */
+export function formatCounts(lines: CountLine[]): { text: string; mismatches: number } {
+  const width = Math.max(5, ...lines.map((l) => `${l.database}  ${l.table}`.length));
+  const out = [`${"table".padEnd(width)}  ${"source".padStart(8)}  ${"target".padStart(8)}`];
+  let mismatches = 0;
+  for (const l of lines) {
+    const bad = l.source !== l.target;
+    if (bad) mismatches++;
+    out.push(
+      `${`${l.database}  ${l.table}`.padEnd(width)}  ${String(l.source).padStart(8)}  ${
+        String(l.target).padStart(8)
+      }${bad ? "  MISMATCH" : ""}`,
+    );
+  }
+  return { text: out.join("\n"), mismatches };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ args: Deno.args, options: { to: { type: "string" } } });
+  if (!values.to) {
+    console.error("Usage: deno task export --to postgres://user@host:5432/database");
+    Deno.exit(2);
+  }
+  let result: ExportResult;
+  try {
+    result = await exportToPostgres(values.to);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`Export ${err instanceof ExportError ? "refused" : "failed"}: ${message}`);
+    Deno.exit(1);
+  }
+  const { lines, skippedIndexes } = result;
+  const { text, mismatches } = formatCounts(lines);
+  console.log(text);
+  if (skippedIndexes.length > 0) {
+    console.log(
+      `\nNot built on the server (no pgvector there; searched by exact scan): ${skippedIndexes.join(", ")}`,
+    );
+  }
+  if (mismatches > 0) {
+    console.error(`Export failed: ${mismatches} table(s) differ in row count`);
+    Deno.exit(1);
+  }
+  console.log(
+    `\nExported ${lines.length} tables. Start the platform with DATABASE_URL=<the target URL> and the same ` +
+      "PLATFORM_SECRET and DATA_DIR (Deno KV stays there).",
+  );
+}
