@@ -88,6 +88,7 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
     ) => await json(await p.fetch(path, { method, headers, json: body }));
     let userToken = "";
     let userId = "";
+    let other: Json;
     await t.step("the embedded platform gets a project's worth of state", async () => {
       const sql = await call(source, "POST", "/v1/sql", { query: SCHEMA });
       assertEquals(sql.status, 200, JSON.stringify(sql.body));
@@ -137,6 +138,25 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
         body: "Hello {{ name }}.",
       });
       assertEquals(template.status, 201, JSON.stringify(template.body));
+      const ingest = await call(source, "POST", "/v1/ai/rag/ingest", {
+        namespace: "kb",
+        document: { id: "moving", text: "PostgreSQL keeps the rows once the platform has moved." },
+      });
+      assertEquals(ingest.status, 200, JSON.stringify(ingest.body));
+      const admin = { authorization: `Bearer ${await source.adminToken()}` };
+      const created = await call(source, "POST", "/v1/admin/projects", { ref: "second" }, admin);
+      assertEquals(created.status, 201, JSON.stringify(created.body));
+      other = created.body.data;
+      const seeded = await json(
+        await source.fetch("http://second.localhost/v1/sql", {
+          method: "POST",
+          headers: { apikey: other.secret_key },
+          json: {
+            query: "create table items (name text primary key); insert into items values ('one'), ('two');",
+          },
+        }),
+      );
+      assertEquals(seeded.status, 200, JSON.stringify(seeded.body));
     });
 
     await t.step("refuses while the platform runs", async () => {
@@ -169,6 +189,8 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
       }
       assertMatch(out, /default {2}public\.notes\s+3\s+3\n/);
       assertMatch(out, /default {2}crm\.accounts\s+2\s+2\n/);
+      assertMatch(out, /default {2}platform\.ai_chunks\s+1\s+1\n/);
+      assertMatch(out, /second {2}public\.items\s+2\s+2\n/);
       assert(!/MISMATCH/.test(out), out);
     });
 
@@ -254,6 +276,19 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
         assertEquals(captured, [{ table_name: "notes" }]);
       },
     );
+
+    await t.step("AI corpora and every project move", async () => {
+      const found = await call(p, "POST", "/v1/ai/search", {
+        query: "rows moved PostgreSQL",
+        namespace: "kb",
+      });
+      assertEquals(found.status, 200, JSON.stringify(found.body));
+      assertEquals(found.body.data.map((d: Json) => d.document_id), ["moving"]);
+      const items = await p.fetch("http://second.localhost/rest/v1/items?select=name&order=name", {
+        headers: { apikey: other.secret_key },
+      });
+      assertEquals(await items.json(), [{ name: "one" }, { name: "two" }]);
+    });
   } finally {
     if (sourceOpen) await source.close({ keepSandbox: true });
     await moved?.close({ keepSandbox: true });
