@@ -5,10 +5,12 @@
  * (its migrations, one database and two logins per project), then each project's own schemas are recreated from
  * PGlite's pg_dump and every table's rows are copied; the row counts of both sides are printed and compared.
  */
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { PGlite } from "@electric-sql/pglite";
 import { loadConfig } from "../services/config.ts";
 import { platformSecret } from "../services/platform.ts";
+import { Cipher } from "../lib/crypto.ts";
 import { Databases } from "../db/databases.ts";
 import type { Db } from "../db/driver.ts";
 import { controlDir, isDatabaseDir, openDirectories, openSource, projectDir } from "../db/move_source.ts";
@@ -39,6 +41,33 @@ class ExportError extends Error {}
 /** The tables a move copies: the platform's record of applied migrations is the server's own already. */
 function copied(tables: MovedTable[]): MovedTable[] {
   return tables.filter((t) => !(t.schema === "platform" && t.name === "migrations"));
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+/**
+ * Refuses a secret that did not write this data: on the server the platform could not read the project keys
+ * it encrypted, and the project logins' passwords, derived from it, would differ.
+ */
+async function checkSecret(control: PGlite, secret: string): Promise<void> {
+  const { rows } = await control.query<{ sealed: string }>(
+    "select key_encrypted as sealed from platform.api_keys limit 1",
+  );
+  if (!rows[0]) return;
+  try {
+    await (await Cipher.fromSecret(secret)).decrypt(rows[0].sealed);
+  } catch {
+    throw new ExportError(
+      "PLATFORM_SECRET differs from the one that wrote this data: use the platform's own",
+    );
+  }
 }
 
 async function currentUser(query: () => Promise<{ u: string }[]>): Promise<string> {
@@ -87,12 +116,18 @@ export async function exportToPostgres(to: string): Promise<ExportResult> {
   if (!await isDatabaseDir(controlDir(config.DATA_DIR))) {
     throw new ExportError(`no embedded database in DATA_DIR (${config.DATA_DIR}): nothing to export`);
   }
+  if (!config.PLATFORM_SECRET && !await isFile(join(config.DATA_DIR, ".secret"))) {
+    throw new ExportError(
+      "PLATFORM_SECRET is not set and DATA_DIR has no .secret: set the platform's secret",
+    );
+  }
   const secret = await platformSecret(config);
   const control = await openSource(controlDir(config.DATA_DIR));
   let target: Databases | undefined;
   const lines: CountLine[] = [];
   const skippedIndexes: string[] = [];
   try {
+    await checkSecret(control, secret);
     const refs = (await control.query<{ ref: string }>("select ref from platform.projects order by ref")).rows
       .map((r) => r.ref);
     const refusal = await targetNotEmpty(to, refs);

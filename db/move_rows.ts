@@ -82,14 +82,18 @@ export async function copyTable(pg: PGlite, db: Db, table: MovedTable): Promise<
   }, { prepare: false });
 }
 
+/** A sequence and the value it last gave (null: never used). */
+export interface MovedSequence {
+  schema: string;
+  name: string;
+  last: string | null;
+}
+
 /** The sequences of `schemas` on the embedded side, with where each stands. */
-export async function listSequences(
-  pg: PGlite,
-  schemas: string[],
-): Promise<{ schema: string; name: string; last: string | null; called: boolean }[]> {
+export async function listSequences(pg: PGlite, schemas: string[]): Promise<MovedSequence[]> {
   if (schemas.length === 0) return [];
-  const { rows } = await pg.query<{ schema: string; name: string; last: string | null; called: boolean }>(
-    `select schemaname as schema, sequencename as name, last_value::text as last, last_value is not null as called
+  const { rows } = await pg.query<MovedSequence>(
+    `select schemaname as schema, sequencename as name, last_value::text as last
        from pg_catalog.pg_sequences where schemaname = any($1::text[]) order by 1, 2`,
     [schemas],
   );
@@ -97,10 +101,7 @@ export async function listSequences(
 }
 
 /** Sets each sequence on the server where it stands on the embedded side (one never used stays unused). */
-export async function copySequences(
-  db: Db,
-  sequences: { schema: string; name: string; last: string | null; called: boolean }[],
-): Promise<void> {
+export async function copySequences(db: Db, sequences: MovedSequence[]): Promise<void> {
   for (const s of sequences) {
     if (s.last === null) continue;
     await db.query("select pg_catalog.setval($1::regclass, $2::bigint, true)", [

@@ -181,6 +181,15 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
       await used.end();
     });
 
+    await t.step("refuses a PLATFORM_SECRET that did not write the data", async () => {
+      const { code, out } = await runExport(
+        { ...sandbox.env, PLATFORM_SECRET: `another-secret-${randomHex(16)}` },
+        serverUrl(target),
+      );
+      assertEquals(code, 1, out);
+      assertMatch(out, /Export refused: PLATFORM_SECRET differs/);
+    });
+
     await t.step("copies every table and prints matching row counts", async () => {
       const { code, out } = await runExport(sandbox.env, serverUrl(target));
       assertEquals(code, 0, out);
