@@ -87,6 +87,7 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
       headers: HeadersInit = sk,
     ) => await json(await p.fetch(path, { method, headers, json: body }));
     let userToken = "";
+    let userRefresh = "";
     let userId = "";
     let other: Json;
     await t.step("the embedded platform gets a project's worth of state", async () => {
@@ -98,6 +99,7 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
       }, { apikey: sandbox.publicKey });
       assertEquals(signup.status, 200, JSON.stringify(signup.body));
       userToken = signup.body.data.session.access_token;
+      userRefresh = signup.body.data.session.refresh_token;
       userId = signup.body.data.user.id;
       const mine = await source.fetch("/rest/v1/notes", {
         method: "POST",
@@ -240,6 +242,12 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
       }, { apikey: sandbox.publicKey });
       assertEquals(signin.status, 200, JSON.stringify(signin.body));
       assertEquals(signin.body.data.user.id, userId);
+      const refreshed = await call(p, "POST", "/v1/auth/token", {
+        grant_type: "refresh_token",
+        refresh_token: userRefresh,
+      }, { apikey: sandbox.publicKey });
+      assertEquals(refreshed.status, 200, JSON.stringify(refreshed.body));
+      assertEquals(refreshed.body.data.user.id, userId);
       const admin = await p.fetch("/v1/admin/login", { method: "POST", json: ADMIN });
       assertEquals(admin.status, 200);
       const all = await p.fetch("/rest/v1/notes?select=body,tags,blob&order=id", { headers: sk });
