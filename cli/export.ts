@@ -13,7 +13,7 @@ import { platformSecret } from "../services/platform.ts";
 import { Cipher } from "../lib/crypto.ts";
 import { Databases } from "../db/databases.ts";
 import type { Db } from "../db/driver.ts";
-import { controlDir, isDatabaseDir, openDirectories, openSource, projectDir } from "../db/move_source.ts";
+import { controlDir, heldOpen, isDatabaseDir, openSource, projectDir } from "../db/move_source.ts";
 import { dumpSchemas, userSchemas } from "../db/move_schema.ts";
 import {
   copySequences,
@@ -106,10 +106,11 @@ export async function exportToPostgres(to: string): Promise<ExportResult> {
   if (!/^postgres(ql)?:\/\//.test(to) || !URL.canParse(to)) {
     throw new ExportError("--to must be a PostgreSQL URL: postgres://user@host:5432/database");
   }
-  const held = await openDirectories(config.DATA_DIR);
+  const kvPath = config.KV_URL ? null : config.KV_PATH ?? join(config.DATA_DIR, "kv.sqlite3");
+  const held = await heldOpen(config.DATA_DIR, kvPath);
   if (held.length > 0) {
     throw new ExportError(
-      "the platform is running (its embedded databases are open): stop it first. If it is not running, it " +
+      "the platform is running (its embedded databases or KV are open): stop it first. If it is not running, it " +
         "stopped abruptly: start it and stop it once.",
     );
   }

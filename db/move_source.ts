@@ -34,21 +34,23 @@ export function isDatabaseDir(dir: string): Promise<boolean> {
 }
 
 /**
- * The embedded directories that an engine holds open: PGlite writes `postmaster.pid` when it opens a directory
- * and removes it when it closes. One left by an engine that was killed reads the same; starting and stopping the
- * platform once clears it.
+ * What a running platform holds open under `dataDir`: PGlite writes `postmaster.pid` in a directory when it opens
+ * it and removes it when it closes; SQLite keeps `<file>-shm` beside a KV file while a process has it open (a
+ * local KV: `kvPath`, or `<dataDir>/kv.sqlite3`; none when KV is remote). A process that was killed leaves them
+ * behind too: starting and stopping the platform once clears them.
  */
-export async function openDirectories(dataDir: string): Promise<string[]> {
-  const dirs = [controlDir(dataDir)];
+export async function heldOpen(dataDir: string, kvPath: string | null): Promise<string[]> {
+  const markers = [join(controlDir(dataDir), "postmaster.pid")];
   try {
     for await (const entry of Deno.readDir(join(dataDir, "pglite", "projects"))) {
-      if (entry.isDirectory) dirs.push(projectDir(dataDir, entry.name));
+      if (entry.isDirectory) markers.push(join(projectDir(dataDir, entry.name), "postmaster.pid"));
     }
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
+  if (kvPath !== null) markers.push(`${kvPath}-shm`);
   const held: string[] = [];
-  for (const dir of dirs) if (await exists(join(dir, "postmaster.pid"))) held.push(dir);
+  for (const marker of markers) if (await exists(marker)) held.push(marker);
   return held;
 }
 
