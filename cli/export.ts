@@ -14,7 +14,7 @@ import { Cipher } from "../lib/crypto.ts";
 import { Databases } from "../db/databases.ts";
 import type { Db } from "../db/driver.ts";
 import { controlDir, heldOpen, isDatabaseDir, openSource, projectDir } from "../db/move_source.ts";
-import { dumpSchemas, userSchemas } from "../db/move_schema.ts";
+import { dumpSchemas, type DumpSection, userSchemas } from "../db/move_schema.ts";
 import {
   copySequences,
   copyTable,
@@ -156,13 +156,18 @@ export async function exportToPostgres(to: string): Promise<ExportResult> {
         const embeddedUser = await currentUser(async () =>
           (await pg.query<{ u: string }>("select current_user as u")).rows
         );
-        const ddl = await dumpSchemas(pg, own, { project_owner: owner, [embeddedUser]: serverUser });
-        if (ddl) await db.transaction((tx) => tx.exec(ddl), { prepare: false });
+        const roles = { project_owner: owner, [embeddedUser]: serverUser };
+        const replay = async (section: DumpSection) => {
+          const ddl = await dumpSchemas(pg, own, roles, section);
+          if (ddl) await db.transaction((tx) => tx.exec(ddl), { prepare: false });
+        };
+        await replay("pre-data");
         const present = new Set((await schemasOf(db)).concat("public"));
         const schemas = [...platformSchemas, ...own].filter((s, i, all) =>
           present.has(s) && all.indexOf(s) === i
         );
         lines.push(...await copyData(pg, db, schemas, ref));
+        await replay("post-data");
         skippedIndexes.push(...(await copyIndexes(pg, db, platformSchemas)).map((name) => `${ref}: ${name}`));
         await refreshViews(pg, db, own);
       } finally {

@@ -52,10 +52,26 @@ function quote(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-/** The definitions of `schemas` in the embedded database, without data, rewritten with {@linkcode rewriteDump}. */
-export async function dumpSchemas(pg: PGlite, schemas: string[], roles: RoleNames): Promise<string> {
+/**
+ * pg_dump's sections: `pre-data` (schemas, types, functions, tables, views, sequences, grants) goes before the
+ * rows, `post-data` (keys, indexes, constraints not validated, triggers, policies, default privileges) after
+ * them, as a restore orders them: rows are checked against what their table held when they were written.
+ */
+export type DumpSection = "pre-data" | "post-data";
+
+/** One section of the definitions of `schemas` in the embedded database, rewritten with {@linkcode rewriteDump}. */
+export async function dumpSchemas(
+  pg: PGlite,
+  schemas: string[],
+  roles: RoleNames,
+  section: DumpSection,
+): Promise<string> {
   if (schemas.length === 0) return "";
-  const args = ["--schema-only", ...schemas.map((s) => `--schema=${schemaPattern(s)}`)];
+  const args = [
+    "--schema-only",
+    `--section=${section}`,
+    ...schemas.map((s) => `--schema=${schemaPattern(s)}`),
+  ];
   const file = await pgDump({ pg, args });
   return rewriteDump(await file.text(), roles);
 }

@@ -65,6 +65,7 @@ create function add_one(x int) returns int language sql immutable as 'select x +
 create schema crm;
 create table crm.accounts (id bigint generated always as identity primary key, name text not null);
 insert into crm.accounts (name) values ('acme'), ('globex');
+alter table crm.accounts add constraint named_after_acme check (name like 'a%') not valid;
 grant usage on schema crm to service_role;
 grant select on crm.accounts to service_role;
 insert into notes (body, public, tags, blob) values ('hello world', true, '{a,b}', '\\x00ff'), ('hidden', false, '{}', null);
@@ -291,6 +292,10 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
         assertEquals(templates.body.data.map((x: Json) => x.name), ["welcome"]);
         const captured = await p.internalSql("select table_name from realtime.tables");
         assertEquals(captured, [{ table_name: "notes" }]);
+        const unchecked = await p.internalSql(
+          "select convalidated from pg_catalog.pg_constraint where conname = 'named_after_acme'",
+        );
+        assertEquals(unchecked, [{ convalidated: false }]);
       },
     );
 
