@@ -24,7 +24,7 @@ import {
   listTables,
   type MovedTable,
 } from "../db/move_rows.ts";
-import { schemasOf, targetNotEmpty } from "../db/move_target.ts";
+import { schemasOf, targetNotEmpty, undoMove } from "../db/move_target.ts";
 import { copyIndexes, refreshViews } from "../db/move_extras.ts";
 
 /** One line of the final report: a table and its rows on both sides. */
@@ -91,6 +91,51 @@ async function copyData(pg: PGlite, db: Db, schemas: string[], label: string): P
   return lines;
 }
 
+/**
+ * Moves one project: its server side made first, as the platform makes a project (database, migrations, owner and
+ * authenticator logins), then its own schemas replayed around its rows. Answers its tables' row counts; adds to
+ * `skippedIndexes` the platform indexes the server could not build.
+ */
+async function moveProject(
+  dataDir: string,
+  target: Databases,
+  ref: string,
+  serverUser: string,
+  skippedIndexes: string[],
+): Promise<CountLine[]> {
+  await target.createProject(ref);
+  const { role: owner } = await target.ownerSession(ref);
+  await target.tenant(ref);
+  const db = await target.project(ref);
+  const dir = projectDir(dataDir, ref);
+  if (!await isDatabaseDir(dir)) return []; // never opened: as new on the server too
+  const pg = await openSource(dir);
+  try {
+    const platformSchemas = await schemasOf(db);
+    const own = await userSchemas(pg, new Set(platformSchemas));
+    const embeddedUser = await currentUser(async () =>
+      (await pg.query<{ u: string }>("select current_user as u")).rows
+    );
+    const roles = { project_owner: owner, [embeddedUser]: serverUser };
+    const replay = async (section: DumpSection) => {
+      const ddl = await dumpSchemas(pg, own, roles, section);
+      if (ddl) await db.transaction((tx) => tx.exec(ddl), { prepare: false });
+    };
+    await replay("pre-data");
+    const present = new Set((await schemasOf(db)).concat("public"));
+    const schemas = [...platformSchemas, ...own].filter((s, i, all) =>
+      present.has(s) && all.indexOf(s) === i
+    );
+    const lines = await copyData(pg, db, schemas, ref);
+    await replay("post-data");
+    skippedIndexes.push(...(await copyIndexes(pg, db, platformSchemas)).map((name) => `${ref}: ${name}`));
+    await refreshViews(pg, db, own);
+    return lines;
+  } finally {
+    await pg.close();
+  }
+}
+
 /** What a move did: the row counts of every table, and the indexes the server could not build. */
 export interface ExportResult {
   lines: CountLine[];
@@ -139,40 +184,17 @@ export async function exportToPostgres(to: string): Promise<ExportResult> {
       poolSize: 2,
       ownerSecret: secret,
     });
-    lines.push(...await copyData(control, target.control, await schemasOf(target.control), "control"));
-    const serverUser = await currentUser(() => target!.control.query("select current_user as u"));
-    for (const ref of refs) {
-      // The server side first, as the platform creates a project: its database, migrations and logins.
-      await target.createProject(ref);
-      const { role: owner } = await target.ownerSession(ref);
-      await target.tenant(ref);
-      const db = await target.project(ref);
-      const dir = projectDir(config.DATA_DIR, ref);
-      if (!await isDatabaseDir(dir)) continue; // never opened: as new on the server too
-      const pg = await openSource(dir);
-      try {
-        const platformSchemas = await schemasOf(db);
-        const own = await userSchemas(pg, new Set(platformSchemas));
-        const embeddedUser = await currentUser(async () =>
-          (await pg.query<{ u: string }>("select current_user as u")).rows
-        );
-        const roles = { project_owner: owner, [embeddedUser]: serverUser };
-        const replay = async (section: DumpSection) => {
-          const ddl = await dumpSchemas(pg, own, roles, section);
-          if (ddl) await db.transaction((tx) => tx.exec(ddl), { prepare: false });
-        };
-        await replay("pre-data");
-        const present = new Set((await schemasOf(db)).concat("public"));
-        const schemas = [...platformSchemas, ...own].filter((s, i, all) =>
-          present.has(s) && all.indexOf(s) === i
-        );
-        lines.push(...await copyData(pg, db, schemas, ref));
-        await replay("post-data");
-        skippedIndexes.push(...(await copyIndexes(pg, db, platformSchemas)).map((name) => `${ref}: ${name}`));
-        await refreshViews(pg, db, own);
-      } finally {
-        await pg.close();
+    const moved = target;
+    try {
+      lines.push(...await copyData(control, moved.control, await schemasOf(moved.control), "control"));
+      const serverUser = await currentUser(() => moved.control.query("select current_user as u"));
+      for (const ref of refs) {
+        lines.push(...await moveProject(config.DATA_DIR, moved, ref, serverUser, skippedIndexes));
       }
+    } catch (err) {
+      // The target was empty: all it holds now is this move's, taken back so that it can simply run again.
+      await undoMove(moved, refs).catch(() => {});
+      throw err;
     }
   } finally {
     await control.close();

@@ -3,6 +3,7 @@
  * platform's migrations create there is told apart from what a project made itself.
  */
 import { type Db, quoteIdent } from "./driver.ts";
+import type { Databases } from "./databases.ts";
 import { openPostgres } from "./postgres.ts";
 
 /** The schemas that are PostgreSQL's own, never copied and never counted as content. */
@@ -52,5 +53,17 @@ export async function targetNotEmpty(url: string, refs: string[]): Promise<strin
     return null;
   } finally {
     await db.close();
+  }
+}
+
+/**
+ * Takes back what a move that failed made on a target that was empty: each project's database and logins, and
+ * the control database's schemas. The cluster-wide roles its migrations made (`anon`, `authenticated`…) stay:
+ * other databases of the server may use them.
+ */
+export async function undoMove(dbs: Databases, refs: string[]): Promise<void> {
+  for (const ref of refs) await dbs.dropProject(ref);
+  for (const schema of await schemasOf(dbs.control)) {
+    await dbs.control.exec(`drop schema ${quoteIdent(schema)} cascade`);
   }
 }

@@ -1,5 +1,6 @@
 import postgres from "postgres";
 import { randomHex } from "../lib/crypto.ts";
+import { controlDir, openSource } from "../db/move_source.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { ADMIN, type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
 
@@ -160,6 +161,10 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
         }),
       );
       assertEquals(seeded.status, 200, JSON.stringify(seeded.body));
+      // A table the server's control database lacks: the first export fails on it (taken away after).
+      await source.platform.dbs.control.exec(
+        "create table platform.export_blocker (id int); insert into platform.export_blocker values (1)",
+      );
     });
 
     await t.step("refuses while the platform runs", async () => {
@@ -191,6 +196,26 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
       );
       assertEquals(code, 1, out);
       assertMatch(out, /Export refused: PLATFORM_SECRET differs/);
+    });
+
+    await t.step("a move that fails takes back what it made on the target", async () => {
+      const { code, out } = await runExport(sandbox.env, serverUrl(target));
+      assertEquals(code, 1, out);
+      assertMatch(out, /Export failed: .*export_blocker/);
+      const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
+      const left = await admin.unsafe(
+        "select datname as name from pg_database where datname like $1 union all select rolname from pg_roles where rolname like $1",
+        [`${target}\\_%`],
+      );
+      await admin.end();
+      assertEquals([...left], []);
+      const used = postgres(serverUrl(target), { max: 1, onnotice: () => {} });
+      const schemas = await used.unsafe("select nspname from pg_namespace where nspname = 'platform'");
+      await used.end();
+      assertEquals([...schemas], []);
+      const control = await openSource(controlDir(sandbox.env.DATA_DIR!));
+      await control.exec("drop table platform.export_blocker");
+      await control.close();
     });
 
     await t.step("copies every table and prints matching row counts", async () => {
