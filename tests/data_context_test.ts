@@ -292,18 +292,19 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           const res = await patchSettings(p, bad);
           assertEquals(res.status, 400, JSON.stringify(bad));
         }
-        const changed = await patchSettings(p, { aggregates: true, plan: true });
+        const changed = await patchSettings(p, { aggregates: false, plan: true });
         assertEquals(changed.body.data, {
           schemas: ["public"],
-          aggregates: true,
+          aggregates: false,
           plan: true,
           server_timing: false,
           pre_request: null,
         });
+        // null goes back to the platform's default (the test platforms' DATA_AGGREGATES is true).
         const reset = await patchSettings(p, { aggregates: null, plan: null });
         assertEquals(reset.body.data, {
           schemas: ["public"],
-          aggregates: false,
+          aggregates: true,
           plan: false,
           server_timing: false,
           pre_request: null,
