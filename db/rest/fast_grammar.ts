@@ -47,7 +47,7 @@ class Scanner {
   constructor(readonly s: string) {}
 
   code(at = this.i): number {
-    return this.s.charCodeAt(at); // NaN past the end
+    return this.s.charCodeAt(at); // NaN past the end: `c !== c` below is "at the end"
   }
 
   atEnd(): boolean {
