@@ -103,15 +103,11 @@ function toFilter(field: Field, e: OpExpr): Filter {
 
 const TOP_FILTER = opExpr(singleValue);
 const LOGIC_FILTER = opExpr(logicValue);
-const fastTopFilter = (text: string) => fastOpExpr(text, true);
-const fastLogicFilter = (text: string) => fastOpExpr(text, false);
 
 /** Parses the right side of a filter: `[not.]op[(any|all)|(lang)].value`. */
 export function parseFilter(field: Field, raw: string, inLogic = false): Filter {
-  const source = `failed to parse filter (${raw})`;
-  const expr = inLogic
-    ? parse(LOGIC_FILTER, raw, source, fastLogicFilter)
-    : parse(TOP_FILTER, raw, source, fastTopFilter);
+  const expr = fastOpExpr(raw, !inLogic) ??
+    parse(inLogic ? LOGIC_FILTER : TOP_FILTER, raw, `failed to parse filter (${raw})`);
   return toFilter(field, expr);
 }
 
