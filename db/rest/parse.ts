@@ -25,6 +25,14 @@ import {
   type Tree,
   treePath,
 } from "./grammar.ts";
+import {
+  fastColumns,
+  fastLogicPath,
+  fastLogicTree,
+  fastOpExpr,
+  fastOrder,
+  fastTreePath,
+} from "./fast_grammar.ts";
 
 /** The most elements an `in.(…)` list may have (`{…}` arrays are PostgreSQL's to read). */
 export const MAX_LIST_ITEMS = 10_000;
@@ -40,8 +48,13 @@ const CAST = /^[A-Za-z_][A-Za-z0-9_]*(\[\])?$/;
 /** `.fn()` after a column: an aggregate (or a misspelt one, which the parser names). */
 const CALL = /^\.([A-Za-z_][A-Za-z0-9_]*)\(\)/;
 
-/** Runs one rule of the grammar; a failure is PGRST100 with Parsec's position and wording, as PostgREST. */
-function parse<T>(rule: Parser<T>, text: string, source: string): T {
+/**
+ * Runs one rule of the grammar; a failure is PGRST100 with Parsec's position and wording, as PostgREST. `fast`
+ * reads the usual shapes of the text to the same value much quicker; what it leaves (undefined), the grammar reads.
+ */
+function parse<T>(rule: Parser<T>, text: string, source: string, fast?: (text: string) => T | undefined): T {
+  const quick = fast?.(text);
+  if (quick !== undefined) return quick;
   let r;
   try {
     r = run(rule, text);
@@ -56,7 +69,7 @@ function parse<T>(rule: Parser<T>, text: string, source: string): T {
 
 /** Parses a filter key's column with an optional JSON path: `name`, `"a name"`, `data->a->>b`, `arr->0`. */
 export function parseField(text: string): Field {
-  return parse(treePath, text, `failed to parse tree path (${text})`).field;
+  return parse(treePath, text, `failed to parse tree path (${text})`, fastTreePath).field;
 }
 
 function unquote(value: string): string {
@@ -93,7 +106,9 @@ const LOGIC_FILTER = opExpr(logicValue);
 
 /** Parses the right side of a filter: `[not.]op[(any|all)|(lang)].value`. */
 export function parseFilter(field: Field, raw: string, inLogic = false): Filter {
-  return toFilter(field, parse(inLogic ? LOGIC_FILTER : TOP_FILTER, raw, `failed to parse filter (${raw})`));
+  const expr = fastOpExpr(raw, !inLogic) ??
+    parse(inLogic ? LOGIC_FILTER : TOP_FILTER, raw, `failed to parse filter (${raw})`);
+  return toFilter(field, expr);
 }
 
 function toCondition(tree: Tree, depth: number, raw: string): Condition {
@@ -112,14 +127,15 @@ function toCondition(tree: Tree, depth: number, raw: string): Condition {
  * text (`or(…)`), so its columns count the operator too.
  */
 export function parseLogic(op: "and" | "or", negate: boolean, raw: string): Condition {
-  const tree = parse(logicTree, `${negate ? "not." : ""}${op}${raw}`, `failed to parse logic tree (${raw})`);
+  const tree = fastLogicTree(op, negate, raw) ??
+    parse(logicTree, `${negate ? "not." : ""}${op}${raw}`, `failed to parse logic tree (${raw})`);
   // `or=a.eq.1` reads as the filter `ora.eq.1` there too: the operator and the value are one text.
   return toCondition(tree, 0, raw);
 }
 
 /** Parses `order=a.desc.nullslast,author(name),b`. */
 export function parseOrder(raw: string): OrderTerm[] {
-  return parse(order, raw, `failed to parse order (${raw})`);
+  return parse(order, raw, `failed to parse order (${raw})`, fastOrder);
 }
 
 /** Parses a `select=` value into a tree of items. */
@@ -349,14 +365,19 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
     node(out.nodes, path).order.push(...terms);
   }
   for (const [key, value] of of("logic")) {
-    const { embed, op } = parse(logicPath, key, `failed to parse logic path (${key})`);
+    const { embed, op } = parse(logicPath, key, `failed to parse logic path (${key})`, fastLogicPath);
     const negate = op.startsWith("not.");
     const name = (negate ? op.slice(4) : op) as "and" | "or";
     node(out.nodes, embed.join(".")).conditions.push(parseLogic(name, negate, value));
   }
   const columnsValue = params.get("columns");
   if (columnsValue !== null) {
-    out.columns = parse(columns, columnsValue, `failed to parse columns parameter (${columnsValue})`);
+    out.columns = parse(
+      columns,
+      columnsValue,
+      `failed to parse columns parameter (${columnsValue})`,
+      fastColumns,
+    );
   }
   const select = params.get("select");
   if (select !== null) {
@@ -364,13 +385,18 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
     out.explicitSelect = true;
   }
   for (const [key, value] of of("filter")) {
-    const path = parse(treePath, key, `failed to parse tree path (${key})`);
+    const path = parse(treePath, key, `failed to parse tree path (${key})`, fastTreePath);
     const filter = parseFilter(path.field, value);
     node(out.nodes, path.embed.join(".")).conditions.push(filter);
   }
   const onConflict = params.get("on_conflict");
   if (onConflict !== null) {
-    out.onConflict = parse(columns, onConflict, `failed to parse on_conflict parameter (${onConflict})`);
+    out.onConflict = parse(
+      columns,
+      onConflict,
+      `failed to parse on_conflict parameter (${onConflict})`,
+      fastColumns,
+    );
   }
   for (const [key, value] of of("range")) {
     const target = node(out.nodes, treePathOf(key));
@@ -396,5 +422,5 @@ function classify(key: string): "select" | "order" | "logic" | "range" | "filter
 
 /** The embedded path of an `order`/`limit`/`offset` key (`a.b.order` → `a.b`). */
 function treePathOf(key: string): string {
-  return parse(treePath, key, `failed to parse tree path (${key})`).embed.join(".");
+  return parse(treePath, key, `failed to parse tree path (${key})`, fastTreePath).embed.join(".");
 }
