@@ -184,18 +184,19 @@ export const authStore = {
   async putRecovery(
     db: Queryable,
     userId: string,
-    hashes: { code: string; link: string },
+    hashes: { code: string; link: string; challenge?: string },
     ttlSecs: number,
     intervalSecs: number,
   ): Promise<number> {
     const [stored] = await db.query<{ user_id: string }>(
-      `insert into auth.recovery_tokens (user_id, code_hash, link_hash, expires_at)
-         values ($1, $2, $3, now() + make_interval(secs => $4::float8))
+      `insert into auth.recovery_tokens (user_id, code_hash, link_hash, expires_at, code_challenge)
+         values ($1, $2, $3, now() + make_interval(secs => $4::float8), $6)
        on conflict (user_id) do update set code_hash = excluded.code_hash, link_hash = excluded.link_hash,
-         attempts = 0, created_at = now(), expires_at = excluded.expires_at
+         attempts = 0, created_at = now(), expires_at = excluded.expires_at,
+         code_challenge = excluded.code_challenge
          where auth.recovery_tokens.created_at <= now() - make_interval(secs => $5::float8)
        returning user_id`,
-      [userId, hashes.code, hashes.link, ttlSecs, intervalSecs],
+      [userId, hashes.code, hashes.link, ttlSecs, intervalSecs, hashes.challenge ?? null],
     );
     if (stored) return 0;
     const [left] = await db.query<{ secs: string }>(
@@ -227,16 +228,56 @@ export const authStore = {
     await tx.query("delete from auth.recovery_tokens where user_id = $1", [userId]);
   },
 
-  /** Spends the unexpired recovery of a link hash: its user, or null when there is none. */
-  async takeRecoveryOfLink(tx: Queryable, linkHash: string): Promise<UserRow | null> {
-    const [spent] = await tx.query<{ user_id: string; live: boolean }>(
-      "delete from auth.recovery_tokens where link_hash = $1 returning user_id, expires_at > now() as live",
+  /** Spends the unexpired recovery of a link hash: its user and PKCE challenge, or null when there is none. */
+  async takeRecoveryOfLink(
+    tx: Queryable,
+    linkHash: string,
+  ): Promise<{ user: UserRow; challenge: string | null } | null> {
+    const [spent] = await tx.query<{ user_id: string; live: boolean; code_challenge: string | null }>(
+      `delete from auth.recovery_tokens where link_hash = $1
+       returning user_id, expires_at > now() as live, code_challenge`,
       [linkHash],
     );
     if (!spent?.live) return null;
     const [row] = await tx.query<UserRow>(`select ${USER_COLUMNS} from auth.users where id = $1`, [
       spent.user_id,
     ]);
+    return row ? { user: row, challenge: spent.code_challenge } : null;
+  },
+
+  /** Stores a PKCE flow state: the hash of its auth code, its user and challenge. */
+  async insertFlowState(
+    tx: Queryable,
+    flow: { authCodeHash: string; userId: string; challenge: string },
+    ttlSecs: number,
+  ): Promise<void> {
+    await tx.query(
+      `insert into auth.flow_states (auth_code_hash, user_id, code_challenge, expires_at)
+         values ($1, $2, $3, now() + make_interval(secs => $4::float8))`,
+      [flow.authCodeHash, flow.userId, flow.challenge, ttlSecs],
+    );
+  },
+
+  /** The flow state of an auth code hash, locked for the rest of the transaction. */
+  async lockFlowState(
+    tx: Queryable,
+    authCodeHash: string,
+  ): Promise<{ user_id: string; code_challenge: string; expired: boolean } | null> {
+    const [row] = await tx.query<{ user_id: string; code_challenge: string; expired: boolean }>(
+      `select user_id, code_challenge, expires_at <= now() as expired from auth.flow_states
+        where auth_code_hash = $1 for update`,
+      [authCodeHash],
+    );
+    return row ?? null;
+  },
+
+  async deleteFlowState(tx: Queryable, authCodeHash: string): Promise<void> {
+    await tx.query("delete from auth.flow_states where auth_code_hash = $1", [authCodeHash]);
+  },
+
+  /** The user of an id. */
+  async userById(db: Queryable, userId: string): Promise<UserRow | null> {
+    const [row] = await db.query<UserRow>(`select ${USER_COLUMNS} from auth.users where id = $1`, [userId]);
     return row ?? null;
   },
 };
