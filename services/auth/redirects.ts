@@ -61,7 +61,7 @@ const isLoopbackName = (host: string) => host === "localhost" || host === "[::1]
  * fragment). Control characters, unparsable http(s) addresses, decimal IPs and other IP addresses are refused.
  */
 export function isRedirectAllowed(settings: RedirectSettings, url: string): boolean {
-  if (url === "" || /[\x00-\x20\x7f]/.test(url)) return false;
+  if (url === "" || [...url].some((ch) => ch <= " " || ch === "\x7f")) return false;
   let parsed: URL | null = null;
   try {
     parsed = new URL(url);

@@ -1,7 +1,7 @@
 import type { Queryable } from "../../db/driver.ts";
 import { TtlCache } from "../../lib/ttl_cache.ts";
 import type { RedirectSettings } from "./redirects.ts";
-import { authSettingsStore, type StoredAuthSettings } from "./settings_store.ts";
+import { authSettingsStore, type StoredAuthSettings } from "./store.ts";
 
 /** A change of a project's auth settings, field by field; null resets a field to the platform's default. */
 export type AuthSettingsPatch = Partial<StoredAuthSettings>;
