@@ -245,12 +245,13 @@ export const authStore = {
     return row ? { user: row, challenge: spent.code_challenge } : null;
   },
 
-  /** Stores a PKCE flow state: the hash of its auth code, its user and challenge. */
+  /** Stores a PKCE flow state: the hash of its auth code, its user and challenge (the user's expired ones go). */
   async insertFlowState(
     tx: Queryable,
     flow: { authCodeHash: string; userId: string; challenge: string },
     ttlSecs: number,
   ): Promise<void> {
+    await tx.query("delete from auth.flow_states where user_id = $1 and expires_at <= now()", [flow.userId]);
     await tx.query(
       `insert into auth.flow_states (auth_code_hash, user_id, code_challenge, expires_at)
          values ($1, $2, $3, now() + make_interval(secs => $4::float8))`,
