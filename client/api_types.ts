@@ -19,6 +19,8 @@ export interface Schemas {
   SqlRequest: { query: string; params?: Array<unknown> };
   DataSettings: { schemas: Array<string>; aggregates: boolean; plan: boolean; server_timing: boolean; pre_request: string | null };
   DataSettingsPatch: { schemas?: Array<string> | null; aggregates?: boolean | null; plan?: boolean | null; server_timing?: boolean | null; pre_request?: string | null };
+  AuthSettings: { site_url: string | null; redirect_urls: Array<string> };
+  AuthSettingsPatch: { site_url?: string | null; redirect_urls?: Array<string> | null };
   Notification: Record<string, unknown>;
   NotificationSend: { channel: "email" | "sms" | "push" | "webhook"; recipient: string; body?: string; subject?: string; templateId?: string; variables?: Record<string, unknown>; metadata?: Record<string, unknown>; idempotencyKey?: string; event?: string; payload?: string | Record<string, unknown> };
   NotificationBatch: { requests: Array<unknown> };
@@ -174,6 +176,18 @@ export interface Routes {
     query: Record<string, never>;
     body: Schemas["DataSettingsPatch"];
     data: Schemas["DataSettings"];
+  };
+  "GET /v1/project/auth-settings": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    data: Schemas["AuthSettings"];
+  };
+  "PATCH /v1/project/auth-settings": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: Schemas["AuthSettingsPatch"];
+    data: Schemas["AuthSettings"];
   };
   "GET /v1/db/{table}": {
     params: { table: string };

@@ -68,10 +68,39 @@ function dataSettingsView(s: DataSettingsInForce) {
   };
 }
 
+const UrlText = z.string().min(1).max(2048).refine(printable, { message: "must not hold control characters" })
+  .refine((url) => !url.includes(" "), { message: "must not hold spaces" });
+
+/** True when `text` (with `*` standing for a host label or path segment) is an absolute http(s) URL. */
+function httpUrl(text: string): boolean {
+  if (!/^https?:\/\//i.test(text)) return false;
+  try {
+    return new URL(text.replaceAll("*", "x")).hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+const AuthSettings = z.object({
+  site_url: z.string().nullable().openapi({ description: "Where recovery links land by default" }),
+  redirect_urls: z.array(z.string()).openapi({ description: "Glob patterns of other allowed landings" }),
+}).openapi("AuthSettings");
+
+const AuthSettingsPatch = z.strictObject({
+  site_url: UrlText.refine((url) => !url.includes("*") && httpUrl(url), {
+    message: "must be an absolute http(s) URL",
+  }).nullable().optional(),
+  redirect_urls: z.array(UrlText.refine(httpUrl, { message: "must be an absolute http(s) URL or pattern" }))
+    .max(100).nullable().optional(),
+}).openapi("AuthSettingsPatch", {
+  description: "Fields to change; null resets one to the platform's default",
+});
+
 /** Routes about the project of the request: who am I, its data settings, and SQL for its owner. */
 export const projectRoutes = new OpenAPIHono<AppEnv>();
 projectRoutes.use("/v1/project", authenticate);
 projectRoutes.use("/v1/project/data-settings", authenticate);
+projectRoutes.use("/v1/project/auth-settings", authenticate);
 projectRoutes.use("/v1/sql", authenticate);
 
 projectRoutes.openapi(
@@ -144,5 +173,38 @@ projectRoutes.openapi(
   async (c) => {
     const settings = await c.env.platform.data.settings.update(c.var.project.ref, c.req.valid("json"));
     return c.json({ data: dataSettingsView(settings), meta: null }, 200);
+  },
+);
+
+projectRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/project/auth-settings",
+    tags: ["Project"],
+    summary: "The project's auth URL settings: where recovery links may land",
+    security: PROJECT_SECURITY,
+    middleware: [allow("service_role")] as const,
+    responses: { 200: ok(AuthSettings, "The settings in force"), ...failures(401, 403) },
+  }),
+  async (c) => {
+    const s = await c.env.platform.auth.settings.resolve(c.var.project.ref);
+    return c.json({ data: { site_url: s.siteUrl, redirect_urls: [...s.redirectUrls] }, meta: null }, 200);
+  },
+);
+
+projectRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/project/auth-settings",
+    tags: ["Project"],
+    summary: "Change the project's auth URL settings field by field (null: the platform's default)",
+    security: PROJECT_SECURITY,
+    middleware: [allow("service_role")] as const,
+    request: jsonBody(AuthSettingsPatch),
+    responses: { 200: ok(AuthSettings, "The settings in force"), ...failures(400, 401, 403) },
+  }),
+  async (c) => {
+    const s = await c.env.platform.auth.settings.update(c.var.project.ref, c.req.valid("json"));
+    return c.json({ data: { site_url: s.siteUrl, redirect_urls: [...s.redirectUrls] }, meta: null }, 200);
   },
 );

@@ -155,7 +155,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
           });
         },
         intervalSecs: config.AUTH_EMAIL_INTERVAL_SECS,
-      }),
+      }, { siteUrl: config.PUBLIC_URL ?? null }),
       admins,
       authLimit: new TokenBucket({ perMinute: config.AUTH_RATE_PER_MIN }),
       data: new DataService(dbs, {

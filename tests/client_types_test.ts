@@ -21,6 +21,10 @@ const NOT_IN_CLIENT: Record<string, string> = {
     "the data API's settings, changed by the project owner with the secret key (curl)",
   "PATCH /v1/project/data-settings":
     "the data API's settings, changed by the project owner with the secret key (curl)",
+  "GET /v1/project/auth-settings":
+    "where recovery links land, set by the project owner with the secret key (curl)",
+  "PATCH /v1/project/auth-settings":
+    "where recovery links land, set by the project owner with the secret key (curl)",
   "GET /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "POST /v1/db/{table}": "db is postgrest-js on /rest/v1",
   "PUT /v1/db/{table}": "db is postgrest-js on /rest/v1",

@@ -9,7 +9,12 @@ import type { AppEnv } from "../env.ts";
 import { authenticate } from "../middleware/auth.ts";
 import { resolveProject } from "../middleware/project.ts";
 import { accountLimited, passwordRateLimit } from "../middleware/rate_limit.ts";
+import { AppError } from "../../lib/errors.ts";
+import { PKCE_TOKEN_PREFIX } from "../../services/auth/recovery.ts";
+import { redirectTarget } from "../../services/auth/redirects.ts";
+import { storedChallenge } from "../../services/auth/pkce.ts";
 import { gotrueFailure } from "./gotrue_errors.ts";
+import { apiUrlOf, codeLanding, errorLanding, sessionLanding } from "./gotrue_links.ts";
 import { GOTRUE_SETTINGS, gotrueSession, gotrueUser } from "./gotrue_shapes.ts";
 
 /** The prefix of the mount: supabase-js calls `<project URL>/auth/v1/…`. */
@@ -105,6 +110,37 @@ gotrueRoutes.get(
   (c) => c.json({ keys: [c.get("project").jwt_public_jwk as Record<string, unknown>] }, 200),
 );
 
+// The recovery mail's link (docs/projects-and-auth.md): opened in a browser, so without an API key, as GoTrue's.
+// It lands on `redirect_to` when the project allows it, else on its site URL, never on a refused address.
+gotrueRoutes.get(`${BASE}/verify`, passwordRateLimit, async (c) => {
+  const token = stringOf(queryParam(c, "token"), "token");
+  if (!token) throw errors.validation("Verify requires a token", "validation_failed");
+  if (queryParam(c, "type") !== "recovery") {
+    throw errors.validation("Only type recovery can be verified by link", "validation_failed");
+  }
+  const project = c.get("project");
+  const { auth } = c.env.platform;
+  const target = redirectTarget(await auth.settings.resolve(project.ref), queryParam(c, "redirect_to"));
+  if (!target) {
+    throw errors.validation(
+      "redirect_to is not an allowed address and the project has no site_url",
+      "validation_failed",
+    );
+  }
+  let landing: string;
+  try {
+    const outcome = await auth.verifyRecoveryLink(project, token);
+    landing = "authCode" in outcome
+      ? codeLanding(target, outcome.authCode)
+      : sessionLanding(target, outcome.session.session, "recovery");
+  } catch (err) {
+    if (!(err instanceof AppError) || err.reason !== "otp_expired") throw err;
+    landing = errorLanding(target, "otp_expired", err.message, token.startsWith(PKCE_TOKEN_PREFIX));
+  }
+  c.header("cache-control", "no-store");
+  return c.redirect(landing, 303);
+});
+
 gotrueRoutes.use(`${BASE}/*`, authenticate);
 
 gotrueRoutes.get(`${BASE}/settings`, (c) => c.json(GOTRUE_SETTINGS, 200));
@@ -145,7 +181,18 @@ gotrueRoutes.post(`${BASE}/token`, passwordRateLimit, async (c) => {
     if (!token) throw errors.invalidToken("Refresh token is invalid or revoked", "refresh_token_not_found");
     return await sessionAnswer(c, project, await auth.refresh(project, token));
   }
-  throw errors.validation("unsupported_grant_type: grant_type must be password or refresh_token");
+  if (grant === "pkce") {
+    const authCode = stringOf(body.auth_code, "auth_code");
+    const verifier = stringOf(body.code_verifier, "code_verifier");
+    if (!authCode || !verifier) {
+      throw errors.validation(
+        "invalid request: both auth code and code verifier should be non-empty",
+        "validation_failed",
+      );
+    }
+    return await sessionAnswer(c, project, await auth.exchangeAuthCode(project, authCode, verifier));
+  }
+  throw errors.validation("unsupported_grant_type: grant_type must be password, refresh_token or pkce");
 });
 
 gotrueRoutes.get(`${BASE}/user`, async (c) => {
@@ -190,14 +237,24 @@ async function requireEmail(c: Context<AppEnv>): Promise<void> {
   }
 }
 
-// Password recovery (docs/projects-and-auth.md): auth-js's `resetPasswordForEmail` and `verifyOtp({email, token,
-// type: 'recovery'})` or `verifyOtp({token_hash, type: 'recovery'})`. `redirect_to`, `code_challenge*` and
-// `gotrue_meta_security` are accepted and ignored: the mail carries the code and the token hash, no link.
+// Password recovery (docs/projects-and-auth.md): auth-js's `resetPasswordForEmail`, then the mail's link, or
+// `verifyOtp({email, token, type: 'recovery'})` or `verifyOtp({token_hash, type: 'recovery'})`. `redirect_to`
+// (auth-js puts it in the query; GoTrue also reads the Referer) chooses the link's landing among the project's
+// allowed addresses; `code_challenge*` makes the link end in an auth code (PKCE). `gotrue_meta_security` is
+// accepted and ignored.
 gotrueRoutes.post(`${BASE}/recover`, passwordRateLimit, async (c) => {
   await requireEmail(c);
   const body = await bodyOf(c);
   refusePhone(body);
-  await c.env.platform.auth.recover(c.get("project"), emailOf(body.email));
+  const email = emailOf(body.email);
+  const challenge = await storedChallenge(
+    stringOf(body.code_challenge, "code_challenge"),
+    stringOf(body.code_challenge_method, "code_challenge_method"),
+  );
+  const referer = c.req.header("referer");
+  const redirectTo = stringOf(queryParam(c, "redirect_to") ?? body.redirect_to, "redirect_to") ??
+    (referer && referer.length <= 1024 ? referer : undefined);
+  await c.env.platform.auth.recover(c.get("project"), email, { apiUrl: apiUrlOf(c), redirectTo, challenge });
   return c.json({}, 200);
 });
 

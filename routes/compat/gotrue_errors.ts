@@ -24,6 +24,9 @@ const BY_REASON: Record<string, { status: number; msg?: string }> = {
   email_provider_disabled: { status: 422 },
   otp_expired: { status: 403, msg: "Token has expired or is invalid" },
   over_email_send_rate_limit: { status: 429 },
+  flow_state_not_found: { status: 404 },
+  flow_state_expired: { status: 422 },
+  bad_code_verifier: { status: 400 },
 };
 
 /** GoTrue's code for a catalogue code without a reason. */

@@ -45,15 +45,34 @@ export function recoveryLinkHash(tokenHash: string): Promise<string> {
   return sha256Hex(`recovery-link:${tokenHash}`);
 }
 
-/** The recovery mail: the code, and the token hash for `verifyOtp({token_hash, type: 'recovery'})`. */
-export function recoveryMail(to: string, secrets: RecoverySecrets): AuthMail {
+/** The prefix of a PKCE recovery's token in its link (as GoTrue's): its verify answers with an auth code. */
+export const PKCE_TOKEN_PREFIX = "pkce_";
+
+/**
+ * The link of a recovery mail: GET `/auth/v1/verify` on the project's API address, which spends the token and
+ * redirects to `redirectTo` (already checked against the project's allowed addresses).
+ */
+export function recoveryLink(apiUrl: string, tokenHash: string, redirectTo: string, pkce: boolean): string {
+  const link = new URL("/auth/v1/verify", apiUrl);
+  link.searchParams.set("token", pkce ? PKCE_TOKEN_PREFIX + tokenHash : tokenHash);
+  link.searchParams.set("type", "recovery");
+  link.searchParams.set("redirect_to", redirectTo);
+  return link.toString();
+}
+
+/**
+ * The recovery mail: the link (when the project has an address to land on), the code, and the token hash for
+ * `verifyOtp({token_hash, type: 'recovery'})`.
+ */
+export function recoveryMail(to: string, secrets: RecoverySecrets, link?: string): AuthMail {
   const lines = [
     "Someone asked to reset the password of this account. If it was not you, ignore this mail.",
     "",
+    ...(link ? ["Reset your password:", link, ""] : []),
     `Your one-time code: ${secrets.code}`,
     `Token hash (for apps that verify by link): ${secrets.tokenHash}`,
     "",
-    "Both expire in one hour and work once; only the latest mail's code works.",
+    "They expire in one hour and work once; only the latest mail's work.",
   ];
   return { to, subject: "Reset your password", body: lines.join("\n") };
 }

@@ -184,18 +184,19 @@ export const authStore = {
   async putRecovery(
     db: Queryable,
     userId: string,
-    hashes: { code: string; link: string },
+    hashes: { code: string; link: string; challenge?: string },
     ttlSecs: number,
     intervalSecs: number,
   ): Promise<number> {
     const [stored] = await db.query<{ user_id: string }>(
-      `insert into auth.recovery_tokens (user_id, code_hash, link_hash, expires_at)
-         values ($1, $2, $3, now() + make_interval(secs => $4::float8))
+      `insert into auth.recovery_tokens (user_id, code_hash, link_hash, expires_at, code_challenge)
+         values ($1, $2, $3, now() + make_interval(secs => $4::float8), $6)
        on conflict (user_id) do update set code_hash = excluded.code_hash, link_hash = excluded.link_hash,
-         attempts = 0, created_at = now(), expires_at = excluded.expires_at
+         attempts = 0, created_at = now(), expires_at = excluded.expires_at,
+         code_challenge = excluded.code_challenge
          where auth.recovery_tokens.created_at <= now() - make_interval(secs => $5::float8)
        returning user_id`,
-      [userId, hashes.code, hashes.link, ttlSecs, intervalSecs],
+      [userId, hashes.code, hashes.link, ttlSecs, intervalSecs, hashes.challenge ?? null],
     );
     if (stored) return 0;
     const [left] = await db.query<{ secs: string }>(
@@ -227,16 +228,89 @@ export const authStore = {
     await tx.query("delete from auth.recovery_tokens where user_id = $1", [userId]);
   },
 
-  /** Spends the unexpired recovery of a link hash: its user, or null when there is none. */
-  async takeRecoveryOfLink(tx: Queryable, linkHash: string): Promise<UserRow | null> {
-    const [spent] = await tx.query<{ user_id: string; live: boolean }>(
-      "delete from auth.recovery_tokens where link_hash = $1 returning user_id, expires_at > now() as live",
+  /** Spends the unexpired recovery of a link hash: its user and PKCE challenge, or null when there is none. */
+  async takeRecoveryOfLink(
+    tx: Queryable,
+    linkHash: string,
+  ): Promise<{ user: UserRow; challenge: string | null } | null> {
+    const [spent] = await tx.query<{ user_id: string; live: boolean; code_challenge: string | null }>(
+      `delete from auth.recovery_tokens where link_hash = $1
+       returning user_id, expires_at > now() as live, code_challenge`,
       [linkHash],
     );
     if (!spent?.live) return null;
     const [row] = await tx.query<UserRow>(`select ${USER_COLUMNS} from auth.users where id = $1`, [
       spent.user_id,
     ]);
+    return row ? { user: row, challenge: spent.code_challenge } : null;
+  },
+
+  /** Stores a PKCE flow state: the hash of its auth code, its user and challenge (the user's expired ones go). */
+  async insertFlowState(
+    tx: Queryable,
+    flow: { authCodeHash: string; userId: string; challenge: string },
+    ttlSecs: number,
+  ): Promise<void> {
+    await tx.query("delete from auth.flow_states where user_id = $1 and expires_at <= now()", [flow.userId]);
+    await tx.query(
+      `insert into auth.flow_states (auth_code_hash, user_id, code_challenge, expires_at)
+         values ($1, $2, $3, now() + make_interval(secs => $4::float8))`,
+      [flow.authCodeHash, flow.userId, flow.challenge, ttlSecs],
+    );
+  },
+
+  /** The flow state of an auth code hash, locked for the rest of the transaction. */
+  async lockFlowState(
+    tx: Queryable,
+    authCodeHash: string,
+  ): Promise<{ user_id: string; code_challenge: string; expired: boolean } | null> {
+    const [row] = await tx.query<{ user_id: string; code_challenge: string; expired: boolean }>(
+      `select user_id, code_challenge, expires_at <= now() as expired from auth.flow_states
+        where auth_code_hash = $1 for update`,
+      [authCodeHash],
+    );
     return row ?? null;
+  },
+
+  async deleteFlowState(tx: Queryable, authCodeHash: string): Promise<void> {
+    await tx.query("delete from auth.flow_states where auth_code_hash = $1", [authCodeHash]);
+  },
+
+  /** The user of an id. */
+  async userById(db: Queryable, userId: string): Promise<UserRow | null> {
+    const [row] = await db.query<UserRow>(`select ${USER_COLUMNS} from auth.users where id = $1`, [userId]);
+    return row ?? null;
+  },
+};
+
+/** A project's stored auth settings: null takes the platform's default. */
+export interface StoredAuthSettings {
+  site_url: string | null;
+  redirect_urls: string[] | null;
+}
+
+/** The SQL of `platform.project_auth_settings` in the control database. */
+export const authSettingsStore = {
+  /** The settings `ref` stored; every field null when it stored none. */
+  async find(db: Queryable, ref: string): Promise<StoredAuthSettings> {
+    const [row] = await db.query<{ site_url: string | null; redirect_urls: unknown }>(
+      "select site_url, redirect_urls from platform.project_auth_settings where project_ref = $1",
+      [ref],
+    );
+    if (!row) return { site_url: null, redirect_urls: null };
+    // jsonb arrives parsed on PostgreSQL and as text on some drivers.
+    const urls = typeof row.redirect_urls === "string" ? JSON.parse(row.redirect_urls) : row.redirect_urls;
+    return { site_url: row.site_url, redirect_urls: Array.isArray(urls) ? urls : null };
+  },
+
+  /** Writes every field of `s` (null resets one to the default). */
+  async save(db: Queryable, ref: string, s: StoredAuthSettings): Promise<void> {
+    await db.query(
+      `insert into platform.project_auth_settings (project_ref, site_url, redirect_urls)
+       values ($1, $2, $3::text::jsonb)
+       on conflict (project_ref) do update set site_url = excluded.site_url,
+         redirect_urls = excluded.redirect_urls, updated_at = now()`,
+      [ref, s.site_url, s.redirect_urls === null ? null : JSON.stringify(s.redirect_urls)],
+    );
   },
 };

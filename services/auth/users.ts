@@ -5,15 +5,20 @@ import { errors } from "../../lib/errors.ts";
 import { DUMMY_HASH, hashPassword, verifyPassword } from "./passwords.ts";
 import { passwordWeakness } from "./password_policy.ts";
 import type { Project } from "../projects/projects.ts";
+import { AUTH_CODE_TTL_SECS, authCodeHash, pkceErrors, s256 } from "./pkce.ts";
 import {
   type AuthMailer,
   newRecoverySecrets,
+  PKCE_TOKEN_PREFIX,
   RECOVERY_MAX_ATTEMPTS,
   RECOVERY_TTL_SECS,
   recoveryCodeHash,
+  recoveryLink,
   recoveryLinkHash,
   recoveryMail,
 } from "./recovery.ts";
+import { redirectTarget } from "./redirects.ts";
+import { AuthSettingsService } from "./settings.ts";
 import { authStore, type UserDetailsRow, type UserRow } from "./store.ts";
 import type { TokenService, UserClaims } from "./tokens.ts";
 
@@ -84,6 +89,19 @@ function refuseWeak(password: string): void {
 /** How a recovery is verified: the code of the mail with its email, or the mail's token hash. */
 export type RecoveryProof = { email: string; code: string } | { tokenHash: string };
 
+/** Where a recovery mail's link leads: the API address it is served on, the wished landing, PKCE's challenge. */
+export interface RecoveryOptions {
+  /** The project's API address (the link is `<apiUrl>/auth/v1/verify?…`). */
+  apiUrl?: string;
+  /** Where the client wants the link to land; used only when the project allows it. */
+  redirectTo?: string;
+  /** The PKCE challenge to keep, as S256 (services/auth/pkce.ts). */
+  challenge?: string;
+}
+
+/** What a recovery link gives: a session (implicit flow) or an auth code to exchange (PKCE). */
+export type LinkOutcome = { session: UserSession } | { authCode: string };
+
 /** A refresh's failure (with the session it revoked, on reuse) or its new session. */
 type RefreshOutcome = { error: string; reason: string; revoked?: string } | {
   error?: undefined;
@@ -95,11 +113,17 @@ type RefreshOutcome = { error: string; reason: string; revoked?: string } | {
  * GoTrue does) and signs them out. Users live in the project's own `auth.users`.
  */
 export class AuthService {
+  /** The per-project URL settings recovery links land on. */
+  readonly settings: AuthSettingsService;
+
   constructor(
     private readonly dbs: Databases,
     private readonly tokens: TokenService,
     private readonly mailer?: AuthMailer,
-  ) {}
+    defaults: { siteUrl: string | null } = { siteUrl: null },
+  ) {
+    this.settings = new AuthSettingsService(dbs.control, defaults);
+  }
 
   /** True when the project can send auth mail (its notification settings have an SMTP host and a sender). */
   async emailConfigured(project: Project): Promise<boolean> {
@@ -108,10 +132,10 @@ export class AuthService {
 
   /**
    * Starts a password recovery: mails the user of `email` a one-time code and token hash (replacing any earlier
-   * ones). An unknown email does nothing and answers the same (no account enumeration); 422
-   * `email_provider_disabled` when the project cannot send email.
+   * ones), and a link when the project has an address for it to land on. An unknown email does nothing and
+   * answers the same (no account enumeration); 422 `email_provider_disabled` when the project cannot send email.
    */
-  async recover(project: Project, email: string): Promise<void> {
+  async recover(project: Project, email: string, options: RecoveryOptions = {}): Promise<void> {
     if (!this.mailer || !await this.mailer.emailConfigured(project.ref)) throw emailDisabled();
     const db = await this.dbs.project(project.ref);
     const row = await authStore.userByEmail(db, email);
@@ -124,13 +148,65 @@ export class AuthService {
     const wait = await authStore.putRecovery(
       db,
       row.id,
-      { code: codeHash, link: linkHash },
+      { code: codeHash, link: linkHash, challenge: options.challenge },
       RECOVERY_TTL_SECS,
       this.mailer.intervalSecs,
     );
     // As GoTrue: one recovery mail per user per interval, so the endpoint cannot flood a mailbox.
     if (wait > 0) throw errors.emailRateLimited(wait);
-    await this.mailer.send(project.ref, recoveryMail(row.email, secrets));
+    const landing = redirectTarget(await this.settings.resolve(project.ref), options.redirectTo);
+    const link = landing && options.apiUrl
+      ? recoveryLink(options.apiUrl, secrets.tokenHash, landing, options.challenge !== undefined)
+      : undefined;
+    await this.mailer.send(project.ref, recoveryMail(row.email, secrets, link));
+  }
+
+  /**
+   * Spends a recovery by its link's token: a session of its user, or for a PKCE recovery an auth code (stored
+   * hashed, valid for {@linkcode AUTH_CODE_TTL_SECS}). A spent, expired or unknown token is 403 `otp_expired`.
+   */
+  async verifyRecoveryLink(project: Project, token: string): Promise<LinkOutcome> {
+    const tokenHash = token.startsWith(PKCE_TOKEN_PREFIX) ? token.slice(PKCE_TOKEN_PREFIX.length) : token;
+    const db = await this.dbs.project(project.ref);
+    const outcome = await db.transaction(async (tx): Promise<LinkOutcome | null> => {
+      const spent = await authStore.takeRecoveryOfLink(tx, await recoveryLinkHash(tokenHash));
+      if (!spent) return null;
+      if (spent.challenge === null) return { session: await this.startSession(tx, project, spent.user) };
+      const authCode = crypto.randomUUID();
+      await authStore.insertFlowState(
+        tx,
+        { authCodeHash: await authCodeHash(authCode), userId: spent.user.id, challenge: spent.challenge },
+        AUTH_CODE_TTL_SECS,
+      );
+      return { authCode };
+    });
+    if (!outcome) throw errors.forbidden("Email link is invalid or has expired", "otp_expired");
+    return outcome;
+  }
+
+  /**
+   * PKCE's exchange (`grant_type=pkce`): the session of an auth code whose verifier matches its challenge. The
+   * code works once; GoTrue's 404 `flow_state_not_found` for an unknown or spent code, 422 `flow_state_expired`,
+   * 400 `bad_code_verifier` (the code stays valid: a verifier is not guessable).
+   */
+  async exchangeAuthCode(project: Project, authCode: string, verifier: string): Promise<UserSession> {
+    const db = await this.dbs.project(project.ref);
+    const hash = await authCodeHash(authCode);
+    const challenge = await s256(verifier);
+    const outcome = await db.transaction(async (tx): Promise<UserSession | Error> => {
+      const flow = await authStore.lockFlowState(tx, hash);
+      if (!flow) return pkceErrors.notFound();
+      if (flow.expired) {
+        await authStore.deleteFlowState(tx, hash);
+        return pkceErrors.expired();
+      }
+      if (!timingSafeEqual(challenge, flow.code_challenge)) return pkceErrors.badVerifier();
+      await authStore.deleteFlowState(tx, hash);
+      const user = await authStore.userById(tx, flow.user_id);
+      return user ? await this.startSession(tx, project, user) : pkceErrors.notFound();
+    });
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
   }
 
   /**
@@ -143,8 +219,11 @@ export class AuthService {
     // The transaction returns null instead of throwing, so that a counted wrong code stays counted.
     const result = await db.transaction(async (tx): Promise<UserSession | null> => {
       if ("tokenHash" in proof) {
-        const user = await authStore.takeRecoveryOfLink(tx, await recoveryLinkHash(proof.tokenHash));
-        return user ? await this.startSession(tx, project, user) : null;
+        const hash = proof.tokenHash.startsWith(PKCE_TOKEN_PREFIX)
+          ? proof.tokenHash.slice(PKCE_TOKEN_PREFIX.length)
+          : proof.tokenHash;
+        const spent = await authStore.takeRecoveryOfLink(tx, await recoveryLinkHash(hash));
+        return spent ? await this.startSession(tx, project, spent.user) : null;
       }
       const recovery = await authStore.lockRecoveryOfEmail(tx, proof.email);
       if (!recovery) return null;
