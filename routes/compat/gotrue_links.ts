@@ -3,15 +3,23 @@ import type { Session } from "../../services/auth/users.ts";
 import type { AppEnv } from "../env.ts";
 
 /**
- * The project's API address for links in mail. With PUBLIC_URL set it is built from it (the address admins see
- * as the project's `api_url`), so that a forged Host header cannot point a link elsewhere; without it, the
- * address the request came to.
+ * The project's API address for links in mail, or undefined when there is none to trust (the mail then has no
+ * link, only its code). With PUBLIC_URL set it is built from it (the address admins see as the project's
+ * `api_url`). Without it, the address the request came to, but only when its host names this project
+ * (`<ref>.<BASE_DOMAIN>`) or is loopback: a Host header is the requester's to forge, and a link to a host of
+ * theirs would carry the victim's token to them.
  */
-export function apiUrlOf(c: Context<AppEnv>): string {
+export function apiUrlOf(c: Context<AppEnv>): string | undefined {
   const { BASE_DOMAIN, PUBLIC_URL } = c.env.platform.config;
-  if (!PUBLIC_URL) return new URL(c.req.url).origin;
-  const base = new URL(PUBLIC_URL);
-  return `${base.protocol}//${c.get("project").ref}.${BASE_DOMAIN}${base.port ? `:${base.port}` : ""}`;
+  const ref = c.get("project").ref;
+  if (PUBLIC_URL) {
+    const base = new URL(PUBLIC_URL);
+    return `${base.protocol}//${ref}.${BASE_DOMAIN}${base.port ? `:${base.port}` : ""}`;
+  }
+  const url = new URL(c.req.url);
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const loopback = host === "localhost" || host === "127.0.0.1" || host === "::1";
+  return loopback || host === `${ref}.${BASE_DOMAIN.toLowerCase()}` ? url.origin : undefined;
 }
 
 /** The implicit flow's landing: the session in the fragment, as GoTrue writes it (auth-js reads it there). */
