@@ -7,6 +7,7 @@ import { AuthApiError, createClient, type SupabaseClient } from "@supabase/supab
 import { createClient as platformClient } from "../client/mod.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { servePlatform } from "./client_fixture.ts";
+import { rawRequest } from "./harness.ts";
 import { type ReceivedMail, smtpSink } from "./notification_fakes.ts";
 
 const options = { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false } };
@@ -386,6 +387,32 @@ Deno.test("supabase-js recovery link: no site URL and no allowed landing, no lin
     const [mail] = await mailsFor(sink, "ada@example.com", 1);
     assertEquals(linkOf(mail!.raw), undefined);
     const verified = await supabase.auth.verifyOtp({
+      email: "ada@example.com",
+      token: codeOf(mail!.raw),
+      type: "recovery",
+    });
+    assertEquals(verified.error, null);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("recovery link: a Host header that does not name the project gets a mail without a link", async () => {
+  const { sink, s, close } = await recoveryPlatform({ site_url: "https://app.example.com" });
+  try {
+    // An IP address selects the default project, but it is the requester's to choose: no link may point there.
+    const res = await rawRequest(Number(new URL(s.url).port), {
+      method: "POST",
+      path: "/auth/v1/recover",
+      host: "203.0.113.7",
+      headers: { apikey: s.p.publicKey, "content-type": "application/json" },
+      body: JSON.stringify({ email: "ada@example.com" }),
+    });
+    assertEquals(res.status, 200);
+    const [mail] = await mailsFor(sink, "ada@example.com", 1);
+    assertEquals(linkOf(mail!.raw), undefined);
+    assert(!decodedOf(mail!.raw).includes("203.0.113.7"));
+    const verified = await client(s.url, s.p.publicKey).auth.verifyOtp({
       email: "ada@example.com",
       token: codeOf(mail!.raw),
       type: "recovery",
