@@ -14,6 +14,7 @@ const benches = [
   "ai.ts",
   "client.ts",
   "footprint.ts",
+  "function_hosts.ts",
 ];
 for (const file of benches) {
   if (only.length > 0 && !only.some((name) => file.startsWith(name))) continue;

@@ -72,6 +72,7 @@ export const Env = z.object({
   FUNCTIONS_MAX_HOSTS_PER_PROJECT: z.coerce.number().int().min(1).optional(),
   FUNCTIONS_MAX_MEMORY_MB_PER_PROJECT: z.coerce.number().int().min(16).optional(),
   FUNCTIONS_IDLE_SECS: z.coerce.number().int().min(1).default(300),
+  FUNCTIONS_CODE_CACHE_MB: z.coerce.number().min(0.01).default(64),
   FUNCTIONS_TIMEOUT_MARGIN_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   FUNCTIONS_LOG_LINES: z.coerce.number().int().min(10).max(100_000).default(1000),
   // Package imports, resolved and bundled at deploy (docs/functions.md "Imports")

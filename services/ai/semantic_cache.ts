@@ -1,4 +1,5 @@
 import { sha256Hex } from "../../lib/crypto.ts";
+import { jsonSize } from "../../lib/ttl_cache.ts";
 import type { ChatMessage } from "./providers.ts";
 
 /** Options of a {@linkcode SemanticCache}. */
@@ -9,7 +10,12 @@ export interface SemanticCacheOptions {
   ttlMs: number;
   /** Entries kept per project; the oldest goes first (`AI_CACHE_MAX_ENTRIES`). */
   maxEntriesPerProject: number;
+  /** Approximate bytes kept per project (questions, answers, embeddings); the oldest go first (default 32 MB). */
+  maxBytesPerProject?: number;
 }
+
+// Answers are as long as the users' prompts and the models make them: a project's cache is bounded in bytes too.
+const MAX_BYTES_PER_PROJECT = 32 * 1048576;
 
 /** Everything but the last user message: a difference in any of it must never hit. */
 export interface PartitionInput {
@@ -44,6 +50,8 @@ interface Entry<V> {
   expires: number;
   /** Its row in the partition's matrix. */
   row: number;
+  /** Approximate size: its question, its answer as JSON and its embedding. */
+  bytes: number;
 }
 
 /**
@@ -61,6 +69,8 @@ interface ProjectCache<V> {
   partitions: Map<string, Partition<V>>;
   /** Every live entry by id, in insertion order: the first is the one to evict. */
   order: Map<number, Entry<V>>;
+  /** Approximate size of its entries. */
+  bytes: number;
 }
 
 /** A hit: the value and how close its question was. */
@@ -125,9 +135,12 @@ export class SemanticCache<V> {
 
   /** Stores an answer; evicts the project's oldest entry past the bound. */
   store(project: string, partition: string, text: string, embedding: Float32Array, value: V): void {
+    const bytes = text.length + jsonSize(value) + embedding.length * 4;
+    const maxBytes = this.options.maxBytesPerProject ?? MAX_BYTES_PER_PROJECT;
+    if (bytes > maxBytes) return; // it would push out everything else (an earlier answer stays)
     let cache = this.projects.get(project);
     if (!cache) {
-      cache = { partitions: new Map(), order: new Map() };
+      cache = { partitions: new Map(), order: new Map(), bytes: 0 };
       this.projects.set(project, cache);
     }
     let part = cache.partitions.get(partition);
@@ -146,7 +159,7 @@ export class SemanticCache<V> {
     }
     const previous = part.byText.get(text);
     if (previous) this.remove(cache, previous);
-    while (cache.order.size >= this.options.maxEntriesPerProject) {
+    while (cache.order.size >= this.options.maxEntriesPerProject || cache.bytes + bytes > maxBytes) {
       const oldest = cache.order.values().next();
       if (oldest.done) break;
       this.remove(cache, oldest.value);
@@ -158,6 +171,7 @@ export class SemanticCache<V> {
       value,
       expires: Date.now() + this.options.ttlMs,
       row: part.entries.length,
+      bytes,
     };
     if ((entry.row + 1) * part.dims > part.matrix.length) {
       const grown = new Float32Array(part.matrix.length * 2);
@@ -168,6 +182,7 @@ export class SemanticCache<V> {
     part.entries.push(entry);
     part.byText.set(text, entry);
     cache.order.set(entry.id, entry);
+    cache.bytes += bytes;
   }
 
   /** Entries the project holds (live or not yet swept). */
@@ -181,7 +196,7 @@ export class SemanticCache<V> {
   }
 
   private remove(cache: ProjectCache<V>, entry: Entry<V>): void {
-    cache.order.delete(entry.id);
+    if (cache.order.delete(entry.id)) cache.bytes -= entry.bytes;
     const part = cache.partitions.get(entry.partition);
     if (!part) return;
     // Swap-remove: the last row moves into the freed one.

@@ -55,6 +55,9 @@ export class TokenService {
   private readonly verified = new TtlCache<string, VerifiedToken>({
     ttlMs: ACCESS_TOKEN_SECONDS * 1000,
     maxEntries: 50_000,
+    // A token carries its user's metadata (the user's size): the token and its decoded claims, bounded.
+    maxBytes: 64 * 1048576,
+    sizeOf: (v) => 2 * v.token.length + 256,
   });
   private readonly publicKeys = new Map<string, Promise<CryptoKey>>();
 

@@ -7,6 +7,14 @@ export const SCHEMA_CHANNEL = "platform_schema";
 
 /** Least time between two reloads forced by an unknown table, so a stream of bad names cannot hammer the catalog. */
 const MIN_FORCED_RELOAD_MS = 1000;
+// Schema caches are as large as the projects' catalogs (their users' tables and functions): past this much, the
+// least recently used projects' caches are dropped (introspected again on their next request).
+const MAX_BYTES = 64 * 1048576;
+
+/** Approximate bytes of a project's schema caches: their JSON, Maps as their values. */
+function schemaBytes(caches: Map<string, SchemaCache>): number {
+  return JSON.stringify([...caches.values()], (_k, v) => v instanceof Map ? [...v.values()] : v).length;
+}
 
 interface Entry {
   /** The database the cache describes: a project dropped and created again gets a new one. */
@@ -17,6 +25,10 @@ interface Entry {
   /** The exposed schemas the cache holds, joined: a project whose setting changes loads them again. */
   exposed: string;
   unlisten?: Promise<(() => Promise<void>) | undefined>;
+  /** Approximate size of the loaded caches (0 while loading). */
+  bytes: number;
+  /** When it was last asked for, as a count of requests: the least recently used go first. */
+  used: number;
 }
 
 /**
@@ -26,9 +38,20 @@ interface Entry {
 export class SchemaCaches {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
+  private uses = 0;
 
-  /** `exposed`: the exposed schemas, the first the default (PostgREST's `db-schemas`). */
-  constructor(readonly exposed: readonly string[] = ["public"]) {}
+  /**
+   * `exposed`: the exposed schemas, the first the default (PostgREST's `db-schemas`); `maxBytes`: the caches
+   * of all projects, approximately.
+   */
+  constructor(readonly exposed: readonly string[] = ["public"], private readonly maxBytes = MAX_BYTES) {}
+
+  /** Approximate bytes of the loaded caches of every project. */
+  get bytes(): number {
+    let total = 0;
+    for (const entry of this.entries.values()) total += entry.bytes;
+    return total;
+  }
 
   /**
    * The cache of schema `schema` (default: the first exposed) of project `ref` whose database is `db`;
@@ -60,6 +83,8 @@ export class SchemaCaches {
         cache: listening.then(() => this.load(ref, db, exposed)),
         generation: ++this.generation,
         exposed: key,
+        bytes: 0,
+        used: 0,
       };
       created.unlisten = listening;
       entry = created;
@@ -69,12 +94,14 @@ export class SchemaCaches {
       entry.generation = ++this.generation;
       entry.exposed = key;
     }
+    entry.used = ++this.uses;
     return entry.cache;
   }
 
   private load(ref: string, db: Db, exposed: readonly string[]): Promise<Map<string, SchemaCache>> {
     const loading = Promise.all(exposed.map((schema) => introspect(db, schema)))
       .then((caches) => new Map(caches.map((c) => [c.schema, c])));
+    loading.then((caches) => this.loaded(ref, db, caches), () => {});
     loading.catch((err) => {
       log.warn("schema cache load failed", { project: ref, cause: (err as Error).name });
       // Mark it stale so that the next request tries again (at worst one needless reload).
@@ -82,6 +109,23 @@ export class SchemaCaches {
       if (entry && entry.db === db) entry.generation = -1;
     });
     return loading;
+  }
+
+  /** Records the size of a project's loaded caches and drops the least recently used others past the bound. */
+  private loaded(ref: string, db: Db, caches: Map<string, SchemaCache>): void {
+    const entry = this.entries.get(ref);
+    if (!entry || entry.db !== db) return;
+    entry.bytes = schemaBytes(caches);
+    let total = this.bytes;
+    while (total > this.maxBytes) {
+      let oldest: [string, Entry] | null = null;
+      for (const e of this.entries) {
+        if (e[0] !== ref && e[1].bytes > 0 && (!oldest || e[1].used < oldest[1].used)) oldest = e;
+      }
+      if (!oldest) break; // this project's own caches stay: its request needs them
+      this.forget(oldest[0], oldest[1]);
+      total -= oldest[1].bytes;
+    }
   }
 
   private forget(ref: string, entry: Entry): void {

@@ -4,7 +4,7 @@ import { type FunctionRow, functionStore, type FunctionWrite } from "./store.ts"
 import type { FunctionSpec } from "../../runtime/supervisor.ts";
 import { type Cipher, sha256Hex } from "../../lib/crypto.ts";
 import { errors } from "../../lib/errors.ts";
-import { TtlCache } from "../../lib/ttl_cache.ts";
+import { jsonSize, TtlCache } from "../../lib/ttl_cache.ts";
 import {
   DEFAULT_PERMISSIONS,
   mergePermissions,
@@ -76,6 +76,12 @@ export interface FunctionHooks {
 
 // Lookups on the invoke path are cached; writes on this instance invalidate at once, others within this time.
 const CACHE_MS = 5_000;
+// Code, bundles and env_vars are the users' sizes: the cache is bounded in bytes too (FUNCTIONS_CODE_CACHE_MB).
+const CACHE_BYTES = 64 * 1048576;
+
+/** Approximate bytes of a loaded function: its row as JSON (code, env) and a bundle when it runs one. */
+const loadedSize = (v: LoadedFunction | null) =>
+  v === null ? 4 : jsonSize(v.fn) + (v.spec.code === v.fn.code ? 0 : v.spec.code.length);
 
 /**
  * FunctionService stores functions in each project's database (upsert on name, env_vars encrypted at rest
@@ -85,17 +91,27 @@ const CACHE_MS = 5_000;
 export class FunctionService {
   /** Counts the writes that forgot cached functions: a load that overlapped one does not cache its row. */
   private writes = 0;
-  private readonly cache = new TtlCache<string, LoadedFunction | null>({
-    ttlMs: CACHE_MS,
-    maxEntries: 10_000,
-  });
+  private readonly cache: TtlCache<string, LoadedFunction | null>;
 
   constructor(
     private readonly dbs: Databases,
     private readonly cipher: Cipher,
     private readonly hooks: FunctionHooks,
     private readonly bundles: BundleSource,
-  ) {}
+    cacheMaxBytes = CACHE_BYTES,
+  ) {
+    this.cache = new TtlCache({
+      ttlMs: CACHE_MS,
+      maxEntries: 10_000,
+      maxBytes: cacheMaxBytes,
+      sizeOf: loadedSize,
+    });
+  }
+
+  /** Approximate bytes of the loaded functions cached (for tests and metrics). */
+  get cachedBytes(): number {
+    return this.cache.bytes;
+  }
 
   private async view(ref: string, row: FunctionRow): Promise<FunctionObject> {
     return {

@@ -56,10 +56,16 @@ export async function openFunctions(
     maxBytes: Math.floor(config.FUNCTIONS_MAX_BUNDLE_MB * 1048576),
     timeoutMs: config.FUNCTIONS_BUILD_TIMEOUT_SECS * 1000,
   });
-  const service = new FunctionService(deps.dbs, deps.cipher, {
-    deployed: (spec) => runtime.prewarm(spec),
-    removed: (id) => runtime.retire(id),
-  }, bundles);
+  const service = new FunctionService(
+    deps.dbs,
+    deps.cipher,
+    {
+      deployed: (spec) => runtime.prewarm(spec),
+      removed: (id) => runtime.retire(id),
+    },
+    bundles,
+    Math.floor(config.FUNCTIONS_CODE_CACHE_MB * 1048576),
+  );
   const recorder = new InvocationRecorder(deps.dbs);
   const quota = new InvocationQuota(deps.kv, config.PLAN_INVOCATIONS_PER_MONTH);
   const invoker = new Invoker({
