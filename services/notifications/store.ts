@@ -173,6 +173,33 @@ export async function claim(
   return row ?? null;
 }
 
+/**
+ * Claims several notifications in one statement, as {@linkcode claim} does each (results in order); one asked
+ * twice in a batch is claimed once.
+ */
+export async function claimMany(
+  db: Queryable,
+  claims: { id: string; dispatch: string }[],
+  leaseSecs: number,
+): Promise<(NotificationRow | null)[]> {
+  const rows = await db.query<NotificationRow & { claim_dispatch: string }>(
+    `update notifications.messages
+        set status = 'sending', sending_at = now(), attempts = attempts + 1,
+            next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
+       from unnest($1::uuid[], $2::uuid[]) as c(claim_id, claim_dispatch)
+      where id = c.claim_id and dispatch_id = c.claim_dispatch and status in ('queued', 'failed')
+      returning ${NOTIFICATION_COLUMNS}, c.claim_dispatch`,
+    [claims.map((c) => c.id), claims.map((c) => c.dispatch), leaseSecs],
+  );
+  const claimed = new Map(rows.map(({ claim_dispatch, ...row }) => [`${row.id}/${claim_dispatch}`, row]));
+  return claims.map((c) => {
+    const key = `${c.id}/${c.dispatch}`;
+    const row = claimed.get(key) ?? null;
+    claimed.delete(key); // its first claim takes it
+    return row as NotificationRow | null;
+  });
+}
+
 /** An attempt in flight: the notification and its attempt number. */
 export interface HeldAttempt {
   id: string;
