@@ -20,6 +20,7 @@ import {
   expireLeases,
   findByIdempotencyKey,
   finishAttempt,
+  finishAttempts,
   getNotification,
   insertNotification,
   insertUnderQuota,
@@ -315,12 +316,12 @@ export class NotificationService {
       run: (ref, n) => this.sendClaimed(ref, n),
       finish: async (ref, n, outcome, next) =>
         await finishAttempt(await this.options.dbs.project(ref), attemptRecord(n, outcome, next)),
-      finishMany: async (ref, ends) =>
-        await eachInOneTransaction(
-          await this.options.dbs.project(ref),
-          ends.map((e) => attemptRecord(e.claimed, e.outcome, e.next)),
-          finishAttempt,
-        ),
+      finishMany: async (ref, ends) => {
+        const db = await this.options.dbs.project(ref);
+        const records = ends.map((e) => attemptRecord(e.claimed, e.outcome, e.next));
+        // One statement for the batch; if it fails, each alone, so one bad record fails only its own attempt.
+        return await finishAttempts(db, records).catch(() => records.map((r) => finishAttempt(db, r)));
+      },
       renew: async (ref, held, secs) =>
         await renewLeases(
           await this.options.dbs.project(ref),

@@ -334,6 +334,78 @@ export async function finishAttempt(
   return rows.length > 0;
 }
 
+/** What {@linkcode finishAttempt} records of one attempt. */
+export type AttemptRecord = Parameters<typeof finishAttempt>[1];
+
+/**
+ * Records several attempts in one statement, as {@linkcode finishAttempt} does each: one round trip and one
+ * commit for a batch. Results in order; false for one whose lease was lost (nothing written for it).
+ */
+export async function finishAttempts(db: Queryable, records: AttemptRecord[]): Promise<boolean[]> {
+  const col = <T>(pick: (r: AttemptRecord) => T) => records.map(pick);
+  const rows = await db.query<{ f_dispatch: string }>(
+    `with f as (
+       select * from unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[],
+         $8::text[], $9::text[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[], $15::text[],
+         $16::float8[], $17::uuid[])
+         as f(f_id, f_dispatch, f_attempt, f_channel, f_provider, f_outcome, f_http_status, f_response, f_error,
+           f_retry_after_ms, f_duration_ms, f_started_at, f_request, f_status, f_provider_message_id,
+           f_retry_secs, f_next_dispatch)
+     ), target as (
+       select f.* from f join notifications.messages m
+         on m.id = f.f_id and m.dispatch_id = f.f_dispatch and m.attempts = f.f_attempt and m.status = 'sending'
+       for update of m
+     ), attempt as (
+       insert into notifications.attempts (notification_id, attempt, channel, provider, outcome, http_status,
+         response, error, retry_after_ms, duration_ms, started_at)
+       select f_id, f_attempt, f_channel, f_provider, f_outcome, f_http_status, f_response, f_error,
+              f_retry_after_ms, f_duration_ms, f_started_at::timestamptz
+         from target
+     ), log as (
+       insert into notifications.provider_logs (notification_id, channel, provider, status, request, http_status,
+         response, duration_ms)
+       select f_id, f_channel, f_provider, case when f_outcome = 'success' then 'success' else 'error' end,
+              f_request::jsonb, f_http_status, f_response, f_duration_ms
+         from target
+     )
+     update notifications.messages m
+        set status = t.f_status,
+            provider = t.f_provider,
+            provider_message_id = coalesce(t.f_provider_message_id, m.provider_message_id),
+            last_error = t.f_error,
+            sent_at = case when t.f_status in ('sent', 'delivered') then now() else m.sent_at end,
+            delivered_at = case when t.f_status = 'delivered' then now() else m.delivered_at end,
+            failed_at = case when t.f_status in ('failed', 'dead_lettered') then now() else m.failed_at end,
+            dead_lettered_at = case when t.f_status = 'dead_lettered' then now() else m.dead_lettered_at end,
+            next_attempt_at = case when t.f_status = 'failed' then now() + make_interval(secs => t.f_retry_secs) end,
+            dispatch_id = t.f_next_dispatch,
+            updated_at = now()
+       from target t where m.id = t.f_id
+     returning t.f_dispatch`,
+    [
+      col((r) => r.row.id),
+      col((r) => r.dispatch),
+      col((r) => r.row.attempts),
+      col((r) => r.row.channel),
+      col((r) => r.result.provider),
+      col((r) => r.result.outcome),
+      col((r) => r.result.httpStatus ?? null),
+      col((r) => r.result.response),
+      col((r) => r.result.error ?? null),
+      col((r) => r.result.retryAfterMs === undefined ? null : Math.round(r.result.retryAfterMs)),
+      col((r) => Math.round(r.durationMs)),
+      col((r) => r.startedAt.toISOString()),
+      col((r) => JSON.stringify(r.result.request)),
+      col((r) => r.next.status),
+      col((r) => r.result.providerMessageId ?? null),
+      col((r) => r.next.status === "failed" ? r.next.retryInMs / 1000 : 0),
+      col((r) => r.next.status === "failed" ? r.next.dispatchId : null),
+    ],
+  );
+  const recorded = new Set(rows.map((r) => r.f_dispatch));
+  return records.map((r) => recorded.has(r.dispatch));
+}
+
 /**
  * Puts a failed or dead-lettered notification back to `queued` with a fresh token and a fresh budget of
  * `attempts` more tries; attempt numbers keep counting so the attempt history stays in order.
