@@ -136,7 +136,8 @@ try {
       p50AtCeiling.toFixed(1)
     } ms); capacity when saturated ${capacity.toFixed(0)} delivered/s`,
   );
-  console.log(`  received / sent rows       ${await received()} / ${sentRows?.n}`);
+  const dupes = Number(await (await fetch(`${receiverUrl}/dupes`)).text());
+  console.log(`  received / sent rows       ${await received()} / ${sentRows?.n}; ${dupes} received twice`);
   console.log(`  sent more than once        ${twice?.n} notifications took more than one attempt`);
   console.log(`  ratio ceiling/bare fetch   ${(best / bare).toFixed(3)}`);
   const met = best >= TARGET;
