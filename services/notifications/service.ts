@@ -9,7 +9,6 @@ import type { NetGuard } from "./net_guard.ts";
 import type { Channel, OutboundMessage, ProviderResult } from "./providers/provider.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
 import { checkConfigured, checkRecipient } from "./recipients.ts";
-import { eachInOneTransaction } from "./group_commit.ts";
 import { renderTemplate } from "./render.ts";
 import { type NotifySettings, type SettingsPatch, SettingsStore } from "./settings.ts";
 import {
@@ -23,6 +22,7 @@ import {
   finishAttempts,
   getNotification,
   insertNotification,
+  insertNotifications,
   insertUnderQuota,
   listAttempts,
   listDeadLetters,
@@ -124,11 +124,11 @@ export class NotificationService {
   private readonly providers: ProviderRegistry;
   /** The notifications' part of the work queue (run by the engine in workers/). */
   readonly work: WorkArea<ClaimedNotification, SendOutcome>;
-  /** Sends made together (no quota) are stored in one transaction. */
-  private readonly inserts = new Batcher<NewNotification, NotificationRow | null>(
-    async (ref, rows) => eachInOneTransaction(await this.options.dbs.project(ref), rows, insertNotification),
-    WRITE_BATCH,
-  );
+  /** Sends made together (no quota, no idempotency key) are stored in one statement (each alone if it fails). */
+  private readonly inserts = new Batcher<NewNotification, NotificationRow | null>(async (ref, rows) => {
+    const db = await this.options.dbs.project(ref);
+    return await insertNotifications(db, rows).catch(() => rows.map((n) => insertNotification(db, n)));
+  }, WRITE_BATCH);
 
   constructor(private readonly options: NotificationServiceOptions) {
     this.providers = new ProviderRegistry(options.guard, Math.max(1, Math.min(options.concurrency, 10)));
@@ -224,7 +224,9 @@ export class NotificationService {
       delaySecs: origin.delaySecs ?? 0,
     };
     const row = quota === null
-      ? await this.inserts.call(ref, { ...base, suppressedReason: null, dispatchId })
+      ? input.idempotencyKey
+        ? await insertNotification(db, { ...base, suppressedReason: null, dispatchId })
+        : await this.inserts.call(ref, { ...base, suppressedReason: null, dispatchId })
       : await insertUnderQuota(db, input.channel, quota, (reason) => ({
         ...base,
         suppressedReason: reason,

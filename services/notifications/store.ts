@@ -122,6 +122,49 @@ export async function insertNotification(db: Queryable, n: NewNotification): Pro
   return row ?? null;
 }
 
+/**
+ * Inserts several queued notifications without idempotency keys in one statement (one round trip and one
+ * commit for a batch of sends); rows in the order given.
+ */
+export async function insertNotifications(
+  db: Queryable,
+  list: NewNotification[],
+): Promise<NotificationRow[]> {
+  const ids = list.map(() => crypto.randomUUID());
+  const col = <T>(pick: (n: NewNotification) => T) => list.map(pick);
+  const rows = await db.query<NotificationRow>(
+    `insert into notifications.messages (id, channel, recipient, subject, body, event, payload, template_id,
+       variables, metadata, rule_id, event_id, status, max_attempts, dispatch_id, scheduled_at)
+     select n.id, n.channel, n.recipient, n.subject, n.body, n.event, n.payload::jsonb, n.template_id,
+            n.variables::jsonb, n.metadata::jsonb, n.rule_id, n.event_id, 'queued', n.max_attempts, n.dispatch_id,
+            now() + make_interval(secs => n.delay_secs)
+       from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+         $8::uuid[], $9::text[], $10::text[], $11::uuid[], $12::uuid[], $13::int[], $14::uuid[], $15::float8[])
+         as n(id, channel, recipient, subject, body, event, payload, template_id, variables, metadata, rule_id,
+           event_id, max_attempts, dispatch_id, delay_secs)
+     returning ${NOTIFICATION_COLUMNS}`,
+    [
+      ids,
+      col((n) => n.channel),
+      col((n) => n.recipient),
+      col((n) => n.subject),
+      col((n) => n.body),
+      col((n) => n.event),
+      col((n) => n.payload === undefined || n.payload === null ? null : JSON.stringify(n.payload)),
+      col((n) => n.templateId),
+      col((n) => JSON.stringify(n.variables)),
+      col((n) => JSON.stringify(n.metadata)),
+      col((n) => n.ruleId),
+      col((n) => n.eventId),
+      col((n) => n.maxAttempts),
+      col((n) => n.dispatchId),
+      col((n) => n.delaySecs),
+    ],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)!);
+}
+
 /** The live notification holding an idempotency key. */
 export async function findByIdempotencyKey(db: Queryable, key: string): Promise<NotificationRow | null> {
   const [row] = await db.query<NotificationRow>(
