@@ -79,11 +79,11 @@ function attemptEnd(outcome: JobOutcome, next: Next): AttemptEnd {
 export class JobService {
   /** The jobs' part of the work queue: the engine in workers/ claims, runs and finishes through it. */
   readonly work: WorkArea<ClaimedJob, JobOutcome>;
-  /** Jobs created together share one insert (group commit). */
-  private readonly inserts = new Batcher<Omit<NewJob, "cron">, JobRow>(
-    async (ref, jobs) => await insertJobs(await this.options.dbs.project(ref), jobs),
-    INSERT_BATCH,
-  );
+  /** Jobs created together share one insert (group commit); if it fails, each alone fails only itself. */
+  private readonly inserts = new Batcher<Omit<NewJob, "cron">, JobRow | null>(async (ref, jobs) => {
+    const db = await this.options.dbs.project(ref);
+    return await insertJobs(db, jobs).catch(() => jobs.map((job) => insertJob(db, job)));
+  }, INSERT_BATCH);
 
   constructor(private readonly options: JobServiceOptions) {
     this.work = this.workArea();
@@ -158,15 +158,16 @@ export class JobService {
         const end = attemptEnd(outcome, next);
         return await finishJob(await this.options.dbs.project(ref), job.id, job.token, end);
       },
-      finishMany: async (ref, ends) =>
-        await finishJobs(
-          await this.options.dbs.project(ref),
-          ends.map(({ claimed, outcome, next }) => ({
-            id: claimed.id,
-            token: claimed.token,
-            end: attemptEnd(outcome, next),
-          })),
-        ),
+      finishMany: async (ref, ends) => {
+        const db = await this.options.dbs.project(ref);
+        const list = ends.map(({ claimed, outcome, next }) => ({
+          id: claimed.id,
+          token: claimed.token,
+          end: attemptEnd(outcome, next),
+        }));
+        // If the batch fails (an error text it cannot store), each alone fails only its own attempt.
+        return await finishJobs(db, list).catch(() => list.map((f) => finishJob(db, f.id, f.token, f.end)));
+      },
       renew: async (ref, held, secs) =>
         await renewLeases(await this.options.dbs.project(ref), held.map((h) => h.token), secs),
       recover: async (ref, graceSecs) => {
