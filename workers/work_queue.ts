@@ -212,53 +212,45 @@ export class WorkEngine {
 
   /**
    * One attempt at an item when its row still calls for it; false when not started because stopping. The lane's
-   * slot covers the claim and the run; recording the end happens after the slot is freed (the next attempt need
-   * not wait for the bookkeeping), the lease held until it is written.
+   * slot is held until the end is recorded: attempts whose outcome is not yet written (those a kill would run
+   * again) stay within the concurrency.
    */
   private async attempt(state: AreaState, project: string, item: WorkItem): Promise<boolean> {
     const { area } = state;
     const laneKey = item.lane ?? "";
     let lane = state.lanes.get(laneKey);
     if (!lane) state.lanes.set(laneKey, lane = new Semaphore(area.concurrency));
-    const held = state.held.get(project) ?? new Map<string, Claimed>();
-    state.held.set(project, held);
-    const token = newToken();
-    const ran = await lane.run(async () => {
+    return await lane.run(async () => {
       if (!this.dispatching) return false;
+      const token = newToken();
       const claimed = state.claims
         ? await state.claims.call(project, { item, token })
         : await area.claim(project, item, { token, secs: area.leaseSecs });
       if (!claimed) return true; // done, running elsewhere, not due, or superseded: nothing to do
-      held.set(token, claimed);
+      const held = state.held.get(project) ?? new Map<string, Claimed>();
+      state.held.set(project, held.set(token, claimed));
       try {
-        return { claimed, outcome: await area.run(project, claimed) };
-      } catch (err) {
+        const outcome = await area.run(project, claimed);
+        const next = this.next(area, claimed, outcome, item);
+        const recorded = state.finishes
+          ? await state.finishes.call(project, { claimed, outcome, next })
+          : await area.finish(project, claimed, outcome, next);
+        if (!recorded) {
+          // Its lease expired meanwhile (a stalled process): the sweep gave the row to a new attempt.
+          log.warn("attempt finished after losing its lease", { kind: area.kind, project, id: item.id });
+        } else if (next.status === "failed") {
+          await this.queue.enqueue(area.kind, project, next.retry, next.retryInMs).catch((err) =>
+            log.warn("retry not enqueued; the sweep will find it", {
+              kind: area.kind,
+              cause: describeError(err),
+            })
+          );
+        }
+      } finally {
         held.delete(token);
-        throw err;
       }
+      return true;
     });
-    if (typeof ran === "boolean") return ran;
-    const { claimed, outcome } = ran;
-    try {
-      const next = this.next(area, claimed, outcome, item);
-      const recorded = state.finishes
-        ? await state.finishes.call(project, { claimed, outcome, next })
-        : await area.finish(project, claimed, outcome, next);
-      if (!recorded) {
-        // Its lease expired meanwhile (a stalled process): the sweep gave the row to a new attempt.
-        log.warn("attempt finished after losing its lease", { kind: area.kind, project, id: item.id });
-      } else if (next.status === "failed") {
-        await this.queue.enqueue(area.kind, project, next.retry, next.retryInMs).catch((err) =>
-          log.warn("retry not enqueued; the sweep will find it", {
-            kind: area.kind,
-            cause: describeError(err),
-          })
-        );
-      }
-    } finally {
-      held.delete(token);
-    }
-    return true;
   }
 
   /** Attempt accounting: success is done; a permanent error or the last attempt is dead; else a retry. */
