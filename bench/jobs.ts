@@ -24,7 +24,12 @@ const BOUND_MS = 20;
 const NOOP = `export default { fetch() { return new Response("ok"); } };`;
 
 const sandbox = await makeSandbox({ LOG_LEVEL: "error" });
-const config = loadConfig({ ...sandbox.env, INVOKE_RATE_PER_MIN: "100000000" });
+// Attempts in flight: a claim waits its statement (tens of ms on PGlite under load) inside its slot.
+const config = loadConfig({
+  ...sandbox.env,
+  INVOKE_RATE_PER_MIN: "100000000",
+  JOBS_CONCURRENCY: Deno.env.get("JOBS_CONCURRENCY") ?? "256",
+});
 const platform = await openPlatform(config);
 const handler = createHandler(platform);
 const workers = startWorkers(platform, { sweepEveryMs: 0 });

@@ -163,10 +163,27 @@ export interface WorkArea<C extends Claimed = Claimed, O extends Outcome = Outco
    * row no longer calls for it (done, running elsewhere, not due, superseded): duplicates then do nothing.
    */
   claim(project: string, item: WorkItem, lease: { token: string; secs: number }): Promise<C | null>;
+  /**
+   * Optional: claims several items of a project in one statement, as `claim` does each (results in order).
+   * The engine then groups the claims made together; an item twice in one batch is claimed at most once.
+   */
+  claimMany?(
+    project: string,
+    claims: { item: WorkItem; token: string }[],
+    secs: number,
+  ): Promise<(C | null)[]>;
   /** Runs one attempt; throwing means the attempt could not even be tried (the queue retries the delivery). */
   run(project: string, claimed: C): Promise<O>;
   /** Records the attempt and `next` while the lease still holds; false when it was lost (nothing written). */
   finish(project: string, claimed: C, outcome: O, next: Next): Promise<boolean>;
+  /**
+   * Optional: records several attempts of a project at once, as `finish` does each (results in order; a
+   * promise among them fails only its own attempt).
+   */
+  finishMany?(
+    project: string,
+    ends: { claimed: C; outcome: O; next: Next }[],
+  ): Promise<(boolean | Promise<boolean>)[]>;
   /** Extends the leases of the attempts in flight here. */
   renew(project: string, held: { token: string; claimed: C }[], secs: number): Promise<void>;
   /**

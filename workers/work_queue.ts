@@ -1,4 +1,5 @@
 import { backoffMs } from "../lib/backoff.ts";
+import { Batcher } from "../lib/batcher.ts";
 import { describeError, log } from "../lib/log.ts";
 import { Semaphore } from "../lib/semaphore.ts";
 import { TtlCache } from "../lib/ttl_cache.ts";
@@ -24,6 +25,9 @@ export interface SweepSchedule {
 
 interface AreaState {
   area: WorkArea<Claimed, Outcome>;
+  /** The claims and finishes of one project made together, in one statement each (when the area can). */
+  claims?: Batcher<{ item: WorkItem; token: string }, Claimed | null>;
+  finishes?: Batcher<{ claimed: Claimed; outcome: Outcome; next: Next }, boolean>;
   sweep: SweepSchedule;
   lanes: Map<string, Semaphore>;
   /** Attempts in flight here, by project and lease token (their leases are renewed). */
@@ -32,6 +36,14 @@ interface AreaState {
   sweepTimer?: ReturnType<typeof setInterval>;
   sweeping: Promise<void>;
 }
+
+/** Claims or finishes per statement at most. */
+const BATCH_MAX = 200;
+/**
+ * Statements of one kind in flight per area and project: while they run, the next calls gather into the next
+ * batch. Two keep a pool's second connection busy; on a single connection the second waits its turn.
+ */
+const BATCHES_IN_FLIGHT = 2;
 
 function isMessage(value: unknown): value is WorkMessage {
   const m = value as WorkMessage | null;
@@ -42,8 +54,9 @@ function isMessage(value: unknown): value is WorkMessage {
 /**
  * WorkEngine is the one consumer of the KV work queue: the single `kv.listenQueue` of the process, routing each
  * message to its area. Per item it claims the row with a lease, runs one attempt, and records what follows
- * (done, a retry with jittered backoff, or dead when no attempt is left). It runs the local fast path of
- * immediate items, renews leases while attempts run, sweeps for lost work, and stops cleanly.
+ * (done, a retry with jittered backoff, or dead when no attempt is left); claims and finishes made together
+ * share one statement when the area can batch them. It runs the local fast path of immediate items, renews
+ * leases while attempts run, sweeps for lost work, and stops cleanly.
  */
 export class WorkEngine {
   private readonly areas = new Map<WorkKind, AreaState>();
@@ -59,8 +72,13 @@ export class WorkEngine {
   /** Adds an area (one per kind), with when its sweep runs. */
   register<C extends Claimed, O extends Outcome>(area: WorkArea<C, O>, sweep: SweepSchedule): this {
     if (this.areas.has(area.kind)) throw new Error(`The area of "${area.kind}" is already registered`);
+    const open = area as unknown as WorkArea<Claimed, Outcome>;
+    const batch = { max: BATCH_MAX, parallel: BATCHES_IN_FLIGHT };
     this.areas.set(area.kind, {
-      area: area as unknown as WorkArea<Claimed, Outcome>,
+      area: open,
+      claims: open.claimMany &&
+        new Batcher((project, claims) => open.claimMany!(project, claims, open.leaseSecs), batch),
+      finishes: open.finishMany && new Batcher((project, ends) => open.finishMany!(project, ends), batch),
       sweep,
       lanes: new Map(),
       held: new Map(),
@@ -192,7 +210,11 @@ export class WorkEngine {
     );
   }
 
-  /** One attempt at an item when its row still calls for it; false when not started because stopping. */
+  /**
+   * One attempt at an item when its row still calls for it; false when not started because stopping. The lane's
+   * slot is held until the end is recorded: attempts whose outcome is not yet written (those a kill would run
+   * again) stay within the concurrency.
+   */
   private async attempt(state: AreaState, project: string, item: WorkItem): Promise<boolean> {
     const { area } = state;
     const laneKey = item.lane ?? "";
@@ -201,14 +223,19 @@ export class WorkEngine {
     return await lane.run(async () => {
       if (!this.dispatching) return false;
       const token = newToken();
-      const claimed = await area.claim(project, item, { token, secs: area.leaseSecs });
+      const claimed = state.claims
+        ? await state.claims.call(project, { item, token })
+        : await area.claim(project, item, { token, secs: area.leaseSecs });
       if (!claimed) return true; // done, running elsewhere, not due, or superseded: nothing to do
       const held = state.held.get(project) ?? new Map<string, Claimed>();
       state.held.set(project, held.set(token, claimed));
       try {
         const outcome = await area.run(project, claimed);
         const next = this.next(area, claimed, outcome, item);
-        if (!await area.finish(project, claimed, outcome, next)) {
+        const recorded = state.finishes
+          ? await state.finishes.call(project, { claimed, outcome, next })
+          : await area.finish(project, claimed, outcome, next);
+        if (!recorded) {
           // Its lease expired meanwhile (a stalled process): the sweep gave the row to a new attempt.
           log.warn("attempt finished after losing its lease", { kind: area.kind, project, id: item.id });
         } else if (next.status === "failed") {

@@ -1,15 +1,19 @@
 import type { Databases } from "../../db/databases.ts";
+import { Batcher } from "../../lib/batcher.ts";
 import { AppError, errors } from "../../lib/errors.ts";
 import type { Invoker } from "../functions/invoke.ts";
 import { describeError, log } from "../../lib/log.ts";
-import { type Claimed, newToken, type WorkArea, type WorkQueue } from "../../lib/work_queue.ts";
+import { type Claimed, newToken, type Next, type WorkArea, type WorkQueue } from "../../lib/work_queue.ts";
 import {
   type AttemptEnd,
   claimJob,
+  claimJobs,
   expireLeases,
   finishJob,
+  finishJobs,
   getJob,
   insertJob,
+  insertJobs,
   type JobRow,
   type JobStatus,
   listJobs,
@@ -46,12 +50,24 @@ export interface JobServiceOptions {
 
 const BACKOFF = { baseMs: 1000, capMs: 60 * 60 * 1000 };
 const ERROR_MAX = 1000;
+/** Inserts per statement at most, and statements in flight per project (see Batcher). */
+const INSERT_BATCH = { max: 500, parallel: 2 };
 
 /** A job claimed for one attempt, with its lease token. */
 type ClaimedJob = JobRow & Claimed & { token: string };
 
 /** How an attempt went. */
 type JobOutcome = { ok: true } | { ok: false; error: string };
+
+/** The row's end of an attempt, from its outcome and what the engine decided follows. */
+function attemptEnd(outcome: JobOutcome, next: Next): AttemptEnd {
+  const error = outcome.ok ? "" : outcome.error;
+  return next.status === "done"
+    ? { status: "completed" }
+    : next.status === "dead"
+    ? { status: "dead", error }
+    : { status: "failed", error, retryInMs: next.retryInMs };
+}
 
 /**
  * JobService queues, runs and retries background jobs. The project database holds the state of record; a
@@ -63,6 +79,11 @@ type JobOutcome = { ok: true } | { ok: false; error: string };
 export class JobService {
   /** The jobs' part of the work queue: the engine in workers/ claims, runs and finishes through it. */
   readonly work: WorkArea<ClaimedJob, JobOutcome>;
+  /** Jobs created together share one insert (group commit); if it fails, each alone fails only itself. */
+  private readonly inserts = new Batcher<Omit<NewJob, "cron">, JobRow | null>(async (ref, jobs) => {
+    const db = await this.options.dbs.project(ref);
+    return await insertJobs(db, jobs).catch(() => jobs.map((job) => insertJob(db, job)));
+  }, INSERT_BATCH);
 
   constructor(private readonly options: JobServiceOptions) {
     this.work = this.workArea();
@@ -93,8 +114,9 @@ export class JobService {
 
   /** Stores a job and puts it on the queue; null when its cron tick already has one. */
   async insert(ref: string, job: NewJob): Promise<JobRow | null> {
-    const db = await this.options.dbs.project(ref);
-    const row = await insertJob(db, job);
+    const row = job.cron
+      ? await insertJob(await this.options.dbs.project(ref), job)
+      : await this.inserts.call(ref, job);
     if (row) await this.enqueueRun(ref, row.id, job.delaySecs * 1000);
     return row;
   }
@@ -124,15 +146,27 @@ export class JobService {
         const job = await claimJob(await this.options.dbs.project(ref), item.id, lease);
         return job && { ...job, attempt: job.attempts, maxAttempts: job.max_attempts, token: lease.token };
       },
+      claimMany: async (ref, claims, secs) => {
+        const db = await this.options.dbs.project(ref);
+        const jobs = await claimJobs(db, claims.map((c) => ({ id: c.item.id, token: c.token })), secs);
+        return jobs.map((job, i) =>
+          job && { ...job, attempt: job.attempts, maxAttempts: job.max_attempts, token: claims[i]!.token }
+        );
+      },
       run: (ref, job) => this.run(ref, job),
       finish: async (ref, job, outcome, next) => {
-        const error = outcome.ok ? "" : outcome.error;
-        const end: AttemptEnd = next.status === "done"
-          ? { status: "completed" }
-          : next.status === "dead"
-          ? { status: "dead", error }
-          : { status: "failed", error, retryInMs: next.retryInMs };
+        const end = attemptEnd(outcome, next);
         return await finishJob(await this.options.dbs.project(ref), job.id, job.token, end);
+      },
+      finishMany: async (ref, ends) => {
+        const db = await this.options.dbs.project(ref);
+        const list = ends.map(({ claimed, outcome, next }) => ({
+          id: claimed.id,
+          token: claimed.token,
+          end: attemptEnd(outcome, next),
+        }));
+        // If the batch fails (an error text it cannot store), each alone fails only its own attempt.
+        return await finishJobs(db, list).catch(() => list.map((f) => finishJob(db, f.id, f.token, f.end)));
       },
       renew: async (ref, held, secs) =>
         await renewLeases(await this.options.dbs.project(ref), held.map((h) => h.token), secs),

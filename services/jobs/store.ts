@@ -56,6 +56,30 @@ export async function insertJob(db: Queryable, job: NewJob): Promise<JobRow | nu
   return row ?? null;
 }
 
+/**
+ * Inserts several pending jobs (none of a cron tick) in one statement: one round trip and one commit for a
+ * batch of requests. Rows come back in the order given.
+ */
+export async function insertJobs(db: Queryable, jobs: Omit<NewJob, "cron">[]): Promise<JobRow[]> {
+  const ids = jobs.map(() => crypto.randomUUID());
+  const rows = await db.query<JobRow>(
+    `insert into platform.jobs (id, function_name, payload, max_attempts, scheduled_at)
+     select n.id, n.function_name, n.payload::jsonb, n.max_attempts, now() + make_interval(secs => n.delay_secs)
+       from unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::float8[])
+         as n(id, function_name, payload, max_attempts, delay_secs)
+     returning ${COLUMNS}`,
+    [
+      ids,
+      jobs.map((j) => j.functionName),
+      jobs.map((j) => json(j.payload)),
+      jobs.map((j) => j.maxAttempts),
+      jobs.map((j) => j.delaySecs),
+    ],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)!);
+}
+
 /** One job, or null. */
 export async function getJob(db: Queryable, id: string): Promise<JobRow | null> {
   const [row] = await db.query<JobRow>(`select ${COLUMNS} from platform.jobs where id = $1`, [id]);
@@ -93,6 +117,28 @@ export async function claimJob(
   return row ?? null;
 }
 
+/**
+ * Claims several jobs in one statement, as {@linkcode claimJob} does each, each with its own lease token.
+ * Results in the order given; a job asked twice is claimed by one of them only.
+ */
+export async function claimJobs(
+  db: Queryable,
+  claims: { id: string; token: string }[],
+  secs: number,
+): Promise<(JobRow | null)[]> {
+  const rows = await db.query<JobRow & { claim_token: string }>(
+    `update platform.jobs set status = 'running', attempts = attempts + 1, started_at = now(),
+       updated_at = now(), lease_token = c.claim_token, lease_until = now() + make_interval(secs => $3)
+     from unnest($1::uuid[], $2::uuid[]) as c(claim_id, claim_token)
+     where id = c.claim_id and status in ('pending', 'failed')
+       and scheduled_at <= now() + interval '50 milliseconds'
+     returning ${COLUMNS}, c.claim_token`,
+    [claims.map((c) => c.id), claims.map((c) => c.token), secs],
+  );
+  const byToken = new Map(rows.map(({ claim_token, ...row }) => [claim_token, row as JobRow]));
+  return claims.map((c) => byToken.get(c.token) ?? null);
+}
+
 /** How an attempt ended. */
 export type AttemptEnd =
   | { status: "completed" }
@@ -120,6 +166,33 @@ export async function finishJob(db: Queryable, id: string, token: string, end: A
     ],
   );
   return rows.length > 0;
+}
+
+/** Records the ends of several attempts in one statement, as {@linkcode finishJob} does each (in order). */
+export async function finishJobs(
+  db: Queryable,
+  ends: { id: string; token: string; end: AttemptEnd }[],
+): Promise<boolean[]> {
+  const rows = await db.query<{ end_token: string }>(
+    `update platform.jobs set status = f.end_status, updated_at = now(), lease_token = null, lease_until = null,
+       completed_at = case when f.end_status = 'completed' then now() else completed_at end,
+       error = f.end_error,
+       scheduled_at = case when f.end_status = 'failed' then now() + make_interval(secs => f.end_secs)
+         else scheduled_at end
+     from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[])
+       as f(end_id, end_token, end_status, end_error, end_secs)
+     where id = f.end_id and status = 'running' and lease_token = f.end_token
+     returning f.end_token`,
+    [
+      ends.map((e) => e.id),
+      ends.map((e) => e.token),
+      ends.map((e) => e.end.status),
+      ends.map((e) => e.end.status === "completed" ? null : e.end.error),
+      ends.map((e) => e.end.status === "failed" ? e.end.retryInMs / 1000 : 0),
+    ],
+  );
+  const recorded = new Set(rows.map((r) => r.end_token));
+  return ends.map((e) => recorded.has(e.token));
 }
 
 /** Extends the leases of the attempts this process runs. */

@@ -1,9 +1,10 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Db } from "../../db/driver.ts";
+import { Batcher } from "../../lib/batcher.ts";
 import { AppError, errors } from "../../lib/errors.ts";
 import { describeError } from "../../lib/log.ts";
 import { TtlCache } from "../../lib/ttl_cache.ts";
-import type { Claimed, Outcome, WorkArea, WorkQueue } from "../../lib/work_queue.ts";
+import type { Claimed, Next as WorkNext, Outcome, WorkArea, WorkQueue } from "../../lib/work_queue.ts";
 import type { NetGuard } from "./net_guard.ts";
 import type { Channel, OutboundMessage, ProviderResult } from "./providers/provider.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
@@ -12,19 +13,23 @@ import { renderTemplate } from "./render.ts";
 import { type NotifySettings, type SettingsPatch, SettingsStore } from "./settings.ts";
 import {
   claim,
+  claimMany,
   type EVENT_STATUSES,
   type EventRow,
   expireLeases,
   findByIdempotencyKey,
   finishAttempt,
+  finishAttempts,
   getNotification,
   insertNotification,
+  insertNotifications,
   insertUnderQuota,
   listAttempts,
   listDeadLetters,
   type ListFilter,
   listNotifications,
   listProviderLogs,
+  type NewNotification,
   type Next,
   type NotificationRow,
   overdue,
@@ -81,12 +86,32 @@ export interface NotificationServiceOptions {
 }
 
 const MAX_DELAY_MS = 60 * 60 * 1000;
+/** Writes per batch at most, and batches in flight per project (see Batcher). */
+const WRITE_BATCH = { max: 200, parallel: 2 };
 
 /** A notification claimed for one attempt, with its dispatch token and the project's retry base delay. */
 type ClaimedNotification = NotificationRow & Claimed & { dispatch: string; baseDelayMs: number };
 
 /** How a send went: the provider's result, timed. */
 type SendOutcome = Outcome & { result: ProviderResult; startedAt: Date; durationMs: number };
+
+/** What {@linkcode finishAttempt} records of an attempt, from its outcome and what the engine decided follows. */
+function attemptRecord(n: ClaimedNotification, outcome: SendOutcome, next: WorkNext) {
+  const { result } = outcome;
+  const status: Next = next.status === "done"
+    ? { status: result.confirmed ? "delivered" : "sent" }
+    : next.status === "dead"
+    ? { status: "dead_lettered" }
+    : { status: "failed", retryInMs: next.retryInMs, dispatchId: next.retry.token };
+  return {
+    row: n,
+    dispatch: n.dispatch,
+    result,
+    next: status,
+    startedAt: outcome.startedAt,
+    durationMs: outcome.durationMs,
+  };
+}
 
 /**
  * NotificationService sends, retries and delivers notifications. The project database holds the state of
@@ -99,6 +124,11 @@ export class NotificationService {
   private readonly providers: ProviderRegistry;
   /** The notifications' part of the work queue (run by the engine in workers/). */
   readonly work: WorkArea<ClaimedNotification, SendOutcome>;
+  /** Sends made together (no quota, no idempotency key) are stored in one statement (each alone if it fails). */
+  private readonly inserts = new Batcher<NewNotification, NotificationRow | null>(async (ref, rows) => {
+    const db = await this.options.dbs.project(ref);
+    return await insertNotifications(db, rows).catch(() => rows.map((n) => insertNotification(db, n)));
+  }, WRITE_BATCH);
 
   constructor(private readonly options: NotificationServiceOptions) {
     this.providers = new ProviderRegistry(options.guard, Math.max(1, Math.min(options.concurrency, 10)));
@@ -194,7 +224,9 @@ export class NotificationService {
       delaySecs: origin.delaySecs ?? 0,
     };
     const row = quota === null
-      ? await insertNotification(db, { ...base, suppressedReason: null, dispatchId })
+      ? input.idempotencyKey
+        ? await insertNotification(db, { ...base, suppressedReason: null, dispatchId })
+        : await this.inserts.call(ref, { ...base, suppressedReason: null, dispatchId })
       : await insertUnderQuota(db, input.channel, quota, (reason) => ({
         ...base,
         suppressedReason: reason,
@@ -264,22 +296,33 @@ export class NotificationService {
           baseDelayMs: settings.retry.base_delay_ms,
         };
       },
+      claimMany: async (ref, claims, secs) => {
+        const db = await this.options.dbs.project(ref);
+        const rows = await claimMany(
+          db,
+          claims.map((c) => ({ id: c.item.id, dispatch: c.item.token })),
+          secs,
+        );
+        if (!rows.some(Boolean)) return rows.map(() => null);
+        const settings = await this.settings(ref, db);
+        return rows.map((row, i) =>
+          row && {
+            ...row,
+            attempt: row.attempts,
+            maxAttempts: row.max_attempts,
+            dispatch: claims[i]!.item.token,
+            baseDelayMs: settings.retry.base_delay_ms,
+          }
+        );
+      },
       run: (ref, n) => this.sendClaimed(ref, n),
-      finish: async (ref, n, outcome, next) => {
-        const { result } = outcome;
-        const status: Next = next.status === "done"
-          ? { status: result.confirmed ? "delivered" : "sent" }
-          : next.status === "dead"
-          ? { status: "dead_lettered" }
-          : { status: "failed", retryInMs: next.retryInMs, dispatchId: next.retry.token };
-        return await finishAttempt(await this.options.dbs.project(ref), {
-          row: n,
-          dispatch: n.dispatch,
-          result,
-          next: status,
-          startedAt: outcome.startedAt,
-          durationMs: outcome.durationMs,
-        });
+      finish: async (ref, n, outcome, next) =>
+        await finishAttempt(await this.options.dbs.project(ref), attemptRecord(n, outcome, next)),
+      finishMany: async (ref, ends) => {
+        const db = await this.options.dbs.project(ref);
+        const records = ends.map((e) => attemptRecord(e.claimed, e.outcome, e.next));
+        // One statement for the batch; if it fails, each alone, so one bad record fails only its own attempt.
+        return await finishAttempts(db, records).catch(() => records.map((r) => finishAttempt(db, r)));
       },
       renew: async (ref, held, secs) =>
         await renewLeases(

@@ -122,6 +122,49 @@ export async function insertNotification(db: Queryable, n: NewNotification): Pro
   return row ?? null;
 }
 
+/**
+ * Inserts several queued notifications without idempotency keys in one statement (one round trip and one
+ * commit for a batch of sends); rows in the order given.
+ */
+export async function insertNotifications(
+  db: Queryable,
+  list: NewNotification[],
+): Promise<NotificationRow[]> {
+  const ids = list.map(() => crypto.randomUUID());
+  const col = <T>(pick: (n: NewNotification) => T) => list.map(pick);
+  const rows = await db.query<NotificationRow>(
+    `insert into notifications.messages (id, channel, recipient, subject, body, event, payload, template_id,
+       variables, metadata, rule_id, event_id, status, max_attempts, dispatch_id, scheduled_at)
+     select n.id, n.channel, n.recipient, n.subject, n.body, n.event, n.payload::jsonb, n.template_id,
+            n.variables::jsonb, n.metadata::jsonb, n.rule_id, n.event_id, 'queued', n.max_attempts, n.dispatch_id,
+            now() + make_interval(secs => n.delay_secs)
+       from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+         $8::uuid[], $9::text[], $10::text[], $11::uuid[], $12::uuid[], $13::int[], $14::uuid[], $15::float8[])
+         as n(id, channel, recipient, subject, body, event, payload, template_id, variables, metadata, rule_id,
+           event_id, max_attempts, dispatch_id, delay_secs)
+     returning ${NOTIFICATION_COLUMNS}`,
+    [
+      ids,
+      col((n) => n.channel),
+      col((n) => n.recipient),
+      col((n) => n.subject),
+      col((n) => n.body),
+      col((n) => n.event),
+      col((n) => n.payload === undefined || n.payload === null ? null : JSON.stringify(n.payload)),
+      col((n) => n.templateId),
+      col((n) => JSON.stringify(n.variables)),
+      col((n) => JSON.stringify(n.metadata)),
+      col((n) => n.ruleId),
+      col((n) => n.eventId),
+      col((n) => n.maxAttempts),
+      col((n) => n.dispatchId),
+      col((n) => n.delaySecs),
+    ],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)!);
+}
+
 /** The live notification holding an idempotency key. */
 export async function findByIdempotencyKey(db: Queryable, key: string): Promise<NotificationRow | null> {
   const [row] = await db.query<NotificationRow>(
@@ -171,6 +214,33 @@ export async function claim(
     [id, dispatch, leaseSecs],
   );
   return row ?? null;
+}
+
+/**
+ * Claims several notifications in one statement, as {@linkcode claim} does each (results in order); one asked
+ * twice in a batch is claimed once.
+ */
+export async function claimMany(
+  db: Queryable,
+  claims: { id: string; dispatch: string }[],
+  leaseSecs: number,
+): Promise<(NotificationRow | null)[]> {
+  const rows = await db.query<NotificationRow & { claim_dispatch: string }>(
+    `update notifications.messages
+        set status = 'sending', sending_at = now(), attempts = attempts + 1,
+            next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
+       from unnest($1::uuid[], $2::uuid[]) as c(claim_id, claim_dispatch)
+      where id = c.claim_id and dispatch_id = c.claim_dispatch and status in ('queued', 'failed')
+      returning ${NOTIFICATION_COLUMNS}, c.claim_dispatch`,
+    [claims.map((c) => c.id), claims.map((c) => c.dispatch), leaseSecs],
+  );
+  const claimed = new Map(rows.map(({ claim_dispatch, ...row }) => [`${row.id}/${claim_dispatch}`, row]));
+  return claims.map((c) => {
+    const key = `${c.id}/${c.dispatch}`;
+    const row = claimed.get(key) ?? null;
+    claimed.delete(key); // its first claim takes it
+    return row as NotificationRow | null;
+  });
 }
 
 /** An attempt in flight: the notification and its attempt number. */
@@ -305,6 +375,78 @@ export async function finishAttempt(
     ],
   );
   return rows.length > 0;
+}
+
+/** What {@linkcode finishAttempt} records of one attempt. */
+export type AttemptRecord = Parameters<typeof finishAttempt>[1];
+
+/**
+ * Records several attempts in one statement, as {@linkcode finishAttempt} does each: one round trip and one
+ * commit for a batch. Results in order; false for one whose lease was lost (nothing written for it).
+ */
+export async function finishAttempts(db: Queryable, records: AttemptRecord[]): Promise<boolean[]> {
+  const col = <T>(pick: (r: AttemptRecord) => T) => records.map(pick);
+  const rows = await db.query<{ f_dispatch: string }>(
+    `with f as (
+       select * from unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[],
+         $8::text[], $9::text[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[], $15::text[],
+         $16::float8[], $17::uuid[])
+         as f(f_id, f_dispatch, f_attempt, f_channel, f_provider, f_outcome, f_http_status, f_response, f_error,
+           f_retry_after_ms, f_duration_ms, f_started_at, f_request, f_status, f_provider_message_id,
+           f_retry_secs, f_next_dispatch)
+     ), target as (
+       select f.* from f join notifications.messages m
+         on m.id = f.f_id and m.dispatch_id = f.f_dispatch and m.attempts = f.f_attempt and m.status = 'sending'
+       for update of m
+     ), attempt as (
+       insert into notifications.attempts (notification_id, attempt, channel, provider, outcome, http_status,
+         response, error, retry_after_ms, duration_ms, started_at)
+       select f_id, f_attempt, f_channel, f_provider, f_outcome, f_http_status, f_response, f_error,
+              f_retry_after_ms, f_duration_ms, f_started_at::timestamptz
+         from target
+     ), log as (
+       insert into notifications.provider_logs (notification_id, channel, provider, status, request, http_status,
+         response, duration_ms)
+       select f_id, f_channel, f_provider, case when f_outcome = 'success' then 'success' else 'error' end,
+              f_request::jsonb, f_http_status, f_response, f_duration_ms
+         from target
+     )
+     update notifications.messages m
+        set status = t.f_status,
+            provider = t.f_provider,
+            provider_message_id = coalesce(t.f_provider_message_id, m.provider_message_id),
+            last_error = t.f_error,
+            sent_at = case when t.f_status in ('sent', 'delivered') then now() else m.sent_at end,
+            delivered_at = case when t.f_status = 'delivered' then now() else m.delivered_at end,
+            failed_at = case when t.f_status in ('failed', 'dead_lettered') then now() else m.failed_at end,
+            dead_lettered_at = case when t.f_status = 'dead_lettered' then now() else m.dead_lettered_at end,
+            next_attempt_at = case when t.f_status = 'failed' then now() + make_interval(secs => t.f_retry_secs) end,
+            dispatch_id = t.f_next_dispatch,
+            updated_at = now()
+       from target t where m.id = t.f_id
+     returning t.f_dispatch`,
+    [
+      col((r) => r.row.id),
+      col((r) => r.dispatch),
+      col((r) => r.row.attempts),
+      col((r) => r.row.channel),
+      col((r) => r.result.provider),
+      col((r) => r.result.outcome),
+      col((r) => r.result.httpStatus ?? null),
+      col((r) => r.result.response),
+      col((r) => r.result.error ?? null),
+      col((r) => r.result.retryAfterMs === undefined ? null : Math.round(r.result.retryAfterMs)),
+      col((r) => Math.round(r.durationMs)),
+      col((r) => r.startedAt.toISOString()),
+      col((r) => JSON.stringify(r.result.request)),
+      col((r) => r.next.status),
+      col((r) => r.result.providerMessageId ?? null),
+      col((r) => r.next.status === "failed" ? r.next.retryInMs / 1000 : 0),
+      col((r) => r.next.status === "failed" ? r.next.dispatchId : null),
+    ],
+  );
+  const recorded = new Set(rows.map((r) => r.f_dispatch));
+  return records.map((r) => recorded.has(r.dispatch));
 }
 
 /**
