@@ -1,16 +1,21 @@
 // Issue 6 benchmark: realtime on this machine, in one run, beside a bare Deno WebSocket hub (bench/bare_ws_server.ts)
-// measured the same way. Figures: server memory per idle connection (5,000 connections, target <= 20 KB),
+// measured the same way. Figures: server memory per idle connection (10,000 connections, within 5% of the bare
+// hub's; both servers run with --inspect so that the bench can force a full GC before reading their memory),
 // broadcast fan-out to 1,000 subscribers (p50 <= 20 ms, p99 <= 100 ms), one insert delivered to 100 RLS-checked
 // subscribers (p50 <= 30 ms from commit to receipt; measured from the change's commit_timestamp,
 // which is the transaction's start, so the figure includes the commit itself: an upper bound), messages per second sustained. Anchor: Supabase
 // Realtime publishes broadcast p50 6 ms / p95 28 ms (on a cluster, not this machine).
 // Runs on PGlite, or on PostgreSQL when DATABASE_URL is set. IDLE, FANOUT, RLS_SUBSCRIBERS override the sizes.
-import { makeSandbox, spawnPlatform } from "../tests/harness.ts";
+import { makeSandbox } from "../tests/harness.ts";
+import { type InspectedProcess, type MemoryUsage, spawnInspected } from "./_inspector.ts";
 
-const IDLE = Number(Deno.env.get("IDLE") ?? 5000);
+const IDLE = Number(Deno.env.get("IDLE") ?? 10_000);
 const FANOUT = Number(Deno.env.get("FANOUT") ?? 1000);
 const RLS_SUBSCRIBERS = Number(Deno.env.get("RLS_SUBSCRIBERS") ?? 100);
 const ROUNDS = 30;
+
+/** Ends the run after the memory figures (MEMORY_ONLY=1). */
+class Done extends Error {}
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -23,11 +28,6 @@ function percentile(values: number[], p: number): number {
 function commitTime(iso: string): number {
   const [whole, fraction = "0"] = iso.replace("Z", "").split(".");
   return Date.parse(`${whole}Z`) + Number(`0.${fraction}`) * 1000;
-}
-
-function rssKb(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(status.match(/VmRSS:\s+(\d+)/)![1]);
 }
 
 /** A minimal client: counts messages and hands each to the current listener. */
@@ -138,17 +138,50 @@ async function settle(ms = 1500): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
 
-/** Memory per idle connection of a server process, in KB. */
-async function idleMemory(url: string, pid: number): Promise<number> {
-  // Measured cold (RSS does not shrink after a close, so a warm-up would hide the cost): an upper bound that
-  // includes the heap's growth steps.
-  const before = rssKb(pid);
+/** A server's memory per idle connection, in KB, each figure the growth of one measure divided by IDLE. */
+interface PerConnection {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  /** RSS outside V8's heap: Deno's Rust side (HTTP and WebSocket state, buffers) and the allocator's slack. */
+  native: number;
+}
+
+/**
+ * Memory per idle connection of a server process: its memory after a full GC with IDLE subscribed sockets open,
+ * minus the same before they opened. Measured cold (RSS does not shrink after a close, so a warm-up would hide
+ * the cost): an upper bound that includes the heap's growth steps.
+ */
+async function idleMemory(url: string, server: InspectedProcess): Promise<PerConnection> {
+  const measure = async () => {
+    await server.inspector.gc();
+    return await server.inspector.memory();
+  };
+  await settle(500);
+  const before = await measure();
   const clients = await openMany(url, IDLE, { channel: "idle" });
   await settle();
-  const after = rssKb(pid);
+  const after = await measure();
   closeAll(clients);
   await settle();
-  return (after - before) / IDLE;
+  const per = (k: keyof MemoryUsage) => (after[k] - before[k]) / 1024 / IDLE;
+  return {
+    rss: per("rss"),
+    heapUsed: per("heapUsed"),
+    heapTotal: per("heapTotal"),
+    external: per("external"),
+    native: per("rss") - per("heapTotal"),
+  };
+}
+
+/** The limit on open files: the bench holds IDLE client sockets at once, each server as many. */
+function checkFileLimit(): void {
+  const limits = Deno.readTextFileSync("/proc/self/limits");
+  const soft = Number(limits.match(/Max open files\s+(\d+)/)?.[1] ?? Infinity);
+  if (soft < IDLE + 1000) {
+    throw new Error(`IDLE=${IDLE} needs more than ${IDLE + 1000} open files, ulimit -n is ${soft}: raise it`);
+  }
 }
 
 /** What one fan-out run measured. */
@@ -197,28 +230,44 @@ async function fanout(url: string): Promise<Fanout> {
   return { latencies, perSecond };
 }
 
+checkFileLimit();
 const sandbox = await makeSandbox();
-const platform = await spawnPlatform({
-  ...sandbox.env,
-  LOG_LEVEL: "warn",
-  REALTIME_MAX_BUFFER_BYTES: String(8 * 1024 * 1024),
-});
-const bare = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--allow-net", new URL("./bare_ws_server.ts", import.meta.url).pathname],
-  stdout: "piped",
-}).spawn();
+const main = new URL("../main.ts", import.meta.url).pathname;
+const platform = await spawnInspected(
+  ["--allow-all", "--unstable-kv", "--unstable-worker-options", "--unstable-no-legacy-abort", main],
+  {
+    ...sandbox.env,
+    PORT: "0",
+    HOSTNAME: "127.0.0.1",
+    LOG_LEVEL: "info",
+    REALTIME_MAX_BUFFER_BYTES: String(8 * 1024 * 1024),
+  },
+  (line) => line.match(/"msg":"listening","port":(\d+)/)?.[1],
+);
+const bare = await spawnInspected(
+  ["--allow-net", new URL("./bare_ws_server.ts", import.meta.url).pathname],
+  {},
+  (line) => line.match(/^listening (\d+)/)?.[1],
+);
 try {
-  const reader = bare.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const barePort = (await reader.read()).value!.match(/listening (\d+)/)![1];
-  reader.releaseLock();
-  const bareUrl = `ws://127.0.0.1:${barePort}/`;
+  const platformUrl = `http://127.0.0.1:${platform.port}`;
+  const bareUrl = `ws://127.0.0.1:${bare.port}/`;
   const wsUrl = (q: Record<string, string>) =>
     `ws://127.0.0.1:${platform.port}/v1/realtime/ws?${new URLSearchParams(q)}`;
   const platUrl = wsUrl({ apikey: sandbox.publicKey });
 
   console.log(`realtime bench on ${sandbox.env.DATABASE_URL ? "PostgreSQL" : "PGlite"}, 2 shared cores`);
-  const bareMem = await idleMemory(bareUrl, bare.pid);
-  const platMem = await idleMemory(platUrl, platform.process.pid);
+  const bareMem = await idleMemory(bareUrl, bare);
+  const platMem = await idleMemory(platUrl, platform);
+  const kb = (m: PerConnection) =>
+    Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Number(v.toFixed(2))]));
+  console.log(`memory per idle connection, KB (${IDLE} subscribed sockets, after a full GC):`);
+  console.table({ bare: kb(bareMem), platform: kb(platMem) });
+  console.log(
+    `memory per connection platform/bare: ${(platMem.rss / bareMem.rss).toFixed(3)}x RSS ` +
+      `(target <= 1.05x), ${(platMem.heapUsed - bareMem.heapUsed).toFixed(2)} KB more JS heap used`,
+  );
+  if (Deno.env.get("MEMORY_ONLY")) throw new Done();
   const bareFan = await fanout(bareUrl);
   // The Phoenix mount (supabase-js's protocol, vsn 2.0.0) on the same hub, measured the same way. The two
   // protocols run in the order platform, Phoenix, Phoenix, platform and each pools its two runs, so that
@@ -237,7 +286,7 @@ try {
   // One insert to RLS_SUBSCRIBERS subscribers, each a different user: as many RLS checks as subscribers
   // (the worst case of the batching, which groups subscribers by role and claims).
   const sql = (query: string, params?: unknown[]) =>
-    fetch(`${platform.url}/v1/sql`, {
+    fetch(`${platformUrl}/v1/sql`, {
       method: "POST",
       headers: { apikey: sandbox.secretKey, "content-type": "application/json" },
       body: JSON.stringify(params ? { query, params } : { query }),
@@ -251,7 +300,7 @@ try {
     select realtime.enable('public.feed');`);
   const tokens: string[] = [];
   for (let i = 0; i < RLS_SUBSCRIBERS; i++) {
-    const res = await fetch(`${platform.url}/v1/auth/signup`, {
+    const res = await fetch(`${platformUrl}/v1/auth/signup`, {
       method: "POST",
       headers: { apikey: sandbox.publicKey, "content-type": "application/json" },
       body: JSON.stringify({ email: `user${i}@example.com`, password: "bench-password" }),
@@ -300,11 +349,6 @@ try {
 
   const f = (n: number) => Number(n.toFixed(2));
   console.table({
-    [`memory per idle connection (KB, ${IDLE} conns)`]: {
-      bare: f(bareMem),
-      platform: f(platMem),
-      target: "<= 20",
-    },
     [`broadcast to ${FANOUT}: p50 ms`]: {
       bare: f(percentile(bareFan.latencies, 50)),
       platform: f(percentile(platFan.latencies, 50)),
@@ -339,7 +383,7 @@ try {
     [`HTTP insert request -> ${RLS_SUBSCRIBERS} users: p50 ms`]: { platform: f(percentile(fromRequest, 50)) },
   });
   console.log(
-    `ratios platform/bare: memory ${(platMem / bareMem).toFixed(2)}x, broadcast p50 ${
+    `ratios platform/bare: memory ${(platMem.rss / bareMem.rss).toFixed(2)}x, broadcast p50 ${
       (percentile(platFan.latencies, 50) / percentile(bareFan.latencies, 50)).toFixed(2)
     }x, throughput ${(platFan.perSecond / bareFan.perSecond * 100).toFixed(1)}%`,
   );
@@ -348,11 +392,10 @@ try {
     `ratios phoenix mount/platform protocol (target <= 1.10): broadcast p50 ${ratio(50).toFixed(2)}x, ` +
       `p99 ${ratio(99).toFixed(2)}x, throughput ${(phxFan.perSecond / platFan.perSecond * 100).toFixed(1)}%`,
   );
+} catch (err) {
+  if (!(err instanceof Done)) throw err;
 } finally {
-  try {
-    bare.kill("SIGTERM");
-    await bare.status;
-  } catch { /* gone */ }
-  await platform.stop("SIGTERM");
+  await bare.stop();
+  await platform.stop();
   await sandbox.destroy();
 }

@@ -72,11 +72,11 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
     for (const conn of connections) if (conn.active === 0 && conn.idleSince <= expired) forget(conn);
   }, Math.max(50, Math.min(1000, options.idleTimeoutMs / 4)));
 
-  const answer = async (conn: Connection, event: RequestEvent, info: ServeInfo) => {
+  /** Answers one request; true when it upgraded the connection (a 101), which then carries no more requests. */
+  const answer = async (conn: Connection, event: RequestEvent, info: ServeInfo, upgrade: boolean) => {
     conn.active++;
-    const upgrade = event.request.headers.has("upgrade");
+    let response: Response | undefined;
     try {
-      let response: Response;
       try {
         response = await handler(event.request, info);
       } catch (err) {
@@ -95,6 +95,7 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
       conn.idleSince = Date.now();
       if (upgrade) connections.delete(conn);
     }
+    return upgrade && response?.status === 101;
   };
 
   const serveConnection = async (tcp: Deno.Conn) => {
@@ -102,7 +103,13 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
     connections.add(conn);
     const info = { remoteAddr: tcp.remoteAddr };
     try {
-      for (let event; (event = await conn.http.nextRequest());) answer(conn, event, info);
+      for (let event; (event = await conn.http.nextRequest());) {
+        const upgrade = event.request.headers.has("upgrade");
+        const answered = answer(conn, event, info, upgrade);
+        // After a 101 the socket belongs to its WebSocket: asking for a next request would leave this loop, its
+        // connection record and a pending promise held for as long as the WebSocket lives.
+        if (upgrade && await answered) return;
+      }
     } catch {
       // A malformed request or a reset connection ends this connection only.
     } finally {

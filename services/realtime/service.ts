@@ -149,7 +149,7 @@ export class RealtimeService {
     protocol: Protocol = this.jsonProtocol,
   ): Connection {
     const conn: Connection = {
-      id: randomHex(8),
+      id: this.connectionId(),
       project,
       credentials,
       groupKey: groupKeyOf(credentials),
@@ -160,6 +160,18 @@ export class RealtimeService {
     };
     this.connections.add(conn);
     return conn;
+  }
+
+  private connectionSeq = 0;
+  private readonly connectionIdPrefix = this.instanceId.slice(0, 6);
+
+  /**
+   * A connection id unique across instances (it names presence refs): this instance's prefix and a counter, at
+   * most 12 characters, which V8 keeps as one flat string (a random hex built per connection was a chain of
+   * string pieces held for the connection's life).
+   */
+  private connectionId(): string {
+    return this.connectionIdPrefix + (++this.connectionSeq).toString(36);
   }
 
   /** Forgets a closed connection: its subscriptions end and its presence leaves. */

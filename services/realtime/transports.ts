@@ -1,5 +1,5 @@
 import type { Project } from "../projects/projects.ts";
-import type { Connection, Credentials, Protocol } from "./types.ts";
+import type { Connection, Credentials, Frame, Protocol, Sink } from "./types.ts";
 import { CLOSE, type RealtimeService, type SseSubscription } from "./service.ts";
 
 const encoder = new TextEncoder();
@@ -22,30 +22,54 @@ export function serveWebSocket(
   // deno-lint-ignore prefer-const
   let conn: Connection;
   const protocol = protocolOf ? protocolOf(() => conn) : service.jsonProtocol;
-  conn = service.open(project, credentials, {
-    send: (frame) => {
-      if (socket.readyState === WebSocket.OPEN) socket.send(frame);
-    },
-    bufferedAmount: () => socket.bufferedAmount,
-    close: (code, reason) => {
-      try {
-        socket.close(code, reason);
-      } catch { /* already closing */ }
-    },
-  }, protocol);
-  // Frames are handled one after another, so that answers keep the order of the requests. Frames waiting
-  // their turn (a client sending faster than its subscriptions resolve) are bounded like outgoing bytes.
-  let queue = Promise.resolve();
-  let waiting = 0;
-  let waitingBytes = 0;
-  socket.onmessage = (event) => {
-    const data = event.data;
+  conn = service.open(project, credentials, new WebSocketSink(socket), protocol);
+  // One listener object for both events, and no onerror: "close" always follows "error". Each `on…` handler
+  // would cost a wrapper closure and a listener record per connection, kept as long as the socket is open.
+  const session = new WebSocketSession(service, conn);
+  socket.addEventListener("message", session);
+  socket.addEventListener("close", session);
+}
+
+/** A WebSocket as a connection's sink: methods on a prototype rather than closures per connection. */
+class WebSocketSink implements Sink {
+  constructor(private readonly socket: WebSocket) {}
+  send(frame: Frame): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(frame);
+  }
+  bufferedAmount(): number {
+    return this.socket.bufferedAmount;
+  }
+  close(code: number, reason: string): void {
+    try {
+      this.socket.close(code, reason);
+    } catch { /* already closing */ }
+  }
+}
+
+/**
+ * The client side of one WebSocket connection. Frames are handled one after another, so that answers keep the
+ * order of the requests. Frames waiting their turn (a client sending faster than its subscriptions resolve) are
+ * bounded like outgoing bytes. The queue exists only while frames wait.
+ */
+class WebSocketSession {
+  private queue: Promise<void> | null = null;
+  private waiting = 0;
+  private waitingBytes = 0;
+  constructor(private readonly service: RealtimeService, private readonly conn: Connection) {}
+
+  handleEvent(event: Event): void {
+    if (event.type === "message") this.received((event as MessageEvent).data);
+    else void this.service.closed(this.conn);
+  }
+
+  private received(data: unknown): void {
+    const { service, conn } = this;
     const size = typeof data === "string"
       ? data.length
       : data instanceof Blob
       ? data.size
       : (data as ArrayBuffer).byteLength ?? 0;
-    if (waiting >= MAX_WAITING_FRAMES || waitingBytes + size > service.options.maxBufferBytes) {
+    if (this.waiting >= MAX_WAITING_FRAMES || this.waitingBytes + size > service.options.maxBufferBytes) {
       service.fail(conn, CLOSE.slowConsumer, {
         code: "TOO_MANY_MESSAGES",
         message:
@@ -54,9 +78,9 @@ export function serveWebSocket(
       });
       return;
     }
-    waiting++;
-    waitingBytes += size;
-    queue = queue.then(async () => {
+    this.waiting++;
+    this.waitingBytes += size;
+    const queue = (this.queue ?? Promise.resolve()).then(async () => {
       if (conn.closed) return;
       const frame = typeof data === "string"
         ? data
@@ -67,12 +91,12 @@ export function serveWebSocket(
     }).catch(() => {
       // receive() answers protocol errors itself; anything else must not stop the frames after this one.
     }).finally(() => {
-      waiting--;
-      waitingBytes -= size;
+      this.waiting--;
+      this.waitingBytes -= size;
+      if (this.queue === queue) this.queue = null;
     });
-  };
-  socket.onclose = () => void service.closed(conn);
-  socket.onerror = () => void service.closed(conn);
+    this.queue = queue;
+  }
 }
 
 /** Options of {@linkcode serveSse}. */

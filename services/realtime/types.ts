@@ -106,8 +106,16 @@ export interface Connection {
 
 /** The group key of some credentials. */
 export function groupKeyOf(credentials: Credentials): string {
-  return `${credentials.role}|${credentials.claims ? JSON.stringify(credentials.claims) : ""}`;
+  // Without claims the key is one of three shared strings, not a new one per connection.
+  if (!credentials.claims) return ROLE_KEYS[credentials.role];
+  return `${credentials.role}|${JSON.stringify(credentials.claims)}`;
 }
+
+const ROLE_KEYS: Record<SubscriberRole, string> = {
+  anon: "anon|",
+  authenticated: "authenticated|",
+  service_role: "service_role|",
+};
 
 /** Whether a subscription's change spec asks for this change (`row`: the new row, or the old one of a DELETE). */
 export function specMatches(
