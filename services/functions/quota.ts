@@ -1,37 +1,44 @@
+import type { Queryable } from "../../db/driver.ts";
 import { errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
-
-/** The KV key of a project's plan: `{ invocations_per_month: number }` (absent: the configured default). */
-export function planKey(ref: string): Deno.KvKey {
-  return ["plans", ref];
-}
-
-/** The KV key of a project's invocation counter for a month (`YYYY-MM`, UTC). */
-export function usageKey(ref: string, month: string): Deno.KvKey {
-  return ["usage", "invocations", ref, month];
-}
 
 const FLUSH_MS = 1_000;
 const REFRESH_MS = 5_000;
 
+/** Sets (or, with null, removes) the monthly invocation quota of project `ref` in the control database. */
+export async function setPlan(
+  control: Queryable,
+  ref: string,
+  invocationsPerMonth: number | null,
+): Promise<void> {
+  await control.query(
+    `insert into platform.project_plans (project_ref, invocations_per_month) values ($1, $2)
+     on conflict (project_ref) do update set invocations_per_month = excluded.invocations_per_month,
+       updated_at = now()`,
+    [ref, invocationsPerMonth],
+  );
+}
+
 interface ProjectUsage {
   month: string;
-  stored: number; // last value read from KV
-  pending: number; // counted here, not yet added in KV
+  stored: number; // the shared count as last read or written
+  pending: number; // counted here, not yet added to the shared count
   limit: number;
   readAt: number;
 }
 
 /**
- * InvocationQuota counts invocations per project per month in Deno KV and refuses calls past
- * the plan's `invocations_per_month` with 403 QUOTA_EXCEEDED. Counts are added to KV in batches once per
- * second with atomic sums, so instances sharing KV share the count.
+ * InvocationQuota counts invocations per project per month in the control database and refuses calls past
+ * the plan's `invocations_per_month` with 403 QUOTA_EXCEEDED. The check is made in memory; counts are added
+ * to the shared row once per second with one atomic upsert per project, which returns the total of every
+ * instance. An instance may therefore accept, above the quota, the calls the instances take in about one
+ * flush (1 s) before they see each other's counts.
  */
 export class InvocationQuota {
   private readonly usage = new Map<string, ProjectUsage>();
   private readonly timer: ReturnType<typeof setInterval>;
 
-  constructor(private readonly kv: Deno.Kv, private readonly defaultLimit: number) {
+  constructor(private readonly control: Queryable, private readonly defaultLimit: number) {
     this.timer = setInterval(() => this.flush(), FLUSH_MS);
   }
 
@@ -39,15 +46,16 @@ export class InvocationQuota {
     const month = now.toISOString().slice(0, 7);
     let u = this.usage.get(ref);
     if (!u || u.month !== month || Date.now() - u.readAt > REFRESH_MS) {
-      const [plan, count] = await this.kv.getMany<[{ invocations_per_month?: number }, Deno.KvU64]>([
-        planKey(ref),
-        usageKey(ref, month),
-      ]);
+      const [row] = await this.control.query<{ plan: string | number | null; count: string | number | null }>(
+        `select (select invocations_per_month from platform.project_plans where project_ref = $1) as plan,
+                (select count from platform.invocation_usage where project_ref = $1 and month = $2) as count`,
+        [ref, month],
+      );
       const fresh = {
         month,
-        stored: Number(count.value?.value ?? 0n),
+        stored: Number(row?.count ?? 0),
         pending: u && u.month === month ? u.pending : 0,
-        limit: plan.value?.invocations_per_month ?? this.defaultLimit,
+        limit: row?.plan === null || row?.plan === undefined ? this.defaultLimit : Number(row.plan),
         readAt: Date.now(),
       };
       if (u && u.month !== month && u.pending > 0) await this.add(ref, u.month, u.pending);
@@ -59,7 +67,7 @@ export class InvocationQuota {
 
   /**
    * Counts one invocation of project `ref`, or throws 403 QUOTA_EXCEEDED when the month's quota is spent.
-   * Synchronous while the project's usage is fresh; a promise when it must be read from KV first.
+   * Synchronous while the project's usage is fresh; a promise when it must be read first.
    */
   take(ref: string, now?: Date): void | Promise<void> {
     const u = this.usage.get(ref);
@@ -94,24 +102,36 @@ export class InvocationQuota {
     u.pending++;
   }
 
-  private async add(ref: string, month: string, n: number): Promise<void> {
-    await this.kv.atomic().sum(usageKey(ref, month), BigInt(n)).commit();
+  /** Adds `n` to the shared count of a month and returns the new total. */
+  private async add(ref: string, month: string, n: number): Promise<number> {
+    const [row] = await this.control.query<{ count: string | number }>(
+      `insert into platform.invocation_usage as u (project_ref, month, count) values ($1, $2, $3)
+       on conflict (project_ref, month) do update set count = u.count + excluded.count
+       returning count`,
+      [ref, month, n],
+    );
+    return Number(row!.count);
   }
 
-  /** Adds the pending counts to KV. */
+  /** Adds the pending counts to the shared ones, and learns the totals of every instance. */
   async flush(): Promise<void> {
     for (const [ref, u] of this.usage) {
       if (u.pending === 0) continue;
       const n = u.pending;
       u.pending = 0;
       try {
-        await this.add(ref, u.month, n);
-        u.stored += n;
+        u.stored = await this.add(ref, u.month, n);
+        u.readAt = Date.now();
       } catch (err) {
         u.pending += n;
         log.warn("cannot store invocation counts", { project: ref, cause: describeError(err) });
       }
     }
+  }
+
+  /** Forgets what is known of the projects' plans, so that the next call reads them again. */
+  forget(): void {
+    for (const u of this.usage.values()) u.readAt = 0;
   }
 
   /** Stops the timer and stores what is pending. */
