@@ -1,6 +1,7 @@
 import type { Queryable } from "../../db/driver.ts";
 import type { Take } from "../../lib/token_bucket.ts";
 import { describeError, log } from "../../lib/log.ts";
+import { rateStore } from "./store.ts";
 
 const WINDOW_MS = 60_000;
 const FLUSH_MS = 250;
@@ -93,16 +94,10 @@ export class InvokeRateLimit {
     if (keys.length === 0) return;
     for (let i = 0; i < taken.length; i++) taken[i]!.pending -= counts[i]!;
     try {
-      const rows = await this.control.query<{ k: number; count: string | number }>(
-        `insert into platform.invoke_rate_windows as r (key, window_start, count)
-         select key, start, n from unnest($1::text[], $2::timestamptz[], $3::int8[]) as u(key, start, n)
-         on conflict (key, window_start) do update set count = r.count + excluded.count
-         returning (array_position($1::text[], r.key)) as k, r.count`,
-        [keys, starts, counts],
-      );
-      for (const row of rows) {
-        const w = taken[Number(row.k) - 1];
-        if (w) w.shared = Math.max(w.shared, Number(row.count));
+      const totals = await rateStore.add(this.control, keys, starts, counts);
+      for (const [k, total] of totals) {
+        const w = taken[k - 1];
+        if (w) w.shared = Math.max(w.shared, total);
       }
     } catch (err) {
       for (let i = 0; i < taken.length; i++) taken[i]!.pending += counts[i]!;
@@ -118,10 +113,7 @@ export class InvokeRateLimit {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
     try {
-      await this.control.query(
-        "delete from platform.invoke_rate_windows where window_start < $1::timestamptz",
-        [new Date(now - now % WINDOW_MS - WINDOW_MS).toISOString()],
-      );
+      await rateStore.prune(this.control, new Date(now - now % WINDOW_MS - WINDOW_MS).toISOString());
     } catch (err) {
       log.warn("cannot delete old invoke rate counts", { cause: describeError(err) });
     }

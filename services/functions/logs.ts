@@ -1,4 +1,5 @@
 import type { Databases } from "../../db/databases.ts";
+import { logStore } from "./store.ts";
 import { describeError, log } from "../../lib/log.ts";
 
 /** One line of a function's log. */
@@ -15,31 +16,6 @@ const MAX_PENDING = 100_000;
 interface PendingLine extends LogEntry {
   functionId: string;
 }
-
-// Inserts lines of functions that still exist (a line of a function deleted meanwhile is dropped), then keeps
-// the newest `$6` lines of each function written to.
-const INSERT = `
-  with added as (
-    insert into platform.function_logs (function_id, at, level, message)
-    select u.f, u.t, u.l, u.m
-    from unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[]) with ordinality as u(f, t, l, m, i)
-    join platform.functions fn on fn.id = u.f
-    order by u.i
-    returning 1
-  )
-  select count(*)::int as n from added`;
-const PRUNE = `
-  delete from platform.function_logs l using (
-    select id from (
-      select id, row_number() over (partition by function_id order by at desc, id desc) as n
-      from platform.function_logs where function_id = any($1::uuid[])
-    ) ranked where n > $2
-  ) old
-  where l.id = old.id`;
-const READ = `
-  select at, level, message from platform.function_logs
-  where function_id = $1 and ($2::text is null or level = $2)
-  order by at desc, id desc limit $3`;
 
 /**
  * FunctionLogs keeps the recent console output of each function in its project database, so that every
@@ -99,11 +75,7 @@ export class FunctionLogs {
   async read(ref: string, functionId: string, limit: number, level?: LogEntry["level"]): Promise<LogEntry[]> {
     await this.flush(ref);
     const db = await this.dbs.project(ref);
-    const rows = await db.query<{ at: Date | string; level: LogEntry["level"]; message: string }>(READ, [
-      functionId,
-      level ?? null,
-      Math.min(limit, this.capacity),
-    ]);
+    const rows = await logStore.read(db, functionId, Math.min(limit, this.capacity), level ?? null);
     return rows.map((r) => ({ timestamp: new Date(r.at).toISOString(), level: r.level, message: r.message }));
   }
 
@@ -130,12 +102,7 @@ export class FunctionLogs {
     let db;
     try {
       db = await this.dbs.project(ref);
-      await db.query(INSERT, [
-        lines.map((l) => l.functionId),
-        lines.map((l) => l.timestamp),
-        lines.map((l) => l.level),
-        lines.map((l) => l.message),
-      ]);
+      await logStore.insert(db, lines);
     } catch (err) {
       this.pending.set(ref, [...lines, ...(this.pending.get(ref) ?? [])]);
       log.warn("cannot write function logs; kept for the next flush", {
@@ -147,7 +114,7 @@ export class FunctionLogs {
     }
     this.held -= lines.length;
     try {
-      await db.query(PRUNE, [[...new Set(lines.map((l) => l.functionId))], this.capacity]);
+      await logStore.keepNewest(db, [...new Set(lines.map((l) => l.functionId))], this.capacity);
     } catch (err) {
       log.warn("cannot delete old function logs", { project: ref, cause: describeError(err) });
     }

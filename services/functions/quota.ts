@@ -1,22 +1,14 @@
 import type { Queryable } from "../../db/driver.ts";
 import { errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
+import { usageStore } from "./store.ts";
 
 const FLUSH_MS = 1_000;
 const REFRESH_MS = 2_000; // a project idle here is read again before its next call counts
 
 /** Sets (or, with null, removes) the monthly invocation quota of project `ref` in the control database. */
-export async function setPlan(
-  control: Queryable,
-  ref: string,
-  invocationsPerMonth: number | null,
-): Promise<void> {
-  await control.query(
-    `insert into platform.project_plans (project_ref, invocations_per_month) values ($1, $2)
-     on conflict (project_ref) do update set invocations_per_month = excluded.invocations_per_month,
-       updated_at = now()`,
-    [ref, invocationsPerMonth],
-  );
+export function setPlan(control: Queryable, ref: string, invocationsPerMonth: number | null): Promise<void> {
+  return usageStore.setPlan(control, ref, invocationsPerMonth);
 }
 
 interface ProjectUsage {
@@ -46,16 +38,12 @@ export class InvocationQuota {
     const month = now.toISOString().slice(0, 7);
     let u = this.usage.get(ref);
     if (!u || u.month !== month || Date.now() - u.readAt > REFRESH_MS) {
-      const [row] = await this.control.query<{ plan: string | number | null; count: string | number | null }>(
-        `select (select invocations_per_month from platform.project_plans where project_ref = $1) as plan,
-                (select count from platform.invocation_usage where project_ref = $1 and month = $2) as count`,
-        [ref, month],
-      );
+      const row = await usageStore.read(this.control, ref, month);
       const fresh = {
         month,
-        stored: Number(row?.count ?? 0),
+        stored: row.count,
         pending: u && u.month === month ? u.pending : 0,
-        limit: row?.plan === null || row?.plan === undefined ? this.defaultLimit : Number(row.plan),
+        limit: row.plan ?? this.defaultLimit,
         readAt: Date.now(),
       };
       if (u && u.month !== month && u.pending > 0) await this.add(ref, u.month, u.pending);
@@ -104,13 +92,7 @@ export class InvocationQuota {
 
   /** Adds `n` to the shared count of a month and returns the new total. */
   private async add(ref: string, month: string, n: number): Promise<number> {
-    const [row] = await this.control.query<{ count: string | number }>(
-      `insert into platform.invocation_usage as u (project_ref, month, count) values ($1, $2, $3)
-       on conflict (project_ref, month) do update set count = u.count + excluded.count
-       returning count`,
-      [ref, month, n],
-    );
-    return Number(row!.count);
+    return await usageStore.add(this.control, ref, month, n);
   }
 
   /** Adds the pending counts to the shared ones, and learns the totals of every instance. */
