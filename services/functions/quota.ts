@@ -4,7 +4,7 @@ import { describeError, log } from "../../lib/log.ts";
 import { usageStore } from "./store.ts";
 
 const FLUSH_MS = 1_000;
-const REFRESH_MS = 2_000; // a project idle here is read again before its next call counts
+const REFRESH_MS = 2_000; // the plan and the count are read again at most this long after the last read
 
 /** Sets (or, with null, removes) the monthly invocation quota of project `ref` in the control database. */
 export function setPlan(control: Queryable, ref: string, invocationsPerMonth: number | null): Promise<void> {
@@ -103,7 +103,6 @@ export class InvocationQuota {
       u.pending = 0;
       try {
         u.stored = await this.add(ref, u.month, n);
-        u.readAt = Date.now();
       } catch (err) {
         u.pending += n;
         log.warn("cannot store invocation counts", { project: ref, cause: describeError(err) });
