@@ -23,8 +23,8 @@ interface ProjectUsage {
  * InvocationQuota counts invocations per project per month in the control database and refuses calls past
  * the plan's `invocations_per_month` with 403 QUOTA_EXCEEDED. The check is made in memory; counts are added
  * to the shared row once per second with one atomic upsert per project, which returns the total of every
- * instance. An instance may therefore accept, above the quota, the calls the instances take in about one
- * flush (1 s) before they see each other's counts.
+ * instance, and the plan and count are read again every 2 s. The instances may therefore together accept, above
+ * the quota, about the calls they take in 3 s before they see each other's counts.
  */
 export class InvocationQuota {
   private readonly usage = new Map<string, ProjectUsage>();
