@@ -269,7 +269,10 @@ functionsRoutes.openapi(
     const { functions } = c.env.platform;
     const fn = await functions.service.get(c.var.project.ref, c.req.valid("param").name);
     const { limit, level } = c.req.valid("query");
-    return c.json({ data: functions.logs.read(fn.id, limit, level), meta: null }, 200);
+    return c.json(
+      { data: await functions.logs.read(c.var.project.ref, fn.id, limit, level), meta: null },
+      200,
+    );
   },
 );
 

@@ -13,7 +13,7 @@ import type { FunctionService } from "./functions.ts";
 import type { InvocationRecorder } from "./invocations.ts";
 import type { FunctionLogs } from "./logs.ts";
 import type { InvocationQuota } from "./quota.ts";
-import type { TokenBucket } from "../../lib/token_bucket.ts";
+import type { InvokeRateLimit } from "./invoke_rate.ts";
 
 /** The body of POST /v1/functions/{name}/invoke (docs/functions.md). */
 export interface InvokeInput {
@@ -94,7 +94,7 @@ export interface InvokerDeps {
   recorder: InvocationRecorder;
   quota: InvocationQuota;
   /** Per-client calls per minute of each function (INVOKE_RATE_PER_MIN). */
-  rateLimit: TokenBucket;
+  rateLimit: InvokeRateLimit;
 }
 
 /**
@@ -185,6 +185,7 @@ export class Invoker {
     const loaded = found instanceof Promise ? await found : found;
     if (!loaded) throw errors.notFound(`Function "${name}" does not exist or is not active`);
     const { fn, spec } = loaded;
+    this.deps.logs.own(fn.id, ctx.ref);
     const taken = ctx.job
       ? { ok: true as const }
       : this.deps.rateLimit.take(`${ctx.ref}\u0000${fn.id}\u0000${ctx.clientId}`);

@@ -2,7 +2,6 @@ import type { Databases } from "../../db/databases.ts";
 import { Runtime } from "../../runtime/supervisor.ts";
 import type { Config } from "../config.ts";
 import type { Cipher } from "../../lib/crypto.ts";
-import { TokenBucket } from "../../lib/token_bucket.ts";
 import { join } from "node:path";
 import { FunctionBundles } from "./bundles.ts";
 import { FunctionService } from "./functions.ts";
@@ -10,6 +9,7 @@ import { InvocationRecorder } from "./invocations.ts";
 import { Invoker } from "./invoke.ts";
 import { FunctionLogs } from "./logs.ts";
 import { InvocationQuota } from "./quota.ts";
+import { InvokeRateLimit } from "./invoke_rate.ts";
 
 /** The edge functions area: storage, runtime, invoke, logs, records. */
 export interface FunctionsArea {
@@ -19,6 +19,7 @@ export interface FunctionsArea {
   logs: FunctionLogs;
   recorder: InvocationRecorder;
   quota: InvocationQuota;
+  rateLimit: InvokeRateLimit;
   /**
    * Records the port the platform really listens on (PORT=0 picks one at start), so that hosts started from
    * now on deny it too wherever the operator opened a private address.
@@ -33,7 +34,7 @@ export async function openFunctions(
   config: Config,
   deps: { dbs: Databases; kv: Deno.Kv; cipher: Cipher },
 ): Promise<FunctionsArea> {
-  const logs = new FunctionLogs(config.FUNCTIONS_LOG_LINES);
+  const logs = new FunctionLogs(deps.dbs, config.FUNCTIONS_LOG_LINES);
   // Read by the runtime whenever it starts a host: listeningOn() adds the port chosen at start.
   const platformPorts = config.PORT > 0 ? [config.PORT] : [];
   const runtime = await Runtime.create({
@@ -60,21 +61,29 @@ export async function openFunctions(
     deps.dbs,
     deps.cipher,
     {
-      deployed: (spec) => runtime.prewarm(spec),
-      removed: (id) => runtime.retire(id),
+      deployed: (spec) => {
+        logs.own(spec.functionId, spec.tenant);
+        return runtime.prewarm(spec);
+      },
+      removed: (id) => {
+        logs.drop(id);
+        return runtime.retire(id);
+      },
     },
     bundles,
     Math.floor(config.FUNCTIONS_CODE_CACHE_MB * 1048576),
   );
   const recorder = new InvocationRecorder(deps.dbs);
-  const quota = new InvocationQuota(deps.kv, config.PLAN_INVOCATIONS_PER_MONTH);
+  // Kept in the control database, so that instances sharing only PostgreSQL share them.
+  const quota = new InvocationQuota(deps.dbs.control, config.PLAN_INVOCATIONS_PER_MONTH);
+  const rateLimit = new InvokeRateLimit(deps.dbs.control, { perMinute: config.INVOKE_RATE_PER_MIN });
   const invoker = new Invoker({
     functions: service,
     runtime,
     logs,
     recorder,
     quota,
-    rateLimit: new TokenBucket({ perMinute: config.INVOKE_RATE_PER_MIN }),
+    rateLimit,
   });
   return {
     service,
@@ -83,6 +92,7 @@ export async function openFunctions(
     logs,
     recorder,
     quota,
+    rateLimit,
     listeningOn(port) {
       if (!platformPorts.includes(port)) platformPorts.push(port);
     },
@@ -90,6 +100,8 @@ export async function openFunctions(
       await runtime.close();
       await recorder.close();
       await quota.close();
+      await rateLimit.close();
+      await logs.close();
     },
   };
 }

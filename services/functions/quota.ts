@@ -1,37 +1,36 @@
+import type { Queryable } from "../../db/driver.ts";
 import { errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
-
-/** The KV key of a project's plan: `{ invocations_per_month: number }` (absent: the configured default). */
-export function planKey(ref: string): Deno.KvKey {
-  return ["plans", ref];
-}
-
-/** The KV key of a project's invocation counter for a month (`YYYY-MM`, UTC). */
-export function usageKey(ref: string, month: string): Deno.KvKey {
-  return ["usage", "invocations", ref, month];
-}
+import { usageStore } from "./store.ts";
 
 const FLUSH_MS = 1_000;
-const REFRESH_MS = 5_000;
+const REFRESH_MS = 2_000; // the plan and the count are read again at most this long after the last read
+
+/** Sets (or, with null, removes) the monthly invocation quota of project `ref` in the control database. */
+export function setPlan(control: Queryable, ref: string, invocationsPerMonth: number | null): Promise<void> {
+  return usageStore.setPlan(control, ref, invocationsPerMonth);
+}
 
 interface ProjectUsage {
   month: string;
-  stored: number; // last value read from KV
-  pending: number; // counted here, not yet added in KV
+  stored: number; // the shared count as last read or written
+  pending: number; // counted here, not yet added to the shared count
   limit: number;
   readAt: number;
 }
 
 /**
- * InvocationQuota counts invocations per project per month in Deno KV and refuses calls past
- * the plan's `invocations_per_month` with 403 QUOTA_EXCEEDED. Counts are added to KV in batches once per
- * second with atomic sums, so instances sharing KV share the count.
+ * InvocationQuota counts invocations per project per month in the control database and refuses calls past
+ * the plan's `invocations_per_month` with 403 QUOTA_EXCEEDED. The check is made in memory; counts are added
+ * to the shared row once per second with one atomic upsert per project, which returns the total of every
+ * instance, and the plan and count are read again every 2 s. The instances may therefore together accept, above
+ * the quota, about the calls they take in 3 s before they see each other's counts.
  */
 export class InvocationQuota {
   private readonly usage = new Map<string, ProjectUsage>();
   private readonly timer: ReturnType<typeof setInterval>;
 
-  constructor(private readonly kv: Deno.Kv, private readonly defaultLimit: number) {
+  constructor(private readonly control: Queryable, private readonly defaultLimit: number) {
     this.timer = setInterval(() => this.flush(), FLUSH_MS);
   }
 
@@ -39,15 +38,12 @@ export class InvocationQuota {
     const month = now.toISOString().slice(0, 7);
     let u = this.usage.get(ref);
     if (!u || u.month !== month || Date.now() - u.readAt > REFRESH_MS) {
-      const [plan, count] = await this.kv.getMany<[{ invocations_per_month?: number }, Deno.KvU64]>([
-        planKey(ref),
-        usageKey(ref, month),
-      ]);
+      const row = await usageStore.read(this.control, ref, month);
       const fresh = {
         month,
-        stored: Number(count.value?.value ?? 0n),
+        stored: row.count,
         pending: u && u.month === month ? u.pending : 0,
-        limit: plan.value?.invocations_per_month ?? this.defaultLimit,
+        limit: row.plan ?? this.defaultLimit,
         readAt: Date.now(),
       };
       if (u && u.month !== month && u.pending > 0) await this.add(ref, u.month, u.pending);
@@ -59,7 +55,7 @@ export class InvocationQuota {
 
   /**
    * Counts one invocation of project `ref`, or throws 403 QUOTA_EXCEEDED when the month's quota is spent.
-   * Synchronous while the project's usage is fresh; a promise when it must be read from KV first.
+   * Synchronous while the project's usage is fresh; a promise when it must be read first.
    */
   take(ref: string, now?: Date): void | Promise<void> {
     const u = this.usage.get(ref);
@@ -94,24 +90,29 @@ export class InvocationQuota {
     u.pending++;
   }
 
-  private async add(ref: string, month: string, n: number): Promise<void> {
-    await this.kv.atomic().sum(usageKey(ref, month), BigInt(n)).commit();
+  /** Adds `n` to the shared count of a month and returns the new total. */
+  private async add(ref: string, month: string, n: number): Promise<number> {
+    return await usageStore.add(this.control, ref, month, n);
   }
 
-  /** Adds the pending counts to KV. */
+  /** Adds the pending counts to the shared ones, and learns the totals of every instance. */
   async flush(): Promise<void> {
     for (const [ref, u] of this.usage) {
       if (u.pending === 0) continue;
       const n = u.pending;
       u.pending = 0;
       try {
-        await this.add(ref, u.month, n);
-        u.stored += n;
+        u.stored = await this.add(ref, u.month, n);
       } catch (err) {
         u.pending += n;
         log.warn("cannot store invocation counts", { project: ref, cause: describeError(err) });
       }
     }
+  }
+
+  /** Forgets what is known of the projects' plans, so that the next call reads them again. */
+  forget(): void {
+    for (const u of this.usage.values()) u.readAt = 0;
   }
 
   /** Stops the timer and stores what is pending. */

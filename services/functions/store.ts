@@ -277,3 +277,127 @@ export const invocationStore = {
     return row ?? null;
   },
 };
+
+/** A console line of a function, as written to `platform.function_logs`. */
+export interface LogLine {
+  functionId: string;
+  timestamp: string;
+  level: "debug" | "info" | "warn" | "error";
+  message: string;
+}
+
+// Inserts the lines of functions that still exist (a line of a function deleted meanwhile is dropped), in order.
+const INSERT_LOGS = `
+  insert into platform.function_logs (function_id, at, level, message)
+  select u.f, u.t, u.l, u.m
+  from unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[]) with ordinality as u(f, t, l, m, i)
+  join platform.functions fn on fn.id = u.f
+  order by u.i`;
+const KEEP_NEWEST_LOGS = `
+  delete from platform.function_logs l using (
+    select id from (
+      select id, row_number() over (partition by function_id order by at desc, id desc) as n
+      from platform.function_logs where function_id = any($1::uuid[])
+    ) ranked where n > $2
+  ) old
+  where l.id = old.id`;
+const READ_LOGS = `
+  select at, level, message from platform.function_logs
+  where function_id = $1 and ($3::text is null or level = $3)
+  order by at desc, id desc limit $2`;
+
+/** The SQL of `platform.function_logs` in a project database. */
+export const logStore = {
+  /** Appends lines, one statement for them all. */
+  async insert(db: Queryable, lines: LogLine[]): Promise<void> {
+    await db.query(INSERT_LOGS, [
+      lines.map((l) => l.functionId),
+      lines.map((l) => l.timestamp),
+      lines.map((l) => l.level),
+      lines.map((l) => l.message),
+    ]);
+  },
+
+  /** Deletes all but the newest `keep` lines of each of `functionIds`. */
+  async keepNewest(db: Queryable, functionIds: string[], keep: number): Promise<void> {
+    await db.query(KEEP_NEWEST_LOGS, [functionIds, keep]);
+  },
+
+  /** The newest `limit` lines of a function, newest first, optionally of one level. */
+  async read(
+    db: Queryable,
+    functionId: string,
+    limit: number,
+    level: LogLine["level"] | null,
+  ): Promise<{ at: Date | string; level: LogLine["level"]; message: string }[]> {
+    return await db.query(READ_LOGS, [functionId, limit, level]);
+  },
+};
+
+/** The SQL of a project's plan and monthly invocation counts in the control database. */
+export const usageStore = {
+  /** The project's monthly quota (null: the default) and its count for `month` (`YYYY-MM`). */
+  async read(
+    control: Queryable,
+    ref: string,
+    month: string,
+  ): Promise<{ plan: number | null; count: number }> {
+    const [row] = await control.query<{ plan: string | number | null; count: string | number | null }>(
+      `select (select invocations_per_month from platform.project_plans where project_ref = $1) as plan,
+              (select count from platform.invocation_usage where project_ref = $1 and month = $2) as count`,
+      [ref, month],
+    );
+    return {
+      plan: row?.plan === null || row?.plan === undefined ? null : Number(row.plan),
+      count: Number(row?.count ?? 0),
+    };
+  },
+
+  /** Adds `n` to the count of a month and returns the new total of every instance. */
+  async add(control: Queryable, ref: string, month: string, n: number): Promise<number> {
+    const [row] = await control.query<{ count: string | number }>(
+      `insert into platform.invocation_usage as u (project_ref, month, count) values ($1, $2, $3)
+       on conflict (project_ref, month) do update set count = u.count + excluded.count
+       returning count`,
+      [ref, month, n],
+    );
+    return Number(row!.count);
+  },
+
+  /** Sets (or, with null, removes) the monthly invocation quota of project `ref`. */
+  async setPlan(control: Queryable, ref: string, invocationsPerMonth: number | null): Promise<void> {
+    await control.query(
+      `insert into platform.project_plans (project_ref, invocations_per_month) values ($1, $2)
+       on conflict (project_ref) do update set invocations_per_month = excluded.invocations_per_month,
+         updated_at = now()`,
+      [ref, invocationsPerMonth],
+    );
+  },
+};
+
+/** The SQL of the invoke rate limit's per-minute counts in the control database. */
+export const rateStore = {
+  /** Adds counts to keys' minutes; returns each key's total of every instance, by 1-based position in `keys`. */
+  async add(
+    control: Queryable,
+    keys: string[],
+    starts: string[],
+    counts: number[],
+  ): Promise<Map<number, number>> {
+    const rows = await control.query<{ k: number; count: string | number }>(
+      `insert into platform.invoke_rate_windows as r (key, window_start, count)
+       select key, start, n from unnest($1::text[], $2::timestamptz[], $3::int8[]) as u(key, start, n)
+       on conflict (key, window_start) do update set count = r.count + excluded.count
+       returning (array_position($1::text[], r.key)) as k, r.count`,
+      [keys, starts, counts],
+    );
+    return new Map(rows.map((r) => [Number(r.k), Number(r.count)]));
+  },
+
+  /** Deletes the minutes that started before `before` (ISO time). */
+  async prune(control: Queryable, before: string): Promise<void> {
+    await control.query("delete from platform.invoke_rate_windows where window_start < $1::timestamptz", [
+      before,
+    ]);
+  },
+};

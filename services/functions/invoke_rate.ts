@@ -1,0 +1,127 @@
+import type { Queryable } from "../../db/driver.ts";
+import type { Take } from "../../lib/token_bucket.ts";
+import { describeError, log } from "../../lib/log.ts";
+import { rateStore } from "./store.ts";
+
+const WINDOW_MS = 60_000;
+const FLUSH_MS = 250;
+const PRUNE_EVERY_MS = 60_000;
+const TAKEN: Take = Object.freeze({ ok: true });
+
+/** Options of an {@linkcode InvokeRateLimit}. */
+export interface InvokeRateOptions {
+  /** Calls per key per UTC minute, across every instance. */
+  perMinute: number;
+  /** Keys tracked at most; the oldest is forgotten first. */
+  maxKeys?: number;
+  /** How often the counts are added to the shared ones (ms). */
+  flushMs?: number;
+}
+
+/** What this instance knows of one key in the current minute. */
+interface Window {
+  start: number;
+  shared: number; // the total of every instance as of this instance's last flush of the key
+  pending: number; // taken here since
+}
+
+/**
+ * InvokeRateLimit limits the calls per key (project, function, client) per UTC minute across every instance
+ * that shares the control database: a fixed window whose check is made in memory, and whose counts are added
+ * to `platform.invoke_rate_windows` every 250 ms with one upsert that returns the totals of every instance.
+ * Counts only grow within a minute, so a refusal is never wrong; an instance may accept, above the limit, the
+ * calls it takes for a key in one flush window before it learns the others' counts.
+ */
+export class InvokeRateLimit {
+  private readonly windows = new Map<string, Window>();
+  private readonly timer: ReturnType<typeof setInterval>;
+  private flushing: Promise<void> | null = null;
+  private prunedAt = 0;
+
+  constructor(private readonly control: Queryable, private readonly options: InvokeRateOptions) {
+    this.timer = setInterval(() => this.flush(), options.flushMs ?? FLUSH_MS);
+  }
+
+  /** Takes one call for `key`, or says in how many seconds the next minute starts. */
+  take(key: string, now = Date.now()): Take {
+    const start = now - now % WINDOW_MS;
+    let w = this.windows.get(key);
+    if (!w || w.start !== start) {
+      if (w) this.windows.delete(key);
+      else if (this.windows.size >= (this.options.maxKeys ?? 100_000)) this.evictOne();
+      w = { start, shared: 0, pending: 0 };
+      this.windows.set(key, w);
+    }
+    if (w.shared + w.pending >= this.options.perMinute) {
+      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000)) };
+    }
+    w.pending++;
+    return TAKEN;
+  }
+
+  private evictOne(): void {
+    for (const [key, w] of this.windows) {
+      if (w.pending === 0) {
+        this.windows.delete(key);
+        return;
+      }
+    }
+  }
+
+  /** Adds the pending counts to the shared ones and learns every instance's totals; one flush at a time. */
+  flush(): Promise<void> {
+    this.flushing ??= this.write().finally(() => this.flushing = null);
+    return this.flushing;
+  }
+
+  private async write(): Promise<void> {
+    const current = Date.now() - Date.now() % WINDOW_MS;
+    const keys: string[] = [];
+    const starts: string[] = [];
+    const counts: number[] = [];
+    const taken: Window[] = [];
+    for (const [key, w] of this.windows) {
+      if (w.start < current && w.pending === 0) {
+        this.windows.delete(key); // a past minute: nothing more to learn
+        continue;
+      }
+      if (w.pending === 0) continue;
+      keys.push(key.replaceAll("\u0000", "\u0001")); // PostgreSQL text holds no NUL
+      starts.push(new Date(w.start).toISOString());
+      counts.push(w.pending);
+      taken.push(w);
+    }
+    if (keys.length === 0) return;
+    for (let i = 0; i < taken.length; i++) taken[i]!.pending -= counts[i]!;
+    try {
+      const totals = await rateStore.add(this.control, keys, starts, counts);
+      for (const [k, total] of totals) {
+        const w = taken[k - 1];
+        if (w) w.shared = Math.max(w.shared, total);
+      }
+    } catch (err) {
+      for (let i = 0; i < taken.length; i++) taken[i]!.pending += counts[i]!;
+      log.warn("cannot store invoke rate counts", { keys: keys.length, cause: describeError(err) });
+      return;
+    }
+    await this.prune();
+  }
+
+  /** Deletes the minutes that are over, at most once a minute. */
+  private async prune(): Promise<void> {
+    const now = Date.now();
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    try {
+      await rateStore.prune(this.control, new Date(now - now % WINDOW_MS - WINDOW_MS).toISOString());
+    } catch (err) {
+      log.warn("cannot delete old invoke rate counts", { cause: describeError(err) });
+    }
+  }
+
+  /** Stops the timer and stores what is pending. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}
