@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "./assert.ts";
-import { json, startPlatform, type TestPlatform } from "./harness.ts";
+import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
 import { Corpus } from "../services/ai/corpus.ts";
 
 // The platform's own HNSW index (forced, so that it runs on PGlite, which has pgvector, as on PostgreSQL).
@@ -52,7 +52,9 @@ Deno.test("AI vector index: recall, writes, reindex, restart, another instance",
       });
       assertEquals(res.status, 200, JSON.stringify(res.body));
     }
-    const [{ chunks }] = await p.internalSql("select count(*)::int as chunks from platform.ai_chunks");
+    const [{ chunks }] = await p.internalSql(
+      "select count(*)::int as chunks from platform.ai_chunks",
+    ) as Json[];
     assert(chunks >= 2000, `${chunks} chunks`);
     const queries = Array.from({ length: 20 }, () => sentence(4));
 
@@ -133,7 +135,7 @@ Deno.test("AI vector index: recall, writes, reindex, restart, another instance",
       const expected = await search(p, queries[1]!);
       const [{ saved }] = await p.internalSql(
         "select saved_at::text as saved from platform.ai_vector_graphs",
-      );
+      ) as Json[];
       await p.close({ keepSandbox: true });
       p = await startPlatform(ENV, { sandbox: p.sandbox });
       assertEquals(await search(p, queries[1]!), expected);

@@ -7,7 +7,7 @@
 export class Hnsw {
   readonly m = 16;
   readonly m0 = 32;
-  readonly efConstruction = 100;
+  readonly efConstruction = 64;
   private capacity = 0;
   private size = 0;
   private vectors = new Float32Array(0);
@@ -234,7 +234,7 @@ export class Hnsw {
     }
   }
 
-  /** Links `from` → `to` at `level`, pruning `from`'s list by the heuristic when it overflows. */
+  /** Links `from` → `to` at `level`; a full list keeps its nearest (cheaper than the heuristic, as good here). */
   private link(from: number, to: number, level: number, max: number): void {
     const list = this.linksOf(from, level);
     if (list.length < max) {
@@ -244,7 +244,7 @@ export class Hnsw {
     const base = this.vectors.subarray(from * this.dims, (from + 1) * this.dims);
     const candidates: [number, number][] = [...list, to].map((s) => [this.distanceTo(base, s), s]);
     candidates.sort((a, b) => a[0] - b[0]);
-    this.setLinks(from, level, this.selectNeighbours(candidates, max).map(([, s]) => s));
+    this.setLinks(from, level, candidates.slice(0, max).map(([, s]) => s));
   }
 
   /** The heuristic: keep a candidate only when it is closer to the base than to every one already kept. */
@@ -339,9 +339,17 @@ export class Hnsw {
 
   private distanceTo(query: Float32Array, slot: number): number {
     const v = this.vectors;
-    let sum = 0;
-    for (let i = 0, j = slot * this.dims; i < query.length; i++, j++) sum += query[i]! * v[j]!;
-    return 1 - sum;
+    const n = query.length;
+    const base = slot * this.dims;
+    let a = 0, b = 0, c = 0, d = 0, i = 0;
+    for (; i + 3 < n; i += 4) {
+      a += query[i]! * v[base + i]!;
+      b += query[i + 1]! * v[base + i + 1]!;
+      c += query[i + 2]! * v[base + i + 2]!;
+      d += query[i + 3]! * v[base + i + 3]!;
+    }
+    for (; i < n; i++) a += query[i]! * v[base + i]!;
+    return 1 - (a + b + c + d);
   }
 }
 

@@ -45,7 +45,7 @@ export class VectorIndexes {
     if (hits.length === 0) return [];
     const rows = await vectorIndexStore.hitRows(db, ns.id, hits.map((h) => h.key));
     const scores = new Map(hits.map((h) => [String(h.key), h.score]));
-    return rows.map((r) => ({ ...r, score: scores.get(String(r.chunk_id)) }))
+    return rows.map((r): Record<string, unknown> => ({ ...r, score: scores.get(String(r.chunk_id)) }))
       .sort((a, b) =>
         (b.score as number) - (a.score as number) || compareIds(String(a.chunk_id), String(b.chunk_id))
       );
