@@ -39,7 +39,7 @@ export class VectorIndexes {
   ): Promise<Record<string, unknown>[]> {
     const loaded = await this.current(db, ns);
     if (!loaded) return [];
-    const hits = loaded.index.search(vector, topK, Math.max(128, topK * 4)).filter((h) =>
+    const hits = loaded.index.search(vector, topK, Math.max(300, topK * 10)).filter((h) =>
       h.score >= threshold
     );
     if (hits.length === 0) return [];
