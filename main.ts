@@ -18,6 +18,7 @@ async function printBanner(platform: Platform, url: string): Promise<void> {
     `  secret key   ${keys.secret_key}`,
     `  docs         ${url}/docs`,
     `  console      ${url}/console`,
+    `  vectors      ${await vectorLine(platform)}`,
   ];
   if (bootstrap.admin?.generatedPassword) {
     lines.push(
@@ -28,6 +29,16 @@ async function printBanner(platform: Platform, url: string): Promise<void> {
     lines.push(`  admin        ${bootstrap.admin.email}`);
   }
   console.log(lines.join("\n") + "\n");
+}
+
+/** What serves semantic search, in the banner's words. */
+async function vectorLine(platform: Platform): Promise<string> {
+  const db = await platform.dbs.project(platform.config.DEFAULT_PROJECT_REF);
+  const how = await platform.ai.corpus.vectorSearch(db).catch(() => null);
+  if (how === "pgvector") return "pgvector (HNSW in the database)";
+  if (how === "platform-hnsw") return "platform HNSW index (the database has no pgvector)";
+  if (how === "exact") return "exact scan (AI_VECTOR_STORE=array)";
+  return "unavailable (AI_VECTOR_STORE=pgvector but the database has no pgvector)";
 }
 
 /** How long a stop waits for in-flight requests before it closes the databases anyway. */

@@ -2,8 +2,9 @@
 // 1. gateway overhead: POST /v1/ai/chat (cache off) vs the same chat sent to the fake provider directly;
 //    target p50 added <= 2 ms (LiteLLM publishes 2-12 ms).
 // 2. cache-hit latency with 10,000 entries cached in one partition; target p50 <= 5 ms.
-// 3. semantic search top-10 over CHUNKS chunks (default 100,000) with pgvector HNSW; target p50 <= 50 ms;
-//    baseline: the same query as an exact scan (index off) through POST /v1/sql, and the recall of HNSW.
+// 3. semantic search top-10 over CHUNKS chunks (default 100,000) with pgvector HNSW, or without pgvector the
+//    platform's own HNSW index (its first search builds it); target p50 <= 50 ms, recall@10 >= 0.9;
+//    baseline: the same query as an exact scan in SQL, and the recall of HNSW against it.
 // Runs the platform (PGlite unless DATABASE_URL is set) and the fake provider in their own processes.
 import { type Json, startPlatform } from "../tests/harness.ts";
 
@@ -149,10 +150,14 @@ try {
     (await sql(`select count(*)::int as n from platform.ai_chunks where namespace_id = ${Number(id)}`))
       .data;
   const queries = Array.from({ length: 50 }, () => sentence(4));
+  const vectorSearch = (await (await fetch(`${platform.url}/v1/ready`)).json()).data.vector;
   const search = (q: string) =>
     post(`${platform.url}/v1/ai/search`, { namespace: "bench", query: q, top_k: 10 }).then((r) =>
       r.data.map((h: { chunk_id: string }) => h.chunk_id) as string[]
     );
+  const tFirst = performance.now();
+  await search(queries[0]!); // without pgvector: reads the vectors and builds (or reads back) the graph
+  const firstSecs = (performance.now() - tFirst) / 1000;
   await timed(20, (i) => search(queries[i % queries.length]!).then(() => {}));
   const searchMs = await timed(SAMPLES, (i) => search(queries[i % queries.length]!).then(() => {}));
   // Baseline: the exact scan of the same namespace (dot product over real[]), and HNSW recall@10 against it.
@@ -190,8 +195,9 @@ try {
     `cache-hit p50 (full scan): ${hitP50.toFixed(3)} ms (target <= 5 ms) ${hitP50 <= 5 ? "MET" : "MISSED"}`,
   );
   console.log(
-    `\nai: search top-10 over ${n} chunks (${pgvector ? "pgvector HNSW" : "exact scan: no pgvector"}); ` +
-      `load ${loadSecs.toFixed(1)} s, index build ${indexSecs.toFixed(1)} s`,
+    `\nai: search top-10 over ${n} chunks (${vectorSearch}${pgvector ? "" : ": no pgvector"}); ` +
+      `load ${loadSecs.toFixed(1)} s, index build ${indexSecs.toFixed(1)} s, ` +
+      `first search ${firstSecs.toFixed(1)} s`,
   );
   console.table({ "POST /v1/ai/search": row(searchMs), "exact scan in SQL (baseline)": row(exactMs) });
   const searchP50 = percentile(searchMs, 50);
@@ -199,7 +205,7 @@ try {
     `search p50: ${searchP50.toFixed(3)} ms (target <= 50 ms) ${searchP50 <= 50 ? "MET" : "MISSED"}; ` +
       `exact/search p50 ${(percentile(exactMs, 50) / searchP50).toFixed(1)}x; recall@10 ${
         (recall / 10).toFixed(2)
-      }`,
+      } (target >= 0.9) ${recall / 10 >= 0.9 ? "MET" : "MISSED"}`,
   );
 } finally {
   await server.shutdown();

@@ -79,7 +79,7 @@ export interface Routes {
     params: Record<string, never>;
     query: Record<string, never>;
     body: never;
-    data: { status: "ready"; database: "ok"; kv: "ok"; pglite?: { instances: number; restarts: number; stuck_threads: number } };
+    data: { status: "ready"; database: "ok"; kv: "ok"; pglite?: { instances: number; restarts: number; stuck_threads: number }; vector?: "pgvector" | "platform-hnsw" | "exact" };
   };
   "POST /v1/admin/login": {
     params: Record<string, never>;

@@ -15,6 +15,9 @@ const Ready = z.object({
         description: "Threads of given-up engines still running: restart the process to free them",
       }),
   }).optional().openapi({ description: "The embedded databases open in this process (PGlite only)" }),
+  vector: z.enum(["pgvector", "platform-hnsw", "exact"]).optional().openapi({
+    description: "What serves semantic search: pgvector, the platform's own HNSW index, or an exact scan",
+  }),
 });
 
 /** Liveness and readiness, open to anyone (load balancers have no key). */
@@ -38,9 +41,9 @@ export const systemRoutes = new OpenAPIHono<AppEnv>()
       responses: { 200: ok(Ready, "Ready to serve"), ...failures(503) },
     }),
     async (c) => {
-      const { pglite } = await c.env.platform.health.ready();
+      const { pglite, vector } = await c.env.platform.health.ready();
       return c.json({
-        data: { status: "ready" as const, database: "ok" as const, kv: "ok" as const, pglite },
+        data: { status: "ready" as const, database: "ok" as const, kv: "ok" as const, pglite, vector },
         meta: null,
       }, 200);
     },

@@ -101,7 +101,7 @@ export const Env = z.object({
   AI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   AI_SESSION_BUDGET: z.coerce.number().int().min(1).default(20_000),
   AI_SESSION_TTL_SECS: z.coerce.number().int().min(10).max(86_400).default(900),
-  AI_VECTOR_STORE: z.enum(["auto", "pgvector", "array"]).default("auto"),
+  AI_VECTOR_STORE: z.enum(["auto", "pgvector", "hnsw", "array"]).default("auto"),
   AI_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   AI_SQL_MAX_COST: z.coerce.number().min(1).default(1_000_000),
   AI_USER_RATE_PER_MIN: z.coerce.number().int().min(0).default(60),

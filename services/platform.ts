@@ -134,6 +134,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       functions: functions.service,
       evalSecs: config.ALERTS_EVAL_SECS,
     });
+    const ai = new AiGateway(config, dbs, kv);
     return {
       config,
       dbs,
@@ -170,11 +171,15 @@ export async function openPlatform(config: Config): Promise<Platform> {
       queue,
       notifications,
       functions,
-      ai: new AiGateway(config, dbs, kv),
+      ai,
       jobs,
       cron: new CronService(dbs, jobs),
       alerts,
-      health: new HealthService(dbs, kv),
+      health: new HealthService(
+        dbs,
+        kv,
+        async () => ai.corpus.vectorSearch(await dbs.project(config.DEFAULT_PROJECT_REF)),
+      ),
       bootstrap: { createdDefaultProject, admin },
     };
   } catch (err) {

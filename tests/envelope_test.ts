@@ -16,8 +16,10 @@ Deno.test("envelope, request id and bad input", async (t) => {
     await t.step("readiness checks the database and KV", async () => {
       const { status, body } = await json(await p.fetch("/v1/ready"));
       assertEquals(status, 200);
-      const { pglite, ...rest } = body.data;
+      const { pglite, vector, ...rest } = body.data;
       assertEquals(rest, { status: "ready", database: "ok", kv: "ok" });
+      // What serves semantic search: pgvector where the database has it, else the platform's HNSW index.
+      assertEquals(vector, await p.platform.ai.corpus.vectorSearch(await p.platform.dbs.project("default")));
       // The embedded databases are reported on PGlite only.
       assertEquals(pglite === undefined, p.platform.dbs.kind === "postgres");
     });

@@ -1,9 +1,16 @@
 import type { Db, Queryable } from "../../db/driver.ts";
 import { corpusStore, safeInt } from "./store.ts";
+import { VectorIndexes } from "./vector_index.ts";
 import { toPgArray, toPgVector } from "./vectors.ts";
 
-/** How vectors are searched: `auto` uses pgvector when the project database has it. */
-export type VectorStoreMode = "auto" | "pgvector" | "array";
+/**
+ * How vectors are searched: `auto` uses pgvector when the project database has it and the platform's own HNSW
+ * index otherwise; `hnsw` always the platform's index; `array` always the exact scan.
+ */
+export type VectorStoreMode = "auto" | "pgvector" | "hnsw" | "array";
+
+/** What serves the searches of a database, as the banner and `/v1/ready` say it. */
+export type VectorSearch = "pgvector" | "platform-hnsw" | "exact";
 
 /** A namespace row. */
 export interface Namespace {
@@ -12,6 +19,10 @@ export interface Namespace {
   embedding_model: string;
   dimensions: number;
   created_at: string;
+  /** Moves on every write of the namespace's chunks. */
+  chunks_version?: string;
+  /** Moves on every reindex. */
+  vectors_version?: string;
 }
 
 /** A namespace with its counts, as listed. */
@@ -42,10 +53,12 @@ export interface ChunkHit {
  * Corpus stores RAG namespaces, documents and chunk embeddings in the project database.
  * Embeddings are unit vectors in a `real[]` column. With pgvector, each namespace has a partial HNSW index on
  * `(embedding::vector(dimensions))` with cosine distance, and searches use it; without pgvector (or with
- * `AI_VECTOR_STORE=array`) a search is an exact scan computing the dot product in SQL.
+ * `AI_VECTOR_STORE=hnsw`) the platform keeps an HNSW index per namespace itself (vector_index.ts); with
+ * `AI_VECTOR_STORE=array` a search is an exact scan computing the dot product in SQL.
  */
 export class Corpus {
   private readonly pgvector = new WeakMap<Db, Promise<boolean>>();
+  private readonly indexes = new VectorIndexes();
 
   constructor(private readonly mode: VectorStoreMode) {}
 
@@ -53,16 +66,24 @@ export class Corpus {
   usesPgvector(db: Db): Promise<boolean> {
     let known = this.pgvector.get(db);
     if (!known) {
-      known = this.mode === "array" ? Promise.resolve(false) : corpusStore.hasPgvector(db).then((present) => {
-        if (!present && this.mode === "pgvector") {
-          throw new Error("AI_VECTOR_STORE=pgvector but the project database has no pgvector extension");
-        }
-        return present === true;
-      });
+      known = this.mode === "array" || this.mode === "hnsw"
+        ? Promise.resolve(false)
+        : corpusStore.hasPgvector(db).then((present) => {
+          if (!present && this.mode === "pgvector") {
+            throw new Error("AI_VECTOR_STORE=pgvector but the project database has no pgvector extension");
+          }
+          return present === true;
+        });
       this.pgvector.set(db, known);
       known.catch(() => this.pgvector.delete(db));
     }
     return known;
+  }
+
+  /** What serves the searches of this database. */
+  async vectorSearch(db: Db): Promise<VectorSearch> {
+    if (await this.usesPgvector(db)) return "pgvector";
+    return this.mode === "array" ? "exact" : "platform-hnsw";
   }
 
   /** A namespace by name. */
@@ -122,6 +143,7 @@ export class Corpus {
         mapHits(await corpusStore.searchIndexed(tx, ns, toPgVector(vector), topK, threshold))
       );
     }
+    if (this.mode !== "array") return mapHits(await this.indexes.search(db, ns, vector, topK, threshold));
     return mapHits(await corpusStore.searchScan(db, ns, toPgArray(vector), topK, threshold));
   }
 
@@ -139,14 +161,17 @@ export class Corpus {
 
   /** Deletes a namespace with its documents, chunks and index; false when it does not exist. */
   async drop(db: Db, name: string): Promise<{ documents: number; chunks: number } | null> {
-    return await db.transaction(async (tx) => {
+    const dropped = await db.transaction(async (tx) => {
       const ns = await this.find(tx, name);
       if (!ns) return null;
       const counts = await corpusStore.countNamespace(tx, ns.id);
       await corpusStore.dropIndex(tx, ns.id);
       await corpusStore.deleteNamespace(tx, ns.id);
-      return counts;
+      return { ns, counts };
     });
+    if (!dropped) return null;
+    this.indexes.forget(db, dropped.ns.id);
+    return dropped.counts;
   }
 
   /** The chunks of a namespace (id and text), for reindexing. */

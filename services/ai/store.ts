@@ -5,7 +5,8 @@ import type { UsageEntry } from "./usage_log.ts";
 // The AI area's SQL, in the project database: RAG namespaces, documents and chunks (corpusStore), token usage
 // (usageStore) and the catalog and session of NL-to-SQL (nl2sqlStore).
 
-const NS_COLUMNS = "id::text as id, name, embedding_model, dimensions, created_at";
+const NS_COLUMNS =
+  "id::text as id, name, embedding_model, dimensions, created_at, chunks_version::text, vectors_version::text";
 
 /** A namespace id or dimension count checked before it is written into SQL text. */
 export function safeInt(value: string | number): number {
@@ -85,7 +86,10 @@ export const corpusStore = {
   },
 
   async touchNamespace(tx: Queryable, namespaceId: string): Promise<void> {
-    await tx.query("update platform.ai_namespaces set updated_at = now() where id = $1", [namespaceId]);
+    await tx.query(
+      "update platform.ai_namespaces set updated_at = now(), chunks_version = chunks_version + 1 where id = $1",
+      [namespaceId],
+    );
   },
 
   /** Inserts chunks in batches of 500, each batch one statement. */
@@ -216,11 +220,99 @@ export const corpusStore = {
 
   async setModel(tx: Queryable, namespaceId: string, model: string, dimensions: number): Promise<void> {
     await tx.query(
-      "update platform.ai_namespaces set embedding_model = $1, dimensions = $2, updated_at = now() where id = $3",
+      `update platform.ai_namespaces set embedding_model = $1, dimensions = $2, updated_at = now(),
+              vectors_version = vectors_version + 1 where id = $3`,
       [model, dimensions, namespaceId],
+    );
+    await tx.query("delete from platform.ai_vector_graphs where namespace_id = $1", [namespaceId]);
+  },
+};
+
+/** The SQL behind the platform's own vector index (vector_index.ts): chunk ids, vectors and the saved graph. */
+export const vectorIndexStore = {
+  /** The ids of a namespace's chunks. */
+  async chunkIds(db: Queryable, namespaceId: string): Promise<number[]> {
+    const rows = await db.query<{ id: string }>(
+      "select id::text as id from platform.ai_chunks where namespace_id = $1",
+      [namespaceId],
+    );
+    return rows.map((r) => Number(r.id));
+  },
+
+  /** The vectors of a namespace's chunks (all, or those of `ids`), read in binary. */
+  async chunkVectors(
+    db: Queryable,
+    namespaceId: string,
+    ids?: number[],
+  ): Promise<{ id: number; vector: Float32Array }[]> {
+    const rows = await db.query<{ id: string; v: unknown }>(
+      `select id::text as id, array_send(embedding) as v from platform.ai_chunks
+        where namespace_id = $1 ${ids ? "and id = any($2::bigint[])" : ""}`,
+      ids ? [namespaceId, `{${ids.join(",")}}`] : [namespaceId],
+    );
+    return rows.map((r) => ({ id: Number(r.id), vector: decodeRealArray(asBytes(r.v)) }));
+  },
+
+  /** The chunks behind search hits, with their document's metadata. */
+  async hitRows(db: Queryable, namespaceId: string, ids: number[]): Promise<Record<string, unknown>[]> {
+    return await db.query<Record<string, unknown>>(
+      `select c.document_id, c.id::text as chunk_id, c.text, d.metadata
+         from platform.ai_chunks c
+         join platform.ai_documents d on d.namespace_id = c.namespace_id and d.id = c.document_id
+        where c.namespace_id = $1 and c.id = any($2::bigint[])`,
+      [namespaceId, `{${ids.join(",")}}`],
+    );
+  },
+
+  /** The saved graph of a namespace, with the vectors version it was built for. */
+  async loadGraph(
+    db: Queryable,
+    namespaceId: string,
+  ): Promise<{ version: string; graph: Uint8Array } | null> {
+    const [row] = await db.query<{ version: string; graph: unknown }>(
+      "select vectors_version::text as version, graph from platform.ai_vector_graphs where namespace_id = $1",
+      [namespaceId],
+    );
+    return row ? { version: row.version, graph: asBytes(row.graph) } : null;
+  },
+
+  async saveGraph(db: Queryable, namespaceId: string, version: string, graph: Uint8Array): Promise<void> {
+    await db.query(
+      `insert into platform.ai_vector_graphs (namespace_id, vectors_version, graph)
+       select $1, $2, decode($3, 'hex') where exists (select 1 from platform.ai_namespaces where id = $1)
+       on conflict (namespace_id) do update
+         set vectors_version = excluded.vectors_version, graph = excluded.graph, saved_at = now()`,
+      [namespaceId, version, toHex(graph)],
     );
   },
 };
+
+/** A bytea as bytes, whether the driver gives bytes or the `\\x…` text form. */
+function asBytes(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  const hex = String(value).replace(/^\\x/, "");
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+function toHex(bytes: Uint8Array): string {
+  const parts = new Array<string>(bytes.length);
+  for (let i = 0; i < bytes.length; i++) parts[i] = HEX[bytes[i]!]!;
+  return parts.join("");
+}
+
+/** A one-dimension `real[]` in PostgreSQL's binary array form (array_send) as a Float32Array. */
+function decodeRealArray(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (view.getInt32(0) === 0) return new Float32Array(0);
+  const n = view.getInt32(12);
+  const out = new Float32Array(n);
+  for (let i = 0, at = 20; i < n; i++, at += 8) out[i] = view.getFloat32(at + 4);
+  return out;
+}
 
 /** A search's hits (`inner`) with their document's metadata, at or above the score $3, best first. */
 function withDocuments(ns: Namespace, inner: string): string {

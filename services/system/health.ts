@@ -2,6 +2,7 @@ import type { Databases } from "../../db/databases.ts";
 import { pgliteHealth } from "../../db/pglite_health.ts";
 import { errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
+import type { VectorSearch } from "../ai/corpus.ts";
 
 /** How long readiness waits for the control database. */
 const READY_TIMEOUT_MS = 5000;
@@ -10,6 +11,8 @@ const READY_TIMEOUT_MS = 5000;
 export interface Readiness {
   /** The embedded databases open in this process (PGlite only). */
   pglite?: { instances: number; restarts: number; stuck_threads: number };
+  /** What serves semantic search in the default project's database. */
+  vector?: VectorSearch;
 }
 
 /** `work`, or a rejection once `ms` have passed. */
@@ -23,7 +26,11 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 
 /** Readiness of the platform's parts: the control database, every embedded database and Deno KV. */
 export class HealthService {
-  constructor(private readonly dbs: Databases, private readonly kv: Deno.Kv) {}
+  constructor(
+    private readonly dbs: Databases,
+    private readonly kv: Deno.Kv,
+    private readonly vectorSearch?: () => Promise<VectorSearch>,
+  ) {}
 
   /** Resolves when every part answers; throws 503 naming the first that does not. */
   async ready(): Promise<Readiness> {
@@ -46,8 +53,10 @@ export class HealthService {
       log.warn("readiness: kv unreachable", { cause: describeError(err) });
       throw errors.unavailable("Deno KV is unreachable");
     }
-    if (!embedded) return {};
+    const vector = await this.vectorSearch?.().catch(() => undefined);
+    if (!embedded) return vector ? { vector } : {};
     return {
+      ...(vector ? { vector } : {}),
       pglite: {
         instances: embedded.instances.length,
         restarts: embedded.instances.reduce((n, i) => n + i.restarts, 0),
