@@ -18,7 +18,7 @@ import {
   recoveryMail,
 } from "./recovery.ts";
 import { redirectTarget } from "./redirects.ts";
-import { AuthSettingsService } from "./settings.ts";
+import { authSettings } from "./settings.ts";
 import { authStore, type UserDetailsRow, type UserRow } from "./store.ts";
 import type { TokenService, UserClaims } from "./tokens.ts";
 
@@ -114,7 +114,7 @@ type RefreshOutcome = { error: string; reason: string; revoked?: string } | {
  */
 export class AuthService {
   /** The per-project URL settings recovery links land on. */
-  readonly settings: AuthSettingsService;
+  readonly settings: ReturnType<typeof authSettings>;
 
   constructor(
     private readonly dbs: Databases,
@@ -122,7 +122,7 @@ export class AuthService {
     private readonly mailer?: AuthMailer,
     defaults: { siteUrl: string | null } = { siteUrl: null },
   ) {
-    this.settings = new AuthSettingsService(dbs.control, defaults);
+    this.settings = authSettings(dbs.control, defaults);
   }
 
   /** True when the project can send auth mail (its notification settings have an SMTP host and a sender). */

@@ -21,7 +21,7 @@ import { fromDatabaseError } from "./pg_errors.ts";
 import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "./prefer.ts";
 import { type SqlResponse, sqlResponse } from "./response_settings.ts";
 import { SchemaCaches } from "./schema_caches.ts";
-import { type DataSettings, DataSettingsService } from "./settings.ts";
+import { type DataSettings, dataSettings } from "./settings.ts";
 import { preRequestCall, type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
@@ -150,11 +150,11 @@ export class DataService {
   /** The schema caches of every project, one per exposed schema. */
   readonly schemas: SchemaCaches;
   /** The per-project data settings (exposed schemas, aggregates, plans, Server-Timing), cached. */
-  readonly settings: DataSettingsService;
+  readonly settings: ReturnType<typeof dataSettings>;
 
   constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {
     this.schemas = new SchemaCaches(limits.schemas?.length ? limits.schemas : ["public"]);
-    this.settings = new DataSettingsService(dbs.control, {
+    this.settings = dataSettings(dbs.control, {
       schemas: this.schemas.exposed,
       aggregates: limits.aggregates ?? false,
       plan: limits.plan ?? false,

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/driver.ts";
-import { TtlCache } from "../../lib/ttl_cache.ts";
+import { ProjectSettings } from "../projects/settings.ts";
 import { dataSettingsStore, type StoredDataSettings } from "./store.ts";
 
 /** A project's data settings, resolved: its own values over the platform's defaults. */
@@ -16,59 +16,16 @@ export interface DataSettings {
   preRequest?: string | null;
 }
 
-/** A change of a project's data settings, field by field; null resets a field to the platform's default. */
-export type DataSettingsPatch = Partial<StoredDataSettings>;
-
-// Another instance sees a change within this time; the instance that made it, at once.
-const CACHE_MS = 10_000;
-
-/** DataSettingsService reads and changes the per-project data settings, cached per project. */
-export class DataSettingsService {
-  private readonly cache = new TtlCache<string, Promise<DataSettings>>({
-    ttlMs: CACHE_MS,
-    maxEntries: 10_000,
-  });
-
-  constructor(private readonly control: Queryable, readonly defaults: DataSettings) {}
-
-  /** The settings of project `ref`: cached, so a request pays for them once every few seconds at most. */
-  resolve(ref: string): Promise<DataSettings> {
-    let settings = this.cache.get(ref);
-    if (!settings) {
-      settings = dataSettingsStore.find(this.control, ref).then((s) => this.over(s));
-      this.cache.set(ref, settings);
-      settings.catch(() => this.cache.delete(ref));
-    }
-    return settings;
-  }
-
-  /** What project `ref` stored itself (null: the default applies). */
-  async stored(ref: string): Promise<StoredDataSettings> {
-    return await dataSettingsStore.find(this.control, ref);
-  }
-
-  /** Applies `patch` to project `ref`'s settings and returns them resolved; this instance sees them at once. */
-  async update(ref: string, patch: DataSettingsPatch): Promise<DataSettings> {
-    const current = await dataSettingsStore.find(this.control, ref);
-    const next: StoredDataSettings = {
-      schemas: patch.schemas !== undefined ? patch.schemas : current.schemas,
-      aggregates: patch.aggregates !== undefined ? patch.aggregates : current.aggregates,
-      plan: patch.plan !== undefined ? patch.plan : current.plan,
-      server_timing: patch.server_timing !== undefined ? patch.server_timing : current.server_timing,
-      pre_request: patch.pre_request !== undefined ? patch.pre_request : current.pre_request,
-    };
-    await dataSettingsStore.save(this.control, ref, next);
-    this.cache.delete(ref);
-    return await this.resolve(ref);
-  }
-
-  private over(s: StoredDataSettings): DataSettings {
-    return {
-      schemas: s.schemas?.length ? s.schemas : this.defaults.schemas,
-      aggregates: s.aggregates ?? this.defaults.aggregates,
-      plan: s.plan ?? this.defaults.plan,
-      serverTiming: s.server_timing ?? this.defaults.serverTiming,
-      preRequest: s.pre_request,
-    };
-  }
+/** The per-project data settings over the platform's defaults (`DATA_*`). */
+export function dataSettings(
+  control: Queryable,
+  defaults: DataSettings,
+): ProjectSettings<StoredDataSettings, DataSettings> {
+  return new ProjectSettings(control, dataSettingsStore, (s): DataSettings => ({
+    schemas: s.schemas?.length ? s.schemas : defaults.schemas,
+    aggregates: s.aggregates ?? defaults.aggregates,
+    plan: s.plan ?? defaults.plan,
+    serverTiming: s.server_timing ?? defaults.serverTiming,
+    preRequest: s.pre_request,
+  }));
 }
