@@ -4,7 +4,6 @@ import { type ChildPlatform, type Json, json, makeSandbox, spawnPlatform } from 
 import { webhookReceiver } from "./notification_fakes.ts";
 
 const SECRET = `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
-const SENDS = 32;
 
 async function waitUntil(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -14,13 +13,24 @@ async function waitUntil(what: string, check: () => Promise<boolean> | boolean, 
   }
 }
 
-Deno.test("kill -9 with webhooks in flight: after the lease each is redelivered with its webhook-id", async () => {
+/** How a crash case runs: how many sends, how they are posted, and how many answered before the kill. */
+interface CrashCase {
+  sends: number;
+  concurrency: number;
+  /** Send every notification at once (they share batched writes, claims and finishes), else one by one. */
+  burst: boolean;
+  /** Webhooks answered before the kill (others still held by the receiver). */
+  killAfter: number;
+}
+
+/** Sends webhooks, kills the platform with SIGKILL while some are in flight, restarts it, checks delivery. */
+async function crashAndRedeliver(o: CrashCase): Promise<void> {
   // The receiver holds each request long enough for the kill to find several in flight.
   const delays: Record<string, number> = { "/hook": 1000 };
   const hook = webhookReceiver(SECRET, {}, delays);
   const sandbox = await makeSandbox({
     NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1",
-    NOTIFY_CONCURRENCY: "8",
+    NOTIFY_CONCURRENCY: String(o.concurrency),
     NOTIFY_LEASE_SECS: "2",
     NOTIFY_SWEEP_SECS: "1",
   });
@@ -36,19 +46,22 @@ Deno.test("kill -9 with webhooks in flight: after the lease each is redelivered 
   let child: ChildPlatform | null = await spawnPlatform(sandbox.env);
   try {
     await call(child, "PATCH", "/v1/notifications/settings", { webhook: { secret: SECRET } });
-    const ids: string[] = [];
-    for (let i = 0; i < SENDS; i++) {
-      const { body } = await call(child, "POST", "/v1/notifications/send", {
+    const send = (i: number) =>
+      call(child!, "POST", "/v1/notifications/send", {
         channel: "webhook",
         recipient: `${hook.url}/hook`,
         event: "e",
         payload: { i },
       });
-      ids.push(body.data.id);
-    }
+    const sent = [];
+    if (o.burst) sent.push(...await Promise.all(Array.from({ length: o.sends }, (_, i) => send(i))));
+    else for (let i = 0; i < o.sends; i++) sent.push(await send(i));
+    for (const res of sent) assertEquals(res.status, 200, JSON.stringify(res.body));
+    const ids: string[] = sent.map((res) => res.body.data.id);
+    assertEquals(new Set(ids).size, o.sends, "each request made its own notification");
     await waitUntil("answered webhooks and others in flight", () => {
       const answered = hook.arrived.filter((a) => a.status !== 0).length;
-      return answered >= 8 && (hook.active.get("/hook") ?? 0) > 0;
+      return answered >= o.killAfter && (hook.active.get("/hook") ?? 0) > 0;
     }, 60_000);
     const status = await child.stop("SIGKILL");
     assertEquals(status.signal, "SIGKILL");
@@ -64,7 +77,7 @@ Deno.test("kill -9 with webhooks in flight: after the lease each is redelivered 
     // Well under the 5 minutes a stuck send used to wait: the takeover follows the 2 s lease.
     await waitUntil("every notification delivered", async () => {
       list = (await call(c, "GET", "/v1/notifications?limit=500")).body.data;
-      return list.length === SENDS && list.every((n) => n.status === "delivered");
+      return list.length === o.sends && list.every((n) => n.status === "delivered");
     }, 90_000);
 
     // The receiver deduplicates by webhook-id: each notification counts once, whatever was sent twice.
@@ -93,7 +106,13 @@ Deno.test("kill -9 with webhooks in flight: after the lease each is redelivered 
     await hook.close();
     await sandbox.destroy();
   }
-});
+}
+
+Deno.test("kill -9 with webhooks in flight: after the lease each is redelivered with its webhook-id", () =>
+  crashAndRedeliver({ sends: 32, concurrency: 8, burst: false, killAfter: 8 }));
+
+Deno.test("a burst of webhooks (batched writes, claims and finishes), kill -9: each delivered, under its own id", () =>
+  crashAndRedeliver({ sends: 300, concurrency: 64, burst: true, killAfter: 64 }));
 
 Deno.test("a send longer than its lease keeps it: renewed while in flight, sent once", async () => {
   const hook = webhookReceiver(SECRET, {}, { "/slow": 6000 }); // three leases long
