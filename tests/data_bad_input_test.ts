@@ -102,10 +102,10 @@ const BAD: BadCase[] = [
   { name: "body that is null", method: "POST", url: "counters", body: "null", status: 400, code: "PGRST102" },
   { name: "malformed JSON body", method: "POST", url: "counters", body: "{", status: 400, code: "PGRST102" },
   {
-    name: "PATCH with an array",
+    name: "PATCH with an array of numbers",
     method: "PATCH",
     url: "counters?name=eq.a",
-    body: "[{}]",
+    body: "[1,2]",
     status: 400,
     code: "PGRST102",
   },

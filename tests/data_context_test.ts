@@ -64,6 +64,9 @@ grant usage on schema api to anon, authenticated, service_role;
 create table api.items (id int primary key, name text not null);
 grant select on api.items to anon, authenticated, service_role;
 insert into api.items values (1, 'one');
+create table stamps (id int primary key, t timestamptz not null);
+insert into stamps values (1, '2023-10-18 12:37:59.611+00');
+create function stamp_zone() returns text language sql as $$ select current_setting('timezone') $$;
 `;
 
 const HEADERS_ERROR =
@@ -115,6 +118,57 @@ const CASES: WireCase[] = [
     url: "rpc/status_text",
     status: 500,
     json: err("PGRST112", "response.status guc must be a valid status code"),
+  },
+  {
+    name: "Prefer: timezone sets the transaction's time zone, applied after handling",
+    url: "stamps?select=t",
+    headers: { prefer: "handling=strict, timezone=America/Los_Angeles" },
+    status: 200,
+    json: [{ t: "2023-10-18T05:37:59.611-07:00" }],
+    expect: { "preference-applied": "handling=strict, timezone=America/Los_Angeles" },
+  },
+  {
+    name: "Prefer: timezone as an offset",
+    url: "stamps?select=t",
+    headers: { prefer: "timezone=+05:30" },
+    status: 200,
+    json: [{ t: "2023-10-18T07:07:59.611-05:30" }],
+    expect: { "preference-applied": "timezone=+05:30" },
+  },
+  {
+    name: "Prefer: timezone on a function call and on a write",
+    method: "POST",
+    url: "rpc/stamp_zone",
+    body: "{}",
+    headers: { prefer: "timezone=Asia/Tokyo" },
+    status: 200,
+    json: "Asia/Tokyo",
+    expect: { "preference-applied": "timezone=Asia/Tokyo" },
+  },
+  {
+    name: "Prefer: timezone with an insert returns the row in that zone",
+    method: "POST",
+    url: "stamps?select=t",
+    body: '{"id":2,"t":"2023-10-18 12:37:59.611+00"}',
+    headers: { prefer: "return=representation, timezone=-4" },
+    status: 201,
+    json: [{ t: "2023-10-18T08:37:59.611-04:00" }],
+    expect: { "preference-applied": "return=representation, timezone=-4" },
+  },
+  {
+    name: "Prefer: an unknown timezone → 400 22023, lenient or not, nothing written",
+    method: "POST",
+    url: "stamps",
+    body: '{"id":3,"t":"2023-10-18 12:37:59.611+00"}',
+    headers: { prefer: "handling=lenient, timezone=Invalid/Timezone" },
+    status: 400,
+    json: err("22023", 'invalid value for parameter "TimeZone": "Invalid/Timezone"'),
+  },
+  {
+    name: "the row refused above was not written; the time zone did not outlive its request",
+    url: "stamps?select=id,t&order=id",
+    status: 200,
+    json: [{ id: 1, t: "2023-10-18T12:37:59.611+00:00" }, { id: 2, t: "2023-10-18T12:37:59.611+00:00" }],
   },
 ];
 

@@ -309,6 +309,7 @@ export class DataService {
     if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""), schema);
     const { db, cache, settings } = await this.open(ref, (c) => c.tables.has(req.table), schema);
     const prefer = parsePrefer(req.prefer);
+    if (identity.request) identity.request.timezone = prefer.timezone;
     const compiler = new Compiler(cache, query);
     const table = compiler.table(req.table);
     const media = mediaOf(req.accept, req.negotiate, settings.plan);
@@ -395,11 +396,7 @@ export class DataService {
       st = compiler.put(table.name, putRows(req.body), { representation });
       applied.push(...appliedPreferences(prefer, "upsert"));
     } else if (req.method === "PATCH") {
-      const body = req.body;
-      if (body === null || typeof body !== "object" || Array.isArray(body)) {
-        throw restErrors.body("Invalid body", "the body of PATCH must be a JSON object");
-      }
-      st = compiler.update(table.name, body as Record<string, unknown>, {
+      st = compiler.update(table.name, patchValues(req.body, query.columns !== undefined), {
         representation,
         requireFilter: req.requireFilter,
         missingDefault: prefer.missing === "default",
@@ -496,6 +493,7 @@ export class DataService {
     if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""), schema);
     const { db, cache, settings } = await this.open(ref, (c) => c.functions.has(req.fn), schema);
     const prefer = parsePrefer(req.prefer);
+    if (identity.request) identity.request.timezone = prefer.timezone;
     checkStrict(prefer);
     const body = post ? req.body : undefined;
     const shape = {
@@ -762,6 +760,21 @@ function insertRows(body: unknown, listed: boolean): Record<string, unknown>[] {
     throw restErrors.body("Invalid body", "the body must be a JSON object or an array of objects");
   }
   return rows as Record<string, unknown>[];
+}
+
+/**
+ * The values a PATCH sets, as PostgREST reads its body: an object, or an array of objects with the same keys
+ * whose first sets every row (PostgREST updates from the array as a row source; each row takes the first);
+ * `[]` and `[{}]` set nothing.
+ */
+function patchValues(body: unknown, listed: boolean): Record<string, unknown> {
+  if (!Array.isArray(body)) {
+    if (body === null || typeof body !== "object") {
+      throw restErrors.body("Invalid body", "the body of PATCH must be a JSON object");
+    }
+    return body as Record<string, unknown>;
+  }
+  return insertRows(body, listed)[0] ?? {};
 }
 
 /**

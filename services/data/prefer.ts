@@ -9,6 +9,8 @@ export interface Preferences {
   handling?: "strict" | "lenient";
   maxAffected?: number;
   tx?: "commit" | "rollback";
+  /** `timezone=<name or offset>`: the transaction's `timezone`, as PostgreSQL takes it (an unknown one → 400). */
+  timezone?: string;
   /** RPC: `single-object` passes the whole body as the function's one json/jsonb parameter. */
   params?: "single-object";
   /** Preferences PostgREST does not know (PGRST122 under `handling=strict`). */
@@ -39,6 +41,8 @@ export function parsePrefer(header: string | null | undefined): Preferences {
     const value = eq < 0 ? "" : part.slice(eq + 1);
     if (key === "max-affected") {
       if (out.maxAffected === undefined && /^-?\d{1,18}$/.test(value)) out.maxAffected = Number(value);
+    } else if (key === "timezone" && eq >= 0) {
+      out.timezone ??= value;
     } else if (VALUES[key]?.includes(value)) {
       if (out[key] === undefined) out[key] = value;
     } else {
@@ -52,7 +56,8 @@ export function parsePrefer(header: string | null | undefined): Preferences {
 export type PreferenceTarget = "read" | "insert" | "upsert" | "update" | "delete" | "call";
 
 /**
- * `Preference-Applied` in PostgREST's order: resolution, missing, return, count, tx, handling, max-affected.
+ * `Preference-Applied` in PostgREST's order: resolution, missing, return, count, tx, handling, timezone,
+ * max-affected.
  * `resolution` only on an insert into a table with a key (or `on_conflict`); `return` only on writes;
  * `missing` on inserts and updates; `max-affected` (with `handling=strict`) on updates, deletes and calls.
  */
@@ -65,6 +70,7 @@ export function appliedPreferences(p: Preferences, target: PreferenceTarget, ins
   if (p.count) out.push(`count=${p.count}`);
   if (p.tx) out.push(`tx=${p.tx}`);
   if (p.handling) out.push(`handling=${p.handling}`);
+  if (p.timezone !== undefined) out.push(`timezone=${p.timezone}`);
   if (p.params && target === "call") out.push(`params=${p.params}`);
   if (
     p.handling === "strict" && p.maxAffected !== undefined &&

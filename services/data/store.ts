@@ -12,6 +12,8 @@ export interface RequestContext {
   /** Header names lower-case; the platform's own console credentials are left out. */
   headers: Record<string, string>;
   cookies: Record<string, string>;
+  /** `Prefer: timezone`: the transaction's time zone (absent: the database's). */
+  timezone?: string;
 }
 
 /** The context of a transaction that no HTTP request started (the bare-server benchmark). */
@@ -28,24 +30,26 @@ const SETUP_SQL = "select set_config('role', $1, true), set_config('request.jwt.
   "set_config('request.cookies', $7, true), set_config('response.headers', '', true), " +
   "set_config('response.status', '', true)";
 
+/** The same, with `Prefer: timezone` (a text of its own: the common one stays as it is prepared). */
+const SETUP_TIMEZONE_SQL = `${SETUP_SQL}, set_config('timezone', $8, true)`;
+
 /** The statement that starts a data transaction as `identity` for `request` (see SETUP_SQL). */
 export function transactionSetup(
   identity: DataIdentity,
   statementTimeoutMs: number,
   request: RequestContext = identity.request ?? NO_REQUEST,
 ): PipelineStatement {
-  return {
-    sql: SETUP_SQL,
-    params: [
-      identity.role,
-      JSON.stringify(identity.claims),
-      String(statementTimeoutMs),
-      request.method,
-      request.path,
-      JSON.stringify(request.headers),
-      JSON.stringify(request.cookies),
-    ],
-  };
+  const params = [
+    identity.role,
+    JSON.stringify(identity.claims),
+    String(statementTimeoutMs),
+    request.method,
+    request.path,
+    JSON.stringify(request.headers),
+    JSON.stringify(request.cookies),
+  ];
+  if (request.timezone === undefined) return { sql: SETUP_SQL, params };
+  return { sql: SETUP_TIMEZONE_SQL, params: [...params, request.timezone] };
 }
 
 /** The last statement of every data transaction: what its SQL set for the answer (empty: nothing). */
