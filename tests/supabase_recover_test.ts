@@ -476,7 +476,7 @@ Deno.test("supabase-js recovery link, PKCE: ?code= exchanged once for a session;
     const wrong = await exchange(s.url, s.p.publicKey, { auth_code: code, code_verifier: "x".repeat(43) });
     assertEquals([wrong.status, wrong.body.error_code], [400, "bad_code_verifier"]);
     const empty = await exchange(s.url, s.p.publicKey, { auth_code: code });
-    assertEquals([empty.status, empty.body.error_code], [422, "validation_failed"]);
+    assertEquals([empty.status, empty.body.error_code], [400, "validation_failed"]); // GoTrue's bad request
 
     const exchanged = await supabase.auth.exchangeCodeForSession(code);
     assertEquals(exchanged.error, null);

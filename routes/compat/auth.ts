@@ -187,7 +187,7 @@ gotrueRoutes.post(`${BASE}/token`, passwordRateLimit, async (c) => {
     if (!authCode || !verifier) {
       throw errors.validation(
         "invalid request: both auth code and code verifier should be non-empty",
-        "validation_failed",
+        "pkce_params_missing",
       );
     }
     return await sessionAnswer(c, project, await auth.exchangeAuthCode(project, authCode, verifier));

@@ -6,8 +6,11 @@ export const API_VERSION_HEADER = "x-supabase-api-version";
 /** The one dated version of GoTrue's API (auth-js sends it on every request). */
 const API_VERSION_2024 = "2024-01-01";
 
-/** GoTrue's status, code and message for the catalogue's reasons, where they differ from the platform's. */
-const BY_REASON: Record<string, { status: number; msg?: string }> = {
+/**
+ * GoTrue's status, code and message for the catalogue's reasons, where they differ from the platform's (`code`
+ * when GoTrue's error code is not the reason's name: it answers one code with two statuses).
+ */
+const BY_REASON: Record<string, { status: number; msg?: string; code?: string }> = {
   invalid_credentials: { status: 400, msg: "Invalid login credentials" },
   user_already_exists: { status: 422, msg: "User already registered" },
   email_exists: { status: 422, msg: "A user with this email address has already been registered" },
@@ -18,6 +21,8 @@ const BY_REASON: Record<string, { status: number; msg?: string }> = {
   bad_jwt: { status: 403 },
   bad_json: { status: 400 },
   validation_failed: { status: 422 },
+  /** A PKCE exchange without its code or verifier: GoTrue's bad request. */
+  pkce_params_missing: { status: 400, code: "validation_failed" },
   email_address_invalid: { status: 400 },
   no_authorization: { status: 401 },
   phone_provider_disabled: { status: 422 },
@@ -58,7 +63,7 @@ export function gotrueFailure(err: unknown, req: Request, requestId: string): Re
   const code = status >= 500
     ? "unexpected_failure"
     : mapped
-    ? e.reason!
+    ? mapped.code ?? e.reason!
     : BY_CODE[e.code] ?? (status === 404 ? "not_found" : "unknown");
   const msg = mapped?.msg ?? e.message;
   const headers: Record<string, string> = {
