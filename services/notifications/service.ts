@@ -13,6 +13,7 @@ import { renderTemplate } from "./render.ts";
 import { type NotifySettings, type SettingsPatch, SettingsStore } from "./settings.ts";
 import {
   claim,
+  type ClaimedRow,
   claimMany,
   type EVENT_STATUSES,
   type EventRow,
@@ -90,7 +91,7 @@ const MAX_DELAY_MS = 60 * 60 * 1000;
 const WRITE_BATCH = { max: 200, parallel: 2 };
 
 /** A notification claimed for one attempt, with its dispatch token and the project's retry base delay. */
-type ClaimedNotification = NotificationRow & Claimed & { dispatch: string; baseDelayMs: number };
+type ClaimedNotification = ClaimedRow & Claimed & { dispatch: string; baseDelayMs: number };
 
 /** How a send went: the provider's result, timed. */
 type SendOutcome = Outcome & { result: ProviderResult; startedAt: Date; durationMs: number };

@@ -58,6 +58,25 @@ export interface NotificationRow {
   updated_at: Date;
 }
 
+/** The columns an attempt needs of the notification it claims (what is sent, and the attempt's numbers). */
+const CLAIM_COLUMNS =
+  "id, channel, recipient, subject, body, event, payload, metadata, attempts, max_attempts";
+
+/** A notification as claimed for an attempt: only what sending and recording the attempt read. */
+export type ClaimedRow = Pick<
+  NotificationRow,
+  | "id"
+  | "channel"
+  | "recipient"
+  | "subject"
+  | "body"
+  | "event"
+  | "payload"
+  | "metadata"
+  | "attempts"
+  | "max_attempts"
+>;
+
 /** A notification ready to be stored. */
 export interface NewNotification {
   channel: Channel;
@@ -204,13 +223,13 @@ export async function claim(
   id: string,
   dispatch: string,
   leaseSecs: number,
-): Promise<NotificationRow | null> {
-  const [row] = await db.query<NotificationRow>(
+): Promise<ClaimedRow | null> {
+  const [row] = await db.query<ClaimedRow>(
     `update notifications.messages
         set status = 'sending', sending_at = now(), attempts = attempts + 1,
             next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
       where id = $1 and dispatch_id = $2 and status in ('queued', 'failed')
-      returning ${NOTIFICATION_COLUMNS}`,
+      returning ${CLAIM_COLUMNS}`,
     [id, dispatch, leaseSecs],
   );
   return row ?? null;
@@ -224,14 +243,14 @@ export async function claimMany(
   db: Queryable,
   claims: { id: string; dispatch: string }[],
   leaseSecs: number,
-): Promise<(NotificationRow | null)[]> {
-  const rows = await db.query<NotificationRow & { claim_dispatch: string }>(
+): Promise<(ClaimedRow | null)[]> {
+  const rows = await db.query<ClaimedRow & { claim_dispatch: string }>(
     `update notifications.messages
         set status = 'sending', sending_at = now(), attempts = attempts + 1,
             next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
        from unnest($1::uuid[], $2::uuid[]) as c(claim_id, claim_dispatch)
       where id = c.claim_id and dispatch_id = c.claim_dispatch and status in ('queued', 'failed')
-      returning ${NOTIFICATION_COLUMNS}, c.claim_dispatch`,
+      returning ${CLAIM_COLUMNS}, c.claim_dispatch`,
     [claims.map((c) => c.id), claims.map((c) => c.dispatch), leaseSecs],
   );
   const claimed = new Map(rows.map(({ claim_dispatch, ...row }) => [`${row.id}/${claim_dispatch}`, row]));
@@ -239,7 +258,7 @@ export async function claimMany(
     const key = `${c.id}/${c.dispatch}`;
     const row = claimed.get(key) ?? null;
     claimed.delete(key); // its first claim takes it
-    return row as NotificationRow | null;
+    return row;
   });
 }
 
@@ -317,7 +336,7 @@ export type Next =
 export async function finishAttempt(
   db: Queryable,
   options: {
-    row: NotificationRow;
+    row: Pick<NotificationRow, "id" | "attempts" | "channel">;
     dispatch: string;
     result: ProviderResult;
     next: Next;
