@@ -1,6 +1,7 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Db } from "../../db/driver.ts";
 import { Batcher } from "../../lib/batcher.ts";
+import { withDeadline } from "../../lib/deadline.ts";
 import { AppError, errors } from "../../lib/errors.ts";
 import { describeError } from "../../lib/log.ts";
 import { TtlCache } from "../../lib/ttl_cache.ts";
@@ -361,7 +362,7 @@ export class NotificationService {
     if ("outcome" in routed) result = routed;
     else {
       try {
-        result = await routed.provider.send(routed.message, AbortSignal.timeout(30_000));
+        result = await withDeadline(null, 30_000, (signal) => routed.provider.send(routed.message, signal));
       } catch (err) {
         result = {
           provider: routed.provider.name,

@@ -1,4 +1,5 @@
 import type { NotifySettings } from "../settings.ts";
+import { withDeadline } from "../../../lib/deadline.ts";
 import type { OutboundHttp } from "../outbound.ts";
 import {
   classifyHttp,
@@ -36,15 +37,16 @@ export class TwilioProvider implements Provider {
     if (status_callback_url) form.set("StatusCallback", status_callback_url);
     const request = { url, to: message.recipient, from, status_callback: status_callback_url !== null };
     try {
-      const res = await this.http.send(url, {
-        method: "POST",
-        headers: {
-          authorization: `Basic ${btoa(`${account_sid}:${auth_token}`)}`,
-          "content-type": "application/x-www-form-urlencoded",
-        },
-        body: form.toString(),
-        signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
-      }, MAX_ANSWER_BYTES);
+      const res = await withDeadline(signal, 15_000, (deadline) =>
+        this.http.send(url, {
+          method: "POST",
+          headers: {
+            authorization: `Basic ${btoa(`${account_sid}:${auth_token}`)}`,
+            "content-type": "application/x-www-form-urlencoded",
+          },
+          body: form.toString(),
+          signal: deadline,
+        }, MAX_ANSWER_BYTES));
       const result = classifyHttp(this.name, res, res.body, request);
       if (result.outcome === "success") {
         try {

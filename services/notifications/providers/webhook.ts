@@ -1,4 +1,5 @@
 import { Webhook } from "standardwebhooks";
+import { withDeadline } from "../../../lib/deadline.ts";
 import type { OutboundHttp } from "../outbound.ts";
 import {
   classifyHttp,
@@ -51,12 +52,17 @@ export class WebhookProvider implements Provider {
       bytes: body.length,
     };
     try {
-      const res = await this.options.http.send(message.recipient, {
-        method: "POST",
-        headers,
-        body,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]),
-      }, MAX_ANSWER_BYTES);
+      const res = await withDeadline(
+        signal,
+        this.options.timeoutMs,
+        (deadline) =>
+          this.options.http.send(message.recipient, {
+            method: "POST",
+            headers,
+            body,
+            signal: deadline,
+          }, MAX_ANSWER_BYTES),
+      );
       // Standard Webhooks: any non-2xx is retried, except 410 Gone which stops retries for this message.
       const result = classifyHttp(this.name, res, res.body, request, {
         permanent: (status) => status === 410,
