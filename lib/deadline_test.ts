@@ -16,14 +16,17 @@ Deno.test("withDeadline: the signal follows the outer signal, already aborted or
   const later = withDeadline(outer.signal, 60_000, aborted);
   outer.abort(new Error("stopping"));
   assertEquals(String(await later), "Error: stopping");
-  assertEquals(String(await withDeadline(outer.signal, 60_000, async (s) => s.reason)), "Error: stopping");
+  assertEquals(
+    String(await withDeadline(outer.signal, 60_000, (s) => Promise.resolve(s.reason))),
+    "Error: stopping",
+  );
 });
 
 Deno.test("withDeadline: a call that ends first leaves no timer and no listener behind", async () => {
   // The test's sanitizers fail it if the 60 s timer is still pending when it ends.
   const outer = new AbortController();
   let inner: AbortSignal | undefined;
-  assertEquals(await withDeadline(outer.signal, 60_000, async (s) => (inner = s, "done")), "done");
+  assertEquals(await withDeadline(outer.signal, 60_000, (s) => Promise.resolve((inner = s, "done"))), "done");
   outer.abort(new Error("after the end"));
   assertEquals(inner?.aborted, false);
   await assertRejectsWith(withDeadline(null, 60_000, () => Promise.reject(new Error("failed"))), "failed");
