@@ -56,3 +56,26 @@ export async function treeCpuMs(pid: number): Promise<number> {
   }
   return ticks * 1000 / TICKS_PER_SEC;
 }
+
+/** The CPU time, in milliseconds, that process `pid` itself has used (user + system, all its threads). */
+export async function processCpuMs(pid: number): Promise<number> {
+  const f = statFields(await Deno.readTextFile(`/proc/${pid}/stat`));
+  return (Number(f[11]) + Number(f[12])) * 1000 / TICKS_PER_SEC;
+}
+
+/**
+ * The CPU time, in milliseconds, of each thread of process `pid`, summed by thread name (`comm`): where a
+ * process's time goes between its main thread, its workers and the runtime's own threads.
+ */
+export async function threadCpuMs(pid: number): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for await (const entry of Deno.readDir(`/proc/${pid}/task`)) {
+    try {
+      const stat = await Deno.readTextFile(`/proc/${pid}/task/${entry.name}/stat`);
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = statFields(stat);
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * 1000 / TICKS_PER_SEC);
+    } catch { /* gone meanwhile */ }
+  }
+  return out;
+}

@@ -18,6 +18,9 @@ const NULL_BODY = new Set([204, 205, 304]);
 /** How long an idle HTTP/2 session (APNs) or keep-alive socket is kept. */
 const IDLE_MS = 60_000;
 
+/** The error of an answer whose stream closed before its end (made only then: an exception's stack costs). */
+const cutShort = () => new DOMException("The answer was cut short", "AbortError");
+
 /** A node stream as a web stream, with backpressure; cancelling it destroys the source. */
 function toWebStream(source: Readable): ReadableStream<Uint8Array> {
   let settled = false;
@@ -37,7 +40,7 @@ function toWebStream(source: Readable): ReadableStream<Uint8Array> {
       source.once("end", () => settle());
       source.once("error", (err) => settle(err));
       // Closed without an end (aborted, timed out, reset): the reader must not wait forever.
-      source.once("close", () => settle(new DOMException("The answer was cut short", "AbortError")));
+      source.once("close", () => settled || settle(cutShort()));
     },
     pull() {
       source.resume();
@@ -47,6 +50,70 @@ function toWebStream(source: Readable): ReadableStream<Uint8Array> {
       source.destroy();
     },
   }, { highWaterMark: 4 });
+}
+
+/** An answer read whole: its status, a header by name, and its body (at most the bytes asked for). */
+export interface HttpAnswer {
+  status: number;
+  headers: { get(name: string): string | null };
+  body: string;
+}
+
+/** The header `name` of a node answer's raw headers (the first, case-insensitive), or null. */
+function rawHeader(raw: string[], name: string): string | null {
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === name) return raw[i + 1]!;
+  }
+  return null;
+}
+
+/** Refuses a status a Response could not carry (outside 200–599): a hostile receiver's answer is an error. */
+function checkStatus(status: number, source: Readable): void {
+  if (!Number.isInteger(status) || status < 200 || status > 599) {
+    source.destroy();
+    throw new Error(`The server answered an invalid HTTP status ${status}`);
+  }
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * Reads a node answer's body as text, at most `maxBytes` of it: past that the answer is destroyed unread (a
+ * hostile receiver that streams without end cannot grow the platform's memory).
+ */
+function readNode(source: Readable, maxBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const bytes = chunks.length === 1 ? chunks[0]! : new Uint8Array(size);
+      if (chunks.length > 1) {
+        let at = 0;
+        for (const c of chunks) {
+          bytes.set(c, at);
+          at += c.byteLength;
+        }
+      }
+      resolve(utf8.decode(bytes));
+    };
+    source.on("data", (chunk: Uint8Array) => {
+      if (done) return;
+      const room = maxBytes - size;
+      const part = chunk.byteLength > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(part);
+      size += part.byteLength;
+      if (size >= maxBytes) {
+        finish();
+        source.destroy();
+      }
+    });
+    source.once("end", finish);
+    source.once("error", (err) => done || (done = true, reject(err)));
+    source.once("close", () => done || (done = true, reject(cutShort())));
+  });
 }
 
 /**
@@ -60,10 +127,7 @@ function answer(status: number, pairs: [string, string][], source: Readable): Re
       headers.append(name, value);
     } catch { /* not a valid header: dropped */ }
   }
-  if (!Number.isInteger(status) || status < 200 || status > 599) {
-    source.destroy();
-    throw new Error(`The server answered an invalid HTTP status ${status}`);
-  }
+  checkStatus(status, source);
   if (NULL_BODY.has(status)) {
     source.resume();
     return new Response(null, { status, headers });
@@ -92,29 +156,73 @@ export class OutboundHttp {
 
   /** An HTTP/1.1 request; redirects are not followed. Resolves when the headers arrive. */
   async fetch(url: string, init: OutboundRequest): Promise<Response> {
+    return await this.request(url, init, (res, resolve, reject) => {
+      const pairs: [string, string][] = [];
+      const raw = res.rawHeaders;
+      for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+      try {
+        resolve(answer(res.statusCode ?? 0, pairs, res));
+      } catch (err) {
+        reject(err);
+      }
+    });
+  }
+
+  /**
+   * An HTTP/1.1 request read whole: what {@linkcode OutboundHttp.fetch} and reading at most `maxBytes` of the
+   * body do, without building a web Response and stream for an answer read at once (a provider's hot path).
+   */
+  async send(url: string, init: OutboundRequest, maxBytes: number): Promise<HttpAnswer> {
+    return await this.request(url, init, (res, resolve, reject) => {
+      const status = res.statusCode ?? 0;
+      try {
+        checkStatus(status, res);
+      } catch (err) {
+        return reject(err);
+      }
+      const raw = res.rawHeaders;
+      const headers = { get: (name: string) => rawHeader(raw, name.toLowerCase()) };
+      if (NULL_BODY.has(status)) {
+        res.resume();
+        return resolve({ status, headers, body: "" });
+      }
+      readNode(res, maxBytes).then((body) => resolve({ status, headers, body }), reject);
+    });
+  }
+
+  /** Makes the request through the guard; `answered` settles the result from the answer's head. */
+  private async request<T>(
+    url: string,
+    init: OutboundRequest,
+    answered: (
+      res: http.IncomingMessage,
+      resolve: (value: T) => void,
+      reject: (err: unknown) => void,
+    ) => void,
+  ): Promise<T> {
     const target = NetGuard.parseUrl(url);
     await this.guard.preflight(target.hostname);
     init.signal.throwIfAborted();
     const body = init.body === undefined ? undefined : new TextEncoder().encode(init.body);
     const headers = { ...init.headers, ...(body ? { "content-length": String(body.byteLength) } : {}) };
-    const transport = target.protocol === "https:" ? https : http;
-    return await new Promise<Response>((resolve, reject) => {
-      const req = transport.request(target, {
+    const https_ = target.protocol === "https:";
+    const transport = https_ ? https : http;
+    return await new Promise<T>((resolve, reject) => {
+      // The URL's parts, as node would take them from the URL (an IPv6 literal without its brackets).
+      const req = transport.request({
+        protocol: target.protocol,
+        hostname: target.hostname.startsWith("[") ? target.hostname.slice(1, -1) : target.hostname,
+        port: target.port || (https_ ? 443 : 80),
+        path: target.pathname + target.search,
+        ...(target.username || target.password
+          ? { auth: `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}` }
+          : {}),
         method: init.method,
         headers,
-        agent: this.agents[target.protocol as "http:" | "https:"],
+        agent: this.agents[https_ ? "https:" : "http:"],
         lookup: this.guard.lookup as unknown as http.RequestOptions["lookup"],
         signal: init.signal,
-      }, (res) => {
-        const pairs: [string, string][] = [];
-        const raw = res.rawHeaders;
-        for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
-        try {
-          resolve(answer(res.statusCode ?? 0, pairs, res));
-        } catch (err) {
-          reject(err);
-        }
-      });
+      }, (res) => answered(res, resolve, reject));
       req.once("error", reject);
       req.end(body);
     });

@@ -210,3 +210,60 @@ Deno.test("outbound: an odd status is an error, not a crash; a non-ASCII header 
     http.close();
   }
 });
+
+Deno.test("outbound: send reads an answer whole, within its bound, with its status and headers", async () => {
+  const endless = () =>
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(new Uint8Array(16 * 1024).fill(120)); // "x", without end
+      },
+    });
+  const srv = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    await req.body?.cancel();
+    const path = new URL(req.url).pathname;
+    if (path === "/endless") return new Response(endless());
+    if (path === "/empty") return new Response(null, { status: 204 });
+    return new Response("slow down", { status: 429, headers: { "Retry-After": "7" } });
+  });
+  const http = new OutboundHttp(new NetGuard("127.0.0.1"));
+  const base = `http://127.0.0.1:${srv.addr.port}`;
+  try {
+    const capped = await http.send(`${base}/endless`, request(), 40_000);
+    assertEquals([capped.status, capped.body.length, capped.body[0]], [200, 40_000, "x"]);
+    const empty = await http.send(`${base}/empty`, request(), 1000);
+    assertEquals([empty.status, empty.body], [204, ""]);
+    const limited = await http.send(`${base}/limited`, request(), 1000);
+    assertEquals([limited.status, limited.body, limited.headers.get("Retry-After")], [429, "slow down", "7"]);
+    assertEquals(limited.headers.get("x-absent"), null);
+    // The connection is kept for the next request after an answer read to its end.
+    assertEquals((await http.send(`${base}/limited`, request(), 1000)).status, 429);
+  } finally {
+    http.close();
+    await srv.shutdown();
+  }
+});
+
+Deno.test("outbound: send refuses an odd status and a blocked target as fetch does", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const serving = (async () => {
+    const conn = await listener.accept();
+    await conn.read(new Uint8Array(4096));
+    await conn.write(
+      new TextEncoder().encode("HTTP/1.1 999 Odd\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"),
+    );
+    conn.close();
+  })();
+  const port = (listener.addr as Deno.NetAddr).port;
+  const http = new OutboundHttp(new NetGuard("127.0.0.1"));
+  const closed = new OutboundHttp(new NetGuard(""));
+  try {
+    assertMatch(String(await http.send(`http://127.0.0.1:${port}/`, request(), 1000).catch((e) => e)), /999/);
+    const blocked = await closed.send(`http://127.0.0.1:${port}/`, request(), 1000).catch((e) => e);
+    assert(blocked instanceof BlockedTargetError);
+  } finally {
+    await serving;
+    listener.close();
+    http.close();
+    closed.close();
+  }
+});

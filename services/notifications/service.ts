@@ -1,6 +1,7 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Db } from "../../db/driver.ts";
 import { Batcher } from "../../lib/batcher.ts";
+import { withDeadline } from "../../lib/deadline.ts";
 import { AppError, errors } from "../../lib/errors.ts";
 import { describeError } from "../../lib/log.ts";
 import { TtlCache } from "../../lib/ttl_cache.ts";
@@ -13,6 +14,7 @@ import { renderTemplate } from "./render.ts";
 import { type NotifySettings, type SettingsPatch, SettingsStore } from "./settings.ts";
 import {
   claim,
+  type ClaimedRow,
   claimMany,
   type EVENT_STATUSES,
   type EventRow,
@@ -90,7 +92,7 @@ const MAX_DELAY_MS = 60 * 60 * 1000;
 const WRITE_BATCH = { max: 200, parallel: 2 };
 
 /** A notification claimed for one attempt, with its dispatch token and the project's retry base delay. */
-type ClaimedNotification = NotificationRow & Claimed & { dispatch: string; baseDelayMs: number };
+type ClaimedNotification = ClaimedRow & Claimed & { dispatch: string; baseDelayMs: number };
 
 /** How a send went: the provider's result, timed. */
 type SendOutcome = Outcome & { result: ProviderResult; startedAt: Date; durationMs: number };
@@ -360,7 +362,7 @@ export class NotificationService {
     if ("outcome" in routed) result = routed;
     else {
       try {
-        result = await routed.provider.send(routed.message, AbortSignal.timeout(30_000));
+        result = await withDeadline(null, 30_000, (signal) => routed.provider.send(routed.message, signal));
       } catch (err) {
         result = {
           provider: routed.provider.name,

@@ -58,6 +58,25 @@ export interface NotificationRow {
   updated_at: Date;
 }
 
+/** The columns an attempt needs of the notification it claims (what is sent, and the attempt's numbers). */
+const CLAIM_COLUMNS =
+  "id, channel, recipient, subject, body, event, payload, metadata, attempts, max_attempts";
+
+/** A notification as claimed for an attempt: only what sending and recording the attempt read. */
+export type ClaimedRow = Pick<
+  NotificationRow,
+  | "id"
+  | "channel"
+  | "recipient"
+  | "subject"
+  | "body"
+  | "event"
+  | "payload"
+  | "metadata"
+  | "attempts"
+  | "max_attempts"
+>;
+
 /** A notification ready to be stored. */
 export interface NewNotification {
   channel: Channel;
@@ -204,13 +223,13 @@ export async function claim(
   id: string,
   dispatch: string,
   leaseSecs: number,
-): Promise<NotificationRow | null> {
-  const [row] = await db.query<NotificationRow>(
+): Promise<ClaimedRow | null> {
+  const [row] = await db.query<ClaimedRow>(
     `update notifications.messages
         set status = 'sending', sending_at = now(), attempts = attempts + 1,
             next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
       where id = $1 and dispatch_id = $2 and status in ('queued', 'failed')
-      returning ${NOTIFICATION_COLUMNS}`,
+      returning ${CLAIM_COLUMNS}`,
     [id, dispatch, leaseSecs],
   );
   return row ?? null;
@@ -224,14 +243,14 @@ export async function claimMany(
   db: Queryable,
   claims: { id: string; dispatch: string }[],
   leaseSecs: number,
-): Promise<(NotificationRow | null)[]> {
-  const rows = await db.query<NotificationRow & { claim_dispatch: string }>(
+): Promise<(ClaimedRow | null)[]> {
+  const rows = await db.query<ClaimedRow & { claim_dispatch: string }>(
     `update notifications.messages
         set status = 'sending', sending_at = now(), attempts = attempts + 1,
             next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
        from unnest($1::uuid[], $2::uuid[]) as c(claim_id, claim_dispatch)
       where id = c.claim_id and dispatch_id = c.claim_dispatch and status in ('queued', 'failed')
-      returning ${NOTIFICATION_COLUMNS}, c.claim_dispatch`,
+      returning ${CLAIM_COLUMNS}, c.claim_dispatch`,
     [claims.map((c) => c.id), claims.map((c) => c.dispatch), leaseSecs],
   );
   const claimed = new Map(rows.map(({ claim_dispatch, ...row }) => [`${row.id}/${claim_dispatch}`, row]));
@@ -239,7 +258,7 @@ export async function claimMany(
     const key = `${c.id}/${c.dispatch}`;
     const row = claimed.get(key) ?? null;
     claimed.delete(key); // its first claim takes it
-    return row as NotificationRow | null;
+    return row;
   });
 }
 
@@ -317,7 +336,7 @@ export type Next =
 export async function finishAttempt(
   db: Queryable,
   options: {
-    row: NotificationRow;
+    row: Pick<NotificationRow, "id" | "attempts" | "channel">;
     dispatch: string;
     result: ProviderResult;
     next: Next;
@@ -394,37 +413,37 @@ export async function finishAttempts(db: Queryable, records: AttemptRecord[]): P
          as f(f_id, f_dispatch, f_attempt, f_channel, f_provider, f_outcome, f_http_status, f_response, f_error,
            f_retry_after_ms, f_duration_ms, f_started_at, f_request, f_status, f_provider_message_id,
            f_retry_secs, f_next_dispatch)
-     ), target as (
-       select f.* from f join notifications.messages m
-         on m.id = f.f_id and m.dispatch_id = f.f_dispatch and m.attempts = f.f_attempt and m.status = 'sending'
-       for update of m
+     ), done as (
+       -- The row is locked by its update, and the conditions checked again if another session moved it first.
+       update notifications.messages m
+          set status = f.f_status,
+              provider = f.f_provider,
+              provider_message_id = coalesce(f.f_provider_message_id, m.provider_message_id),
+              last_error = f.f_error,
+              sent_at = case when f.f_status in ('sent', 'delivered') then now() else m.sent_at end,
+              delivered_at = case when f.f_status = 'delivered' then now() else m.delivered_at end,
+              failed_at = case when f.f_status in ('failed', 'dead_lettered') then now() else m.failed_at end,
+              dead_lettered_at = case when f.f_status = 'dead_lettered' then now() else m.dead_lettered_at end,
+              next_attempt_at = case when f.f_status = 'failed' then now() + make_interval(secs => f.f_retry_secs) end,
+              dispatch_id = f.f_next_dispatch,
+              updated_at = now()
+         from f
+        where m.id = f.f_id and m.dispatch_id = f.f_dispatch and m.attempts = f.f_attempt and m.status = 'sending'
+       returning f.*
      ), attempt as (
        insert into notifications.attempts (notification_id, attempt, channel, provider, outcome, http_status,
          response, error, retry_after_ms, duration_ms, started_at)
        select f_id, f_attempt, f_channel, f_provider, f_outcome, f_http_status, f_response, f_error,
               f_retry_after_ms, f_duration_ms, f_started_at::timestamptz
-         from target
+         from done
      ), log as (
        insert into notifications.provider_logs (notification_id, channel, provider, status, request, http_status,
          response, duration_ms)
        select f_id, f_channel, f_provider, case when f_outcome = 'success' then 'success' else 'error' end,
               f_request::jsonb, f_http_status, f_response, f_duration_ms
-         from target
+         from done
      )
-     update notifications.messages m
-        set status = t.f_status,
-            provider = t.f_provider,
-            provider_message_id = coalesce(t.f_provider_message_id, m.provider_message_id),
-            last_error = t.f_error,
-            sent_at = case when t.f_status in ('sent', 'delivered') then now() else m.sent_at end,
-            delivered_at = case when t.f_status = 'delivered' then now() else m.delivered_at end,
-            failed_at = case when t.f_status in ('failed', 'dead_lettered') then now() else m.failed_at end,
-            dead_lettered_at = case when t.f_status = 'dead_lettered' then now() else m.dead_lettered_at end,
-            next_attempt_at = case when t.f_status = 'failed' then now() + make_interval(secs => t.f_retry_secs) end,
-            dispatch_id = t.f_next_dispatch,
-            updated_at = now()
-       from target t where m.id = t.f_id
-     returning t.f_dispatch`,
+     select f_dispatch from done`,
     [
       col((r) => r.row.id),
       col((r) => r.dispatch),

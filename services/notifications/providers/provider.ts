@@ -99,7 +99,7 @@ export interface ClassifyOptions {
  */
 export function classifyHttp(
   provider: string,
-  res: Response,
+  res: { status: number; headers: { get(name: string): string | null } },
   body: string,
   request: Record<string, unknown>,
   options: ClassifyOptions = {},

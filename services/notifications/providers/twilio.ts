@@ -1,12 +1,13 @@
 import type { NotifySettings } from "../settings.ts";
+import { withDeadline } from "../../../lib/deadline.ts";
 import type { OutboundHttp } from "../outbound.ts";
 import {
   classifyHttp,
   configError,
+  MAX_ANSWER_BYTES,
   type OutboundMessage,
   type Provider,
   type ProviderResult,
-  readBody,
   thrownResult,
 } from "./provider.ts";
 
@@ -36,20 +37,20 @@ export class TwilioProvider implements Provider {
     if (status_callback_url) form.set("StatusCallback", status_callback_url);
     const request = { url, to: message.recipient, from, status_callback: status_callback_url !== null };
     try {
-      const res = await this.http.fetch(url, {
-        method: "POST",
-        headers: {
-          authorization: `Basic ${btoa(`${account_sid}:${auth_token}`)}`,
-          "content-type": "application/x-www-form-urlencoded",
-        },
-        body: form.toString(),
-        signal: AbortSignal.any([signal, AbortSignal.timeout(15_000)]),
-      });
-      const text = await readBody(res);
-      const result = classifyHttp(this.name, res, text, request);
+      const res = await withDeadline(signal, 15_000, (deadline) =>
+        this.http.send(url, {
+          method: "POST",
+          headers: {
+            authorization: `Basic ${btoa(`${account_sid}:${auth_token}`)}`,
+            "content-type": "application/x-www-form-urlencoded",
+          },
+          body: form.toString(),
+          signal: deadline,
+        }, MAX_ANSWER_BYTES));
+      const result = classifyHttp(this.name, res, res.body, request);
       if (result.outcome === "success") {
         try {
-          result.providerMessageId = String(JSON.parse(text).sid ?? "") || undefined;
+          result.providerMessageId = String(JSON.parse(res.body).sid ?? "") || undefined;
         } catch { /* not JSON: keep the raw answer */ }
       }
       return result;

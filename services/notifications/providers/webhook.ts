@@ -1,11 +1,12 @@
 import { Webhook } from "standardwebhooks";
+import { withDeadline } from "../../../lib/deadline.ts";
 import type { OutboundHttp } from "../outbound.ts";
 import {
   classifyHttp,
+  MAX_ANSWER_BYTES,
   type OutboundMessage,
   type Provider,
   type ProviderResult,
-  readBody,
   thrownResult,
 } from "./provider.ts";
 
@@ -51,15 +52,21 @@ export class WebhookProvider implements Provider {
       bytes: body.length,
     };
     try {
-      const res = await this.options.http.fetch(message.recipient, {
-        method: "POST",
-        headers,
-        body,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]),
-      });
-      const text = await readBody(res);
+      const res = await withDeadline(
+        signal,
+        this.options.timeoutMs,
+        (deadline) =>
+          this.options.http.send(message.recipient, {
+            method: "POST",
+            headers,
+            body,
+            signal: deadline,
+          }, MAX_ANSWER_BYTES),
+      );
       // Standard Webhooks: any non-2xx is retried, except 410 Gone which stops retries for this message.
-      const result = classifyHttp(this.name, res, text, request, { permanent: (status) => status === 410 });
+      const result = classifyHttp(this.name, res, res.body, request, {
+        permanent: (status) => status === 410,
+      });
       // The receiver is the final recipient: its 2xx is the delivery confirmation.
       if (result.outcome === "success") result.confirmed = true;
       return result;
