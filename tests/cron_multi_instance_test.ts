@@ -1,7 +1,14 @@
-import postgres from "postgres";
 import { startCronTicker } from "../workers/cron_ticker.ts";
 import { assert, assertEquals } from "./assert.ts";
-import { type Json, json, makeSandbox, serverUrl, spawnPlatform, startPlatform } from "./harness.ts";
+import {
+  type Json,
+  json,
+  makeSandbox,
+  projectSql,
+  serverUrl,
+  spawnPlatform,
+  startPlatform,
+} from "./harness.ts";
 import { FUNCTIONS } from "./jobs_fixtures.ts";
 
 const SECONDS = 4;
@@ -29,18 +36,6 @@ function assertOneJobPerTick(rows: Json[], firstRun: number, before: number, aft
   const low = secondsIn(firstRun, before) - 1;
   const high = secondsIn(firstRun, after);
   assert(rows.length >= low && rows.length <= high, `${rows.length} ticks, expected ${low} to ${high}`);
-}
-
-/** Reads the default project's database of a sandbox on PostgreSQL (the children hold no in-process handle). */
-async function projectQuery(databaseUrl: string, sql: string): Promise<Json[]> {
-  const url = new URL(databaseUrl);
-  url.pathname = `${url.pathname}_default`;
-  const db = postgres(url.toString(), { max: 1, onnotice: () => {} });
-  try {
-    return [...await db.unsafe(sql)];
-  } finally {
-    await db.end();
-  }
 }
 
 Deno.test("cron fires once per tick with two instances on one database", async (t) => {
@@ -76,7 +71,7 @@ Deno.test("cron fires once per tick with two instances on one database", async (
         assertEquals(del.status, 200);
         await del.body?.cancel();
         const after = Date.now();
-        const rows = await ticks((sql) => projectQuery(sandbox.env.DATABASE_URL!, sql));
+        const rows = await ticks((sql) => projectSql(sandbox, sql));
         assertOneJobPerTick(rows, firstRun, before, after);
       } finally {
         await Promise.all([a.stop(), b.stop()]);

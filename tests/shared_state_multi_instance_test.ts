@@ -5,7 +5,7 @@ import {
   type Json,
   json,
   makeSandbox,
-  type Sandbox,
+  ownDataDir,
   serverUrl,
   spawnPlatform,
   startPlatform,
@@ -19,16 +19,6 @@ import { WsClient } from "./realtime_client.ts";
 
 const LIMIT = 6;
 const QUOTA = 3;
-
-/** A sandbox sharing `sandbox`'s database but with a DATA_DIR of its own. */
-async function ownDataDir(sandbox: Sandbox): Promise<Sandbox> {
-  const dataDir = await Deno.makeTempDir({ prefix: "platform-test-" });
-  return {
-    ...sandbox,
-    env: { ...sandbox.env, DATA_DIR: dataDir },
-    destroy: () => Deno.remove(dataDir, { recursive: true }).catch(() => {}),
-  };
-}
 
 /** Waits for the next minute when the current one ends within 15 s: the rate limit counts per UTC minute. */
 async function awayFromMinuteEnd(): Promise<void> {
