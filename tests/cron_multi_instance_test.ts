@@ -4,6 +4,7 @@ import {
   type Json,
   json,
   makeSandbox,
+  ownDataDir,
   projectSql,
   serverUrl,
   spawnPlatform,
@@ -38,46 +39,52 @@ function assertOneJobPerTick(rows: Json[], firstRun: number, before: number, aft
   assert(rows.length >= low && rows.length <= high, `${rows.length} ticks, expected ${low} to ${high}`);
 }
 
-Deno.test("cron fires once per tick with two instances on one database", async (t) => {
+Deno.test("cron fires once per tick with several instances on one database", async (t) => {
   if (serverUrl) {
-    await t.step("two platform processes on one PostgreSQL and one KV path: one job per tick", async () => {
-      const sandbox = await makeSandbox();
-      const a = await spawnPlatform(sandbox.env);
-      const b = await spawnPlatform(sandbox.env);
-      try {
-        const call = async (path: string, body?: unknown, base = a.url) =>
-          await json(
-            await fetch(`${base}${path}`, {
-              method: "POST",
-              headers: { apikey: sandbox.secretKey, "content-type": "application/json" },
-              body: JSON.stringify(body),
-            }),
-          );
-        const fn = await call("/v1/functions", { name: "tick", runtime: "deno", code: FUNCTIONS.fine });
-        assertEquals(fn.status, 201);
-        const created = await call("/v1/functions/cron", {
-          name: "both",
-          schedule: "* * * * * *",
-          function_name: "tick",
-        }, b.url);
-        assertEquals(created.status, 201);
-        const firstRun = Date.parse(created.body.data.next_run);
-        await new Promise((r) => setTimeout(r, SECONDS * 1000 + 500));
-        const before = Date.now();
-        const del = await fetch(`${a.url}/v1/functions/cron/both`, {
-          method: "DELETE",
-          headers: { apikey: sandbox.secretKey },
-        });
-        assertEquals(del.status, 200);
-        await del.body?.cancel();
-        const after = Date.now();
-        const rows = await ticks((sql) => projectSql(sandbox, sql));
-        assertOneJobPerTick(rows, firstRun, before, after);
-      } finally {
-        await Promise.all([a.stop(), b.stop()]);
-        await sandbox.destroy();
-      }
-    });
+    await t.step(
+      "three platform processes sharing only PostgreSQL (own DATA_DIR and KV): one job per tick",
+      async () => {
+        const sandbox = await makeSandbox();
+        const places = [await ownDataDir(sandbox), await ownDataDir(sandbox)];
+        const a = await spawnPlatform(sandbox.env);
+        const b = await spawnPlatform(places[0]!.env);
+        const c = await spawnPlatform(places[1]!.env);
+        try {
+          const call = async (path: string, body?: unknown, base = a.url) =>
+            await json(
+              await fetch(`${base}${path}`, {
+                method: "POST",
+                headers: { apikey: sandbox.secretKey, "content-type": "application/json" },
+                body: JSON.stringify(body),
+              }),
+            );
+          const fn = await call("/v1/functions", { name: "tick", runtime: "deno", code: FUNCTIONS.fine });
+          assertEquals(fn.status, 201);
+          const created = await call("/v1/functions/cron", {
+            name: "both",
+            schedule: "* * * * * *",
+            function_name: "tick",
+          }, b.url);
+          assertEquals(created.status, 201);
+          const firstRun = Date.parse(created.body.data.next_run);
+          await new Promise((r) => setTimeout(r, SECONDS * 1000 + 500));
+          const before = Date.now();
+          const del = await fetch(`${c.url}/v1/functions/cron/both`, {
+            method: "DELETE",
+            headers: { apikey: sandbox.secretKey },
+          });
+          assertEquals(del.status, 200);
+          await del.body?.cancel();
+          const after = Date.now();
+          const rows = await ticks((sql) => projectSql(sandbox, sql));
+          assertOneJobPerTick(rows, firstRun, before, after);
+        } finally {
+          await Promise.all([a.stop(), b.stop(), c.stop()]);
+          for (const place of places) await place.destroy();
+          await sandbox.destroy();
+        }
+      },
+    );
   } else {
     // PGlite is one process per data directory, so two processes cannot share it: here two tickers race on the
     // one database instead, which exercises the same atomic claim.

@@ -23,8 +23,10 @@ export async function waitUntil(
  */
 export function effectServer(holdMs: number) {
   const rows: { job: string; attempt: number }[] = [];
+  let gate: PromiseWithResolvers<void> | null = null;
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
     const row = await req.json() as { job: string; attempt: number };
+    await gate?.promise;
     rows.push(row);
     await new Promise((r) => setTimeout(r, holdMs));
     return new Response("written");
@@ -41,7 +43,18 @@ export function effectServer(holdMs: number) {
     });
     return new Response(await res.text(), { status: res.ok ? 200 : 500 });
   } };`;
-  return { rows, port, code, close: () => server.shutdown() };
+  return {
+    rows,
+    port,
+    code,
+    /** Holds every call before its row is written, until `resume` (no side effect happens meanwhile). */
+    pause: () => void (gate ??= Promise.withResolvers<void>()),
+    resume: () => {
+      gate?.resolve();
+      gate = null;
+    },
+    close: () => server.shutdown(),
+  };
 }
 
 /**
