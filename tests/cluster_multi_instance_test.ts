@@ -151,6 +151,8 @@ Deno.test({
         assertEquals(jobs.map((j) => j.id).sort(), [...ids].sort(), "none lost");
         assert(jobs.every((j) => j.status === "completed"), "with 5 attempts each, every job completes");
         assertEffectivelyOnce(effects.rows, jobs, JOBS_CONCURRENCY);
+        // Its attempts in flight (its slots were full) were taken over once their leases expired: a new attempt.
+        assert(jobs.some((j) => j.attempts > 1), "the attempts the killed instance was running ran again");
         // The survivors took over: every job posted to the killed instance completed, those it had not
         // started included.
         const posted = new Set(ids.filter((_, i) => i % 3 === 2));
