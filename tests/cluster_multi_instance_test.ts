@@ -163,11 +163,64 @@ Deno.test({
         );
       });
     } finally {
+      effects.resume(); // an instance stopping waits for its attempts in flight
       await Promise.all(instances.map((i) => i.stop()));
       for (const place of places.slice(1)) await place.destroy();
       await sandbox.destroy();
       await effects.close();
       await hook.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "an instance without a free slot announces its jobs, and one with free slots pulls them from the table",
+  ignore: !serverUrl,
+  fn: async () => {
+    const effects = effectServer(0);
+    // No periodic sweep (only the one at start): the work can only move between instances by the pull.
+    const sandbox = await makeSandbox({ FUNCTIONS_ALLOW_PRIVATE_NET: "127.0.0.1", JOBS_SWEEP_SECS: "0" });
+    const other = await ownDataDir(sandbox);
+    const instances: ChildPlatform[] = [];
+    const headers = { apikey: sandbox.secretKey, "content-type": "application/json" };
+    const post = async (child: ChildPlatform, path: string, body: unknown) =>
+      await json(await fetch(`${child.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
+    try {
+      const small = await spawnPlatform({ ...sandbox.env, JOBS_CONCURRENCY: "2" });
+      instances.push(small, await spawnPlatform({ ...other.env, JOBS_CONCURRENCY: "8" }));
+      const fn = await post(small, "/v1/functions", {
+        name: "effect",
+        runtime: "deno",
+        permissions: { allow_net: [`127.0.0.1:${effects.port}`] },
+        code: effects.code,
+      });
+      assertEquals(fn.status, 201, JSON.stringify(fn.body));
+      effects.pause();
+      const created = await Promise.all(
+        Array.from(
+          { length: 10 },
+          (_, i) => post(small, "/v1/functions/jobs", { function_name: "effect", payload: { i } }),
+        ),
+      );
+      for (const res of created) assertEquals(res.status, 201, JSON.stringify(res.body));
+      // All ten run at once, held at the gate: the instance they were posted to has two slots, so the other
+      // pulled eight of them.
+      await waitUntil("ten calls in flight at once", () => effects.held === 10, 60_000);
+      effects.resume();
+      let jobs: { id: string; status: string; attempts: number }[] = [];
+      await waitUntil("every job to complete", async () => {
+        jobs = await projectSql(sandbox, "select id::text, status, attempts from platform.jobs");
+        return jobs.length === 10 && jobs.every((j) => j.status === "completed");
+      }, 60_000);
+      assertEffectivelyOnce(effects.rows, jobs, 0);
+      assert(jobs.every((j) => j.attempts === 1));
+    } finally {
+      effects.resume(); // an instance stopping waits for its attempts in flight
+      await Promise.all(instances.map((i) => i.stop()));
+      await other.destroy();
+      await sandbox.destroy();
+      await effects.close();
     }
   },
 });

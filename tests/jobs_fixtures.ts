@@ -24,9 +24,14 @@ export async function waitUntil(
 export function effectServer(holdMs: number) {
   const rows: { job: string; attempt: number }[] = [];
   let gate: PromiseWithResolvers<void> | null = null;
+  let held = 0;
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
     const row = await req.json() as { job: string; attempt: number };
-    await gate?.promise;
+    if (gate) {
+      held++;
+      await gate.promise;
+      held--;
+    }
     rows.push(row);
     await new Promise((r) => setTimeout(r, holdMs));
     return new Response("written");
@@ -47,6 +52,10 @@ export function effectServer(holdMs: number) {
     rows,
     port,
     code,
+    /** Calls waiting at the gate now. */
+    get held() {
+      return held;
+    },
     /** Holds every call before its row is written, until `resume` (no side effect happens meanwhile). */
     pause: () => void (gate ??= Promise.withResolvers<void>()),
     resume: () => {
