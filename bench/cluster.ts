@@ -43,6 +43,10 @@ interface Burst {
   perSec: number;
   p50: number;
   p99: number;
+  /** The slowest enqueue→start, ms. */
+  max: number;
+  /** Seconds from the first item stored to the last (how long the posting took). */
+  postSecs: number;
   /** CPU milliseconds per item: the instances, this load generator, the PostgreSQL server. */
   cpu: { instances: number; client: number; server: number };
 }
@@ -117,6 +121,7 @@ async function measure(n: number, receiver: string): Promise<{ jobs: Burst; noti
     NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1",
     JOBS_CONCURRENCY: Deno.env.get("JOBS_CONCURRENCY") ?? "64",
     NOTIFY_CONCURRENCY: Deno.env.get("NOTIFY_CONCURRENCY") ?? "64",
+    WORK_POLL_MS: Deno.env.get("WORK_POLL_MS") ?? "200",
   });
   const places = [sandbox];
   for (let i = 1; i < n; i++) places.push(await ownDataDir(sandbox));
@@ -157,6 +162,8 @@ async function measure(n: number, receiver: string): Promise<{ jobs: Burst; noti
         perSec: Number(row.per_sec),
         p50: Number(row.p50),
         p99: Number(row.p99),
+        max: Number(row.max),
+        postSecs: Number(row.post_secs),
         cpu: { instances: per("instances"), client: per("client"), server: per("server") },
       };
     };
@@ -167,7 +174,9 @@ async function measure(n: number, receiver: string): Promise<{ jobs: Burst; noti
       JOBS,
       `select count(*) / extract(epoch from max(completed_at) - min(created_at)) as per_sec,
               percentile_cont(0.5) within group (order by extract(epoch from started_at - created_at) * 1000) as p50,
-              percentile_cont(0.99) within group (order by extract(epoch from started_at - created_at) * 1000) as p99
+              percentile_cont(0.99) within group (order by extract(epoch from started_at - created_at) * 1000) as p99,
+              max(extract(epoch from started_at - created_at) * 1000) as max,
+              extract(epoch from max(created_at) - min(created_at)) as post_secs
          from platform.jobs where payload is not null`,
     );
     const notifications = await burst(
@@ -182,7 +191,9 @@ async function measure(n: number, receiver: string): Promise<{ jobs: Burst; noti
       NOTIFICATIONS,
       `select count(*) / extract(epoch from max(coalesce(sent_at, delivered_at)) - min(created_at)) as per_sec,
               percentile_cont(0.5) within group (order by extract(epoch from sending_at - created_at) * 1000) as p50,
-              percentile_cont(0.99) within group (order by extract(epoch from sending_at - created_at) * 1000) as p99
+              percentile_cont(0.99) within group (order by extract(epoch from sending_at - created_at) * 1000) as p99,
+              max(extract(epoch from sending_at - created_at) * 1000) as max,
+              extract(epoch from max(created_at) - min(created_at)) as post_secs
          from notifications.messages`,
     );
     return { jobs, notifications };
@@ -220,7 +231,9 @@ try {
       console.log(
         `    ${n} instance${n > 1 ? "s" : " "}  ${b.perSec.toFixed(0).padStart(6)}/s  ×${
           (b.perSec / one[kind].perSec).toFixed(2)
-        }  enqueue→start p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms  CPU per item: instances ${
+        }  enqueue→start p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms, max ${
+          b.max.toFixed(0)
+        } ms (posted in ${b.postSecs.toFixed(2)} s)  CPU per item: instances ${
           b.cpu.instances.toFixed(2)
         } ms, load generator ${b.cpu.client.toFixed(2)} ms, PostgreSQL ${b.cpu.server.toFixed(2)} ms  ` +
           `(CPU-bound ceiling on ${CORES} cores: ${(CORES * 1000 / cpuPerItem).toFixed(0)}/s)`,
