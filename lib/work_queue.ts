@@ -119,6 +119,17 @@ export class WorkQueue {
   }
 }
 
+/**
+ * The channel that tells the other instances where work waits: on PostgreSQL, `NOTIFY` on the control database,
+ * which every instance shares.
+ */
+export interface WorkBus {
+  /** Sends each payload to every listener (this process's own included). */
+  announce(payloads: string[]): Promise<void>;
+  /** Listens; returns the function that stops listening. */
+  listen(onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
 /** A fresh dispatch token. */
 export const newToken = (): string => crypto.randomUUID();
 

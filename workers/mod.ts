@@ -1,5 +1,5 @@
 import type { Platform } from "../services/platform.ts";
-import type { Claimed, Outcome, WorkArea } from "../lib/work_queue.ts";
+import type { Claimed, Outcome, WorkArea, WorkBus } from "../lib/work_queue.ts";
 import { startAlertEvaluator } from "./alert_evaluator.ts";
 import { startCronTicker } from "./cron_ticker.ts";
 import { WorkEngine } from "./work_queue.ts";
@@ -49,7 +49,7 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
       everyMs: options.sweepEveryMs ?? platform.config.NOTIFY_SWEEP_SECS * 1000,
       graceSecs: 120,
     });
-  const puller = platform.dbs.kind === "postgres" ? startPuller(platform, engine) : null;
+  const puller = platform.workBus ? startPuller(platform, platform.workBus, engine) : null;
   engine.start();
   const cron = startCronTicker(platform);
   const alerts = options.alerts === false ? null : startAlertEvaluator(platform);
@@ -65,27 +65,16 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
   };
 }
 
-/** The channel of work announcements, on the control database that every instance shares. */
-const WORK_CHANNEL = "platform_work";
-
 /**
  * On PostgreSQL, instances share the work of each project's tables: each pulls due jobs and notifications with
  * `FOR UPDATE SKIP LOCKED`, woken by the others' announcements (`NOTIFY` on the control database) and by its
  * sweeps. PGlite is one process by construction, so there the KV messages and the local fast path are all.
  */
-function startPuller(platform: Platform, engine: WorkEngine): WorkPuller {
-  const control = platform.dbs.control;
+function startPuller(platform: Platform, bus: WorkBus, engine: WorkEngine): WorkPuller {
   const puller = new WorkPuller({
     target: engine,
     everyMs: platform.config.WORK_POLL_MS,
-    bus: {
-      announce: async (payloads) => {
-        await control.query(`select pg_notify('${WORK_CHANNEL}', p) from unnest($1::text[]) as p`, [
-          payloads,
-        ]);
-      },
-      listen: (onPayload) => control.listen(WORK_CHANNEL, onPayload),
-    },
+    bus,
   });
   engine.pullWith(puller);
   puller.start().catch((err) =>

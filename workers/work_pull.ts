@@ -1,16 +1,5 @@
 import { describeError, log } from "../lib/log.ts";
-import type { Claimed, Outcome, WorkArea, WorkItem, WorkKind } from "../lib/work_queue.ts";
-
-/**
- * The channel that tells the other instances where work waits: on PostgreSQL, `NOTIFY` on the control database,
- * which every instance shares.
- */
-export interface WorkBus {
-  /** Sends each payload to every listener (this process's own included). */
-  announce(payloads: string[]): Promise<void>;
-  /** Listens; returns the function that stops listening. */
-  listen(onPayload: (payload: string) => void): Promise<() => Promise<void>>;
-}
+import type { Claimed, Outcome, WorkArea, WorkBus, WorkItem, WorkKind } from "../lib/work_queue.ts";
 
 /** What the puller needs of the work queue engine (workers/work_queue.ts). */
 export interface PullTarget {
@@ -52,6 +41,7 @@ export class WorkPuller {
   private readonly outbox = new Set<string>();
   private readonly instance = crypto.randomUUID();
   private flushTimer?: ReturnType<typeof setTimeout>;
+  private lastFlush = 0;
   private roundTimer?: ReturnType<typeof setInterval>;
   private round: Promise<void> = Promise.resolve();
   private rounding = false;
@@ -82,11 +72,16 @@ export class WorkPuller {
     await this.unlisten?.().catch(() => {});
   }
 
-  /** Tells the other instances that the project has work of this kind due now (sent grouped, shortly). */
+  /**
+   * Tells the other instances that the project has work of this kind due now. Sent grouped, at most once a
+   * round (`everyMs`): the first at once, the next ones at the end of the round, so a busy instance sends a few
+   * notifications a second, not one per item. Once woken, the others pull until a claim comes back short.
+   */
   announce(kind: WorkKind, project: string): void {
     if (!this.running) return;
     this.outbox.add(`${this.instance} ${kind} ${project}`);
-    this.flushTimer ??= setTimeout(() => void this.flush(), 0);
+    const wait = Math.max(0, this.lastFlush + this.options.everyMs - Date.now());
+    this.flushTimer ??= setTimeout(() => void this.flush(), wait);
   }
 
   /** Marks a project to claim from in the next rounds. */
@@ -97,6 +92,7 @@ export class WorkPuller {
   private async flush(): Promise<void> {
     this.flushTimer = undefined;
     if (this.outbox.size === 0) return;
+    this.lastFlush = Date.now();
     const payloads = [...this.outbox];
     this.outbox.clear();
     await this.options.bus.announce(payloads).catch((err) =>

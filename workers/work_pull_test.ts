@@ -1,6 +1,6 @@
 import { assertEquals } from "../tests/assert.ts";
-import type { Claimed, Outcome, WorkArea, WorkItem, WorkKind } from "../lib/work_queue.ts";
-import { type PullTarget, type WorkBus, WorkPuller } from "./work_pull.ts";
+import type { Claimed, Outcome, WorkArea, WorkBus, WorkItem, WorkKind } from "../lib/work_queue.ts";
+import { type PullTarget, WorkPuller } from "./work_pull.ts";
 
 /** One bus for every puller of a test, as the control database's NOTIFY is for every instance. */
 function memoryBus() {
