@@ -6,8 +6,10 @@ import { type PullTarget, WorkPuller } from "./work_pull.ts";
 function memoryBus() {
   const listeners = new Set<(payload: string) => void>();
   const sent: string[] = [];
+  const calls: string[][] = [];
   const bus: WorkBus = {
     announce: (payloads) => {
+      calls.push(payloads);
       sent.push(...payloads);
       for (const payload of payloads) for (const l of listeners) l(payload);
       return Promise.resolve();
@@ -17,7 +19,7 @@ function memoryBus() {
       return Promise.resolve(() => Promise.resolve(void listeners.delete(onPayload)));
     },
   };
-  return { bus, sent, deliver: (payload: string) => listeners.forEach((l) => l(payload)) };
+  return { bus, sent, calls, deliver: (payload: string) => listeners.forEach((l) => l(payload)) };
 }
 
 /** An instance's engine as the puller sees it: a table of due ids per project, free slots, what it adopted. */
@@ -116,6 +118,28 @@ Deno.test("announcements that are not the puller's format are ignored", async ()
     assertEquals(t.claims, []);
     deliver("x job.run demo");
     await until("the well-formed one", () => t.adopted.length === 2);
+  } finally {
+    await p.stop();
+  }
+});
+
+Deno.test("a busy instance announces at most once a round, grouping what came meanwhile", async () => {
+  const { bus, calls } = memoryBus();
+  const t = memoryTarget(new Map(), { free: 0 });
+  const p = new WorkPuller({ target: t.target, bus, everyMs: 2000 });
+  await p.start();
+  try {
+    for (let i = 0; i < 20; i++) {
+      p.announce("job.run", i % 2 ? "a" : "b");
+      await new Promise((r) => setTimeout(r, 0)); // each in its own turn, as requests come
+    }
+    p.announce("notification.send", "a");
+    await until("the first announcement", () => calls.length >= 1);
+    assertEquals(calls.length, 1, "the rest waits for the end of the round");
+    await until("the rest, at the end of the round", () => calls.length === 2);
+    const strip = (payloads: string[]) => payloads.map((x) => x.split(" ").slice(1).join(" ")).sort();
+    assertEquals(strip(calls[0]!), ["job.run b"]);
+    assertEquals(strip(calls[1]!), ["job.run a", "job.run b", "notification.send a"]);
   } finally {
     await p.stop();
   }
