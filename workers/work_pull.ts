@@ -27,12 +27,12 @@ const REF = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
  * WorkPuller makes several instances on one PostgreSQL share the work of its tables. An instance that enqueues
- * work runs it itself at once when it has slots (the local fast path) and announces the project on the bus; the
- * other instances mark it woken and, each round, claim due items of the woken projects straight from the table
- * (`FOR UPDATE SKIP LOCKED`) as far as their free slots go, until a claim comes back short. The sweep wakes
- * every project it visits, so work no instance announced (a retry, a delayed item whose instance died, a lease
- * that expired) is pulled within a sweep period. An idle instance costs nothing but its listening connection:
- * it claims only for the projects woken.
+ * work runs it itself at once when it has slots (the local fast path); when it has none, it announces the
+ * project on the bus. The other instances mark it woken and, each round, claim due items of the woken projects
+ * straight from the table (`FOR UPDATE SKIP LOCKED`) as far as their free slots go, until a claim comes back
+ * short. The sweep wakes every project it visits, so work no instance announced (a retry, a delayed item whose
+ * instance died, a lease that expired) is pulled within a sweep period. Between sweeps an idle instance costs
+ * nothing but its listening connection: it claims only for the projects woken.
  */
 export class WorkPuller {
   /** The projects to claim from, per kind. */
