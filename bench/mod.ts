@@ -8,6 +8,7 @@ const benches = [
   "data.ts",
   "functions.ts",
   "jobs.ts",
+  "cluster.ts",
   "alerts.ts",
   "realtime.ts",
   "notifications.ts",

@@ -119,6 +119,17 @@ export class WorkQueue {
   }
 }
 
+/**
+ * The channel that tells the other instances where work waits: on PostgreSQL, `NOTIFY` on the control database,
+ * which every instance shares.
+ */
+export interface WorkBus {
+  /** Sends each payload to every listener (this process's own included). */
+  announce(payloads: string[]): Promise<void>;
+  /** Listens; returns the function that stops listening. */
+  listen(onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
 /** A fresh dispatch token. */
 export const newToken = (): string => crypto.randomUUID();
 
@@ -172,6 +183,16 @@ export interface WorkArea<C extends Claimed = Claimed, O extends Outcome = Outco
     claims: { item: WorkItem; token: string }[],
     secs: number,
   ): Promise<(C | null)[]>;
+  /**
+   * Optional: claims up to `limit` of the project's due items straight from the table, oldest due first,
+   * skipping rows other sessions hold locked (`FOR UPDATE SKIP LOCKED`), each with a fresh lease whose token it
+   * returns. Instances sharing one PostgreSQL pull work this way that no queue message of theirs announced.
+   */
+  claimDue?(
+    project: string,
+    limit: number,
+    secs: number,
+  ): Promise<{ item: WorkItem; token: string; claimed: C }[]>;
   /** Runs one attempt; throwing means the attempt could not even be tried (the queue retries the delivery). */
   run(project: string, claimed: C): Promise<O>;
   /** Records the attempt and `next` while the lease still holds; false when it was lost (nothing written). */

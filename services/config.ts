@@ -111,6 +111,8 @@ export const Env = z.object({
   JOBS_LEASE_SECS: z.coerce.number().int().min(1).max(3600).default(30),
   JOBS_SWEEP_SECS: z.coerce.number().int().min(0).max(3600).default(15),
   JOBS_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(7),
+  // Instances sharing one PostgreSQL pull due jobs and notifications from the tables (docs/jobs.md)
+  WORK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   // Alerts (docs/alerts.md)
   ALERTS_EVAL_SECS: z.coerce.number().int().min(1).max(86_400).default(30),
 });

@@ -20,7 +20,8 @@ import { SettingsStore } from "./notifications/settings.ts";
 import { type FunctionsArea, openFunctions } from "./functions/mod.ts";
 import { CronService } from "./jobs/cron.ts";
 import { JobService } from "./jobs/service.ts";
-import { WorkQueue } from "../lib/work_queue.ts";
+import { type WorkBus, WorkQueue } from "../lib/work_queue.ts";
+import { workBus } from "../db/work_bus.ts";
 import { ProjectService } from "./projects/projects.ts";
 import { TokenBucket } from "../lib/token_bucket.ts";
 import { RealtimeService } from "./realtime/service.ts";
@@ -43,6 +44,8 @@ export interface Platform {
   realtime: RealtimeService;
   /** The durable work queue jobs and notifications enqueue on (run by the engine in workers/). */
   queue: WorkQueue;
+  /** On PostgreSQL, how instances tell each other where work waits (null on PGlite: one process). */
+  workBus: WorkBus | null;
   notifications: NotificationService;
   /** Edge functions: storage, runtime hosts, invoke, logs and records. */
   functions: FunctionsArea;
@@ -169,6 +172,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       }),
       realtime,
       queue,
+      workBus: dbs.kind === "postgres" ? workBus(dbs.control) : null,
       notifications,
       functions,
       ai,

@@ -1,7 +1,15 @@
-import postgres from "postgres";
 import { startCronTicker } from "../workers/cron_ticker.ts";
 import { assert, assertEquals } from "./assert.ts";
-import { type Json, json, makeSandbox, serverUrl, spawnPlatform, startPlatform } from "./harness.ts";
+import {
+  type Json,
+  json,
+  makeSandbox,
+  ownDataDir,
+  projectSql,
+  serverUrl,
+  spawnPlatform,
+  startPlatform,
+} from "./harness.ts";
 import { FUNCTIONS } from "./jobs_fixtures.ts";
 
 const SECONDS = 4;
@@ -31,58 +39,52 @@ function assertOneJobPerTick(rows: Json[], firstRun: number, before: number, aft
   assert(rows.length >= low && rows.length <= high, `${rows.length} ticks, expected ${low} to ${high}`);
 }
 
-/** Reads the default project's database of a sandbox on PostgreSQL (the children hold no in-process handle). */
-async function projectQuery(databaseUrl: string, sql: string): Promise<Json[]> {
-  const url = new URL(databaseUrl);
-  url.pathname = `${url.pathname}_default`;
-  const db = postgres(url.toString(), { max: 1, onnotice: () => {} });
-  try {
-    return [...await db.unsafe(sql)];
-  } finally {
-    await db.end();
-  }
-}
-
-Deno.test("cron fires once per tick with two instances on one database", async (t) => {
+Deno.test("cron fires once per tick with several instances on one database", async (t) => {
   if (serverUrl) {
-    await t.step("two platform processes on one PostgreSQL and one KV path: one job per tick", async () => {
-      const sandbox = await makeSandbox();
-      const a = await spawnPlatform(sandbox.env);
-      const b = await spawnPlatform(sandbox.env);
-      try {
-        const call = async (path: string, body?: unknown, base = a.url) =>
-          await json(
-            await fetch(`${base}${path}`, {
-              method: "POST",
-              headers: { apikey: sandbox.secretKey, "content-type": "application/json" },
-              body: JSON.stringify(body),
-            }),
-          );
-        const fn = await call("/v1/functions", { name: "tick", runtime: "deno", code: FUNCTIONS.fine });
-        assertEquals(fn.status, 201);
-        const created = await call("/v1/functions/cron", {
-          name: "both",
-          schedule: "* * * * * *",
-          function_name: "tick",
-        }, b.url);
-        assertEquals(created.status, 201);
-        const firstRun = Date.parse(created.body.data.next_run);
-        await new Promise((r) => setTimeout(r, SECONDS * 1000 + 500));
-        const before = Date.now();
-        const del = await fetch(`${a.url}/v1/functions/cron/both`, {
-          method: "DELETE",
-          headers: { apikey: sandbox.secretKey },
-        });
-        assertEquals(del.status, 200);
-        await del.body?.cancel();
-        const after = Date.now();
-        const rows = await ticks((sql) => projectQuery(sandbox.env.DATABASE_URL!, sql));
-        assertOneJobPerTick(rows, firstRun, before, after);
-      } finally {
-        await Promise.all([a.stop(), b.stop()]);
-        await sandbox.destroy();
-      }
-    });
+    await t.step(
+      "three platform processes sharing only PostgreSQL (own DATA_DIR and KV): one job per tick",
+      async () => {
+        const sandbox = await makeSandbox();
+        const places = [await ownDataDir(sandbox), await ownDataDir(sandbox)];
+        const a = await spawnPlatform(sandbox.env);
+        const b = await spawnPlatform(places[0]!.env);
+        const c = await spawnPlatform(places[1]!.env);
+        try {
+          const call = async (path: string, body?: unknown, base = a.url) =>
+            await json(
+              await fetch(`${base}${path}`, {
+                method: "POST",
+                headers: { apikey: sandbox.secretKey, "content-type": "application/json" },
+                body: JSON.stringify(body),
+              }),
+            );
+          const fn = await call("/v1/functions", { name: "tick", runtime: "deno", code: FUNCTIONS.fine });
+          assertEquals(fn.status, 201);
+          const created = await call("/v1/functions/cron", {
+            name: "both",
+            schedule: "* * * * * *",
+            function_name: "tick",
+          }, b.url);
+          assertEquals(created.status, 201);
+          const firstRun = Date.parse(created.body.data.next_run);
+          await new Promise((r) => setTimeout(r, SECONDS * 1000 + 500));
+          const before = Date.now();
+          const del = await fetch(`${c.url}/v1/functions/cron/both`, {
+            method: "DELETE",
+            headers: { apikey: sandbox.secretKey },
+          });
+          assertEquals(del.status, 200);
+          await del.body?.cancel();
+          const after = Date.now();
+          const rows = await ticks((sql) => projectSql(sandbox, sql));
+          assertOneJobPerTick(rows, firstRun, before, after);
+        } finally {
+          await Promise.all([a.stop(), b.stop(), c.stop()]);
+          for (const place of places) await place.destroy();
+          await sandbox.destroy();
+        }
+      },
+    );
   } else {
     // PGlite is one process per data directory, so two processes cannot share it: here two tickers race on the
     // one database instead, which exercises the same atomic claim.

@@ -97,6 +97,34 @@ export async function makeSandbox(env: Record<string, string> = {}): Promise<San
   };
 }
 
+/**
+ * Another instance of `sandbox`'s platform that shares only its PostgreSQL database: its own DATA_DIR, so its
+ * own local Deno KV (`KV_PATH`) and package cache. `destroy` removes that directory only.
+ */
+export async function ownDataDir(sandbox: Sandbox): Promise<Sandbox> {
+  const dataDir = await Deno.makeTempDir({ prefix: "platform-test-" });
+  return {
+    ...sandbox,
+    env: { ...sandbox.env, DATA_DIR: dataDir, KV_PATH: `${dataDir}/kv.sqlite3` },
+    destroy: () => Deno.remove(dataDir, { recursive: true }).catch(() => {}),
+  };
+}
+
+/**
+ * Runs SQL as the server's user straight on the default project's database of a sandbox on PostgreSQL, for
+ * tests whose platforms run in child processes (no in-process handle) and that read the internal schemas.
+ */
+export async function projectSql(sandbox: Sandbox, sql: string): Promise<Json[]> {
+  const url = new URL(sandbox.env.DATABASE_URL!);
+  url.pathname = `${url.pathname}_default`;
+  const db = postgres(url.toString(), { max: 1, onnotice: () => {} });
+  try {
+    return [...await db.unsafe(sql)];
+  } finally {
+    await db.end();
+  }
+}
+
 /** The sandbox's databases opened directly, without a platform: for tests of the database layer. */
 export function openSandboxDatabases(sandbox: Sandbox, poolSize = 2): Promise<Databases> {
   return Databases.open({

@@ -1,24 +1,6 @@
 import { assert, assertEquals } from "./assert.ts";
 import { type ChildPlatform, type Json, json, makeSandbox, spawnPlatform } from "./harness.ts";
-import { waitUntil } from "./jobs_fixtures.ts";
-
-/**
- * The side-effect table. The function cannot write to the platform's own database over HTTP here: the data
- * API is served by the child platform, whose port changes at the restart (PORT=0), and the runtime hides the
- * platform's own ports from functions. So the function writes to this table through a local test server that
- * it is allowed to reach (FUNCTIONS_ALLOW_PRIVATE_NET=127.0.0.1 + allow_net): one row per call, with the job
- * id and attempt from the job headers. Each call is held `holdMs`, so that the kill finds attempts in flight.
- */
-function effectServer(holdMs: number) {
-  const rows: { job: string; attempt: number }[] = [];
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
-    const row = await req.json() as { job: string; attempt: number };
-    rows.push(row);
-    await new Promise((r) => setTimeout(r, holdMs));
-    return new Response("written");
-  });
-  return { rows, port: server.addr.port, close: () => server.shutdown() };
-}
+import { assertEffectivelyOnce, effectServer, waitUntil } from "./jobs_fixtures.ts";
 
 /** How a crash case runs: how many jobs, how they are posted, and when the platform is killed. */
 interface CrashCase {
@@ -49,16 +31,7 @@ async function crashAndRecover(o: CrashCase): Promise<void> {
       name: "effect",
       runtime: "deno",
       permissions: { allow_net: [`127.0.0.1:${effects.port}`] },
-      code: `export default { async fetch(req) {
-        const res = await fetch("http://127.0.0.1:${effects.port}/effects", {
-          method: "POST",
-          body: JSON.stringify({
-            job: req.headers.get("x-platform-job-id"),
-            attempt: Number(req.headers.get("x-platform-job-attempt")),
-          }),
-        });
-        return new Response(await res.text(), { status: res.ok ? 200 : 500 });
-      } };`,
+      code: effects.code,
     });
     assertEquals(fn.status, 201, JSON.stringify(fn.body));
     const create = (i: number) =>
@@ -87,21 +60,7 @@ async function crashAndRecover(o: CrashCase): Promise<void> {
     assertEquals(jobs.map((j) => j.id).sort(), [...ids].sort(), "none lost");
     assert(jobs.every((j) => j.status === "completed"), "with 5 attempts each, every job completes");
 
-    // Effectively once: no attempt of a job ran twice, and a job ran again only because the kill interrupted
-    // its attempt after the side effect and before the completion was recorded.
-    const attempts = effects.rows.map((r) => `${r.job}#${r.attempt}`);
-    assertEquals(new Set(attempts).size, attempts.length, "no (job, attempt) ran twice");
-    const perJob = new Map<string, number>();
-    for (const r of effects.rows) perJob.set(r.job, (perJob.get(r.job) ?? 0) + 1);
-    assertEquals([...perJob.keys()].sort(), [...ids].sort(), "every job wrote its side effect");
-    const reruns = [...perJob.values()].filter((n) => n > 1).length;
-    assert(
-      reruns <= o.concurrency,
-      `${reruns} jobs ran again: at most JOBS_CONCURRENCY (${o.concurrency}) attempts were in flight`,
-    );
-    for (const j of jobs) {
-      assertEquals(j.attempts, Math.max(...effects.rows.filter((r) => r.job === j.id).map((r) => r.attempt)));
-    }
+    assertEffectivelyOnce(effects.rows, jobs, o.concurrency);
   } finally {
     await child?.stop();
     await effects.close();

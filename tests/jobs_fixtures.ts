@@ -1,3 +1,4 @@
+import { assert, assertEquals } from "./assert.ts";
 import { json, type TestPlatform } from "./harness.ts";
 
 /** Polls `check` every 50 ms until it is true; throws after `ms`. */
@@ -11,6 +12,79 @@ export async function waitUntil(
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * The side-effect table. The function cannot write to the platform's own database over HTTP here: the data
+ * API is served by the child platform, whose port changes at the restart (PORT=0), and the runtime hides the
+ * platform's own ports from functions. So the function writes to this table through a local test server that
+ * it is allowed to reach (FUNCTIONS_ALLOW_PRIVATE_NET=127.0.0.1 + allow_net): one row per call, with the job
+ * id and attempt from the job headers. Each call is held `holdMs`, so that the kill finds attempts in flight.
+ */
+export function effectServer(holdMs: number) {
+  const rows: { job: string; attempt: number }[] = [];
+  let gate: PromiseWithResolvers<void> | null = null;
+  let held = 0;
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+    const row = await req.json() as { job: string; attempt: number };
+    if (gate) {
+      held++;
+      await gate.promise;
+      held--;
+    }
+    rows.push(row);
+    await new Promise((r) => setTimeout(r, holdMs));
+    return new Response("written");
+  });
+  const port = server.addr.port;
+  /** The function that writes one row per call (deploy it with `allow_net: ["127.0.0.1:<port>"]`). */
+  const code = `export default { async fetch(req) {
+    const res = await fetch("http://127.0.0.1:${port}/effects", {
+      method: "POST",
+      body: JSON.stringify({
+        job: req.headers.get("x-platform-job-id"),
+        attempt: Number(req.headers.get("x-platform-job-attempt")),
+      }),
+    });
+    return new Response(await res.text(), { status: res.ok ? 200 : 500 });
+  } };`;
+  return {
+    rows,
+    port,
+    code,
+    /** Calls waiting at the gate now. */
+    get held() {
+      return held;
+    },
+    /** Holds every call before its row is written, until `resume` (no side effect happens meanwhile). */
+    pause: () => void (gate ??= Promise.withResolvers<void>()),
+    resume: () => {
+      gate?.resolve();
+      gate = null;
+    },
+    close: () => server.shutdown(),
+  };
+}
+
+/**
+ * Every job (`jobs`: id and attempts as stored, each completed) ran effectively once: it wrote its side effect,
+ * no attempt of a job ran twice, the attempt recorded is the last one that ran, and a job ran again only because
+ * a kill interrupted its attempt after the side effect and before the completion was recorded (at most
+ * `inFlight`, the attempts in flight in the process killed).
+ */
+export function assertEffectivelyOnce(
+  rows: { job: string; attempt: number }[],
+  jobs: { id: string; attempts: number }[],
+  inFlight: number,
+): void {
+  const attempts = rows.map((r) => `${r.job}#${r.attempt}`);
+  assertEquals(new Set(attempts).size, attempts.length, "no (job, attempt) ran twice");
+  const perJob = new Map<string, number[]>();
+  for (const r of rows) perJob.set(r.job, [...perJob.get(r.job) ?? [], r.attempt]);
+  assertEquals([...perJob.keys()].sort(), jobs.map((j) => j.id).sort(), "every job wrote its side effect");
+  const reruns = [...perJob.values()].filter((ran) => ran.length > 1).length;
+  assert(reruns <= inFlight, `${reruns} jobs ran again: at most ${inFlight} attempts were in flight`);
+  for (const j of jobs) assertEquals(j.attempts, Math.max(...perJob.get(j.id)!), `job ${j.id}`);
 }
 
 /** Function sources used by the job tests (each one ES module, `export default { fetch }`). */

@@ -5,7 +5,7 @@ import {
   type Json,
   json,
   makeSandbox,
-  type Sandbox,
+  ownDataDir,
   serverUrl,
   spawnPlatform,
   startPlatform,
@@ -19,16 +19,6 @@ import { WsClient } from "./realtime_client.ts";
 
 const LIMIT = 6;
 const QUOTA = 3;
-
-/** A sandbox sharing `sandbox`'s database but with a DATA_DIR of its own. */
-async function ownDataDir(sandbox: Sandbox): Promise<Sandbox> {
-  const dataDir = await Deno.makeTempDir({ prefix: "platform-test-" });
-  return {
-    ...sandbox,
-    env: { ...sandbox.env, DATA_DIR: dataDir },
-    destroy: () => Deno.remove(dataDir, { recursive: true }).catch(() => {}),
-  };
-}
 
 /** Waits for the next minute when the current one ends within 15 s: the rate limit counts per UTC minute. */
 async function awayFromMinuteEnd(): Promise<void> {
@@ -156,11 +146,14 @@ async function sql(child: ChildPlatform, secretKey: string, query: string): Prom
 Deno.test("realtime delivers each change, broadcast and presence once on every instance sharing only PostgreSQL", async (t) => {
   const sandbox = await makeSandbox();
   const second = serverUrl ? await ownDataDir(sandbox) : null;
+  const third = serverUrl ? await ownDataDir(sandbox) : null;
   const one = await spawnPlatform(sandbox.env);
   let two: ChildPlatform | undefined;
+  let three: ChildPlatform | undefined;
   const clients: WsClient[] = [];
   try {
     two = second ? await spawnPlatform(second.env) : one;
+    three = third ? await spawnPlatform(third.env) : one;
     const connect = async (child: ChildPlatform, key: string) => {
       const c = await WsClient.connect(
         `${child.url.replace("http", "ws")}/v1/realtime/ws?apikey=${sandbox.publicKey}`,
@@ -184,15 +177,19 @@ Deno.test("realtime delivers each change, broadcast and presence once on every i
     const changes = (c: WsClient, id: number) =>
       c.messages.filter((m) => m.event === "postgres_changes" && m.payload.record.id === id).length;
 
-    await t.step("a change made through one instance reaches each subscriber once", async () => {
-      await sql(one, sandbox.secretKey, "insert into public.items values (1)");
-      await sql(two!, sandbox.secretKey, "insert into public.items values (2)");
-      // Changes arrive in commit order: once the second is there, a copy of the first would have come.
-      for (const c of [x, y]) {
-        await c.next((m) => m.event === "postgres_changes" && m.payload.record.id === 2, 15_000);
-        assertEquals([changes(c, 1), changes(c, 2)], [1, 1]);
-      }
-    });
+    await t.step(
+      "a change made through any instance, one without subscribers too, reaches each subscriber once",
+      async () => {
+        await sql(one, sandbox.secretKey, "insert into public.items values (1)");
+        await sql(two!, sandbox.secretKey, "insert into public.items values (2)");
+        await sql(three!, sandbox.secretKey, "insert into public.items values (3)");
+        // Changes arrive in commit order: once the last is there, a copy of the others would have come.
+        for (const c of [x, y]) {
+          await c.next((m) => m.event === "postgres_changes" && m.payload.record.id === 3, 15_000);
+          assertEquals([changes(c, 1), changes(c, 2), changes(c, 3)], [1, 1, 1]);
+        }
+      },
+    );
 
     await t.step("a broadcast through one instance reaches the other once", async () => {
       const broadcast = (event: string) => x.send({ type: "broadcast", channel: "room", event, payload: {} });
@@ -209,6 +206,12 @@ Deno.test("realtime delivers each change, broadcast and presence once on every i
       const seen = y.messages.filter((m) => m.event === "broadcast").map((m) => m.payload.event);
       assertEquals(seen.toSorted(), ["first", "marker", "second"]);
       assertEquals(x.messages.filter((m) => m.event === "broadcast").length, 0, "self: false");
+      // And the other way.
+      y.send({ type: "broadcast", channel: "room", event: "back", payload: {} });
+      await x.next((m) => m.event === "broadcast" && m.payload.event === "back", 15_000);
+      y.send({ type: "broadcast", channel: "room", event: "back-marker", payload: {} });
+      await x.next((m) => m.event === "broadcast" && m.payload.event === "back-marker", 15_000);
+      assertEquals(x.messages.filter((m) => m.event === "broadcast").length, 2, "each once");
     });
 
     await t.step("presence of a member on one instance shows once on the other", async () => {
@@ -222,8 +225,10 @@ Deno.test("realtime delivers each change, broadcast and presence once on every i
     });
   } finally {
     for (const c of clients) await c.close().catch(() => {});
+    if (three && three !== one) await three.stop();
     if (two && two !== one) await two.stop();
     await one.stop();
+    await third?.destroy();
     await second?.destroy();
     await sandbox.destroy();
   }

@@ -1,8 +1,10 @@
 import type { Platform } from "../services/platform.ts";
-import type { Claimed, Outcome, WorkArea } from "../lib/work_queue.ts";
+import type { Claimed, Outcome, WorkArea, WorkBus } from "../lib/work_queue.ts";
 import { startAlertEvaluator } from "./alert_evaluator.ts";
 import { startCronTicker } from "./cron_ticker.ts";
 import { WorkEngine } from "./work_queue.ts";
+import { WorkPuller } from "./work_pull.ts";
+import { describeError, log } from "../lib/log.ts";
 
 /** The background workers of one process. */
 export interface Workers {
@@ -47,6 +49,7 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
       everyMs: options.sweepEveryMs ?? platform.config.NOTIFY_SWEEP_SECS * 1000,
       graceSecs: 120,
     });
+  const puller = platform.workBus ? startPuller(platform, platform.workBus, engine) : null;
   engine.start();
   const cron = startCronTicker(platform);
   const alerts = options.alerts === false ? null : startAlertEvaluator(platform);
@@ -55,7 +58,29 @@ export function startWorkers(platform: Platform, options: WorkerOptions = {}): W
     async stop() {
       await alerts?.stop();
       await cron.stop();
+      await puller?.stop();
+      engine.pullWith(null);
       await engine.stop();
     },
   };
+}
+
+/**
+ * On PostgreSQL, instances share the work of each project's tables: each pulls due jobs and notifications with
+ * `FOR UPDATE SKIP LOCKED`, woken by the others' announcements (`NOTIFY` on the control database) and by its
+ * sweeps. PGlite is one process by construction, so there the KV messages and the local fast path are all.
+ */
+function startPuller(platform: Platform, bus: WorkBus, engine: WorkEngine): WorkPuller {
+  const puller = new WorkPuller({
+    target: engine,
+    everyMs: platform.config.WORK_POLL_MS,
+    bus,
+  });
+  engine.pullWith(puller);
+  puller.start().catch((err) =>
+    log.warn("work announcements not heard; other instances' work is pulled at each sweep", {
+      cause: describeError(err),
+    })
+  );
+  return puller;
 }

@@ -23,6 +23,20 @@ export interface SweepSchedule {
   graceSecs: number;
 }
 
+/** What the engine tells the puller (workers/work_pull.ts). */
+export interface WorkPullHooks {
+  /** Work of the project waits here for a slot: the other instances may pull it. */
+  announce(kind: WorkKind, project: string): void;
+  /** The sweep visited the project: pull what is due there. */
+  wake(kind: WorkKind, project: string): void;
+}
+
+/** An attempt in flight here: its claim, and what ends its hold (its lease is renewed until then). */
+interface Held {
+  claimed: Claimed;
+  release(): void;
+}
+
 interface AreaState {
   area: WorkArea<Claimed, Outcome>;
   /** The claims and finishes of one project made together, in one statement each (when the area can). */
@@ -67,7 +81,16 @@ export class WorkEngine {
   /** Items this process ran on the fast path: their KV copies are skipped without a database call. */
   private readonly handledLocally = new TtlCache<string, true>({ ttlMs: 10 * 60_000, maxEntries: 200_000 });
 
+  /** With instances sharing PostgreSQL: told of work this process cannot start at once, and of each sweep. */
+  private puller: WorkPullHooks | null = null;
+
   constructor(private readonly queue: WorkQueue, private readonly projects: () => Promise<string[]>) {}
+
+  /** Attaches (or with null, detaches) the puller that shares work with other instances (workers/work_pull.ts). */
+  pullWith(puller: WorkPullHooks | null): this {
+    this.puller = puller;
+    return this;
+  }
 
   /** Adds an area (one per kind), with when its sweep runs. */
   register<C extends Claimed, O extends Outcome>(area: WorkArea<C, O>, sweep: SweepSchedule): this {
@@ -195,8 +218,11 @@ export class WorkEngine {
     if (!this.dispatching) return;
     const key = this.keyOf(state, item);
     this.handledLocally.set(key, true);
+    const attempt = this.attempt(state, project, item);
+    // Waiting for a slot here: another instance with free slots may take it (its claim skips what runs here).
+    if (this.freeSlots(state.area.kind) === 0) this.puller?.announce(state.area.kind, project);
     void this.track(
-      this.attempt(state, project, item).then((started) => {
+      attempt.then((started) => {
         if (!started) this.handledLocally.delete(key); // stopping: the KV copy or the next process runs it
       }).catch(async (err) => {
         // Not recorded: hand it back to the queue (if KV fails too, the sweep finds the row).
@@ -227,30 +253,83 @@ export class WorkEngine {
         ? await state.claims.call(project, { item, token })
         : await area.claim(project, item, { token, secs: area.leaseSecs });
       if (!claimed) return true; // done, running elsewhere, not due, or superseded: nothing to do
-      const held = state.held.get(project) ?? new Map<string, Claimed>();
-      state.held.set(project, held.set(token, claimed));
-      try {
-        const outcome = await area.run(project, claimed);
-        const next = this.next(area, claimed, outcome, item);
-        const recorded = state.finishes
-          ? await state.finishes.call(project, { claimed, outcome, next })
-          : await area.finish(project, claimed, outcome, next);
-        if (!recorded) {
-          // Its lease expired meanwhile (a stalled process): the sweep gave the row to a new attempt.
-          log.warn("attempt finished after losing its lease", { kind: area.kind, project, id: item.id });
-        } else if (next.status === "failed") {
-          await this.queue.enqueue(area.kind, project, next.retry, next.retryInMs).catch((err) =>
-            log.warn("retry not enqueued; the sweep will find it", {
-              kind: area.kind,
-              cause: describeError(err),
-            })
-          );
-        }
-      } finally {
-        held.delete(token);
-      }
+      await this.execute(state, project, item, this.hold(state, project, token, claimed));
       return true;
     });
+  }
+
+  /** Registers an attempt in flight here (its lease is renewed until `release`). */
+  private hold(state: AreaState, project: string, token: string, claimed: Claimed): Held {
+    const held = state.held.get(project) ?? new Map<string, Claimed>();
+    state.held.set(project, held.set(token, claimed));
+    return { claimed, release: () => held.delete(token) };
+  }
+
+  /** Runs the claimed attempt and records what follows, then releases its hold. */
+  private async execute(state: AreaState, project: string, item: WorkItem, held: Held): Promise<void> {
+    const { area } = state;
+    const { claimed } = held;
+    try {
+      const outcome = await area.run(project, claimed);
+      const next = this.next(area, claimed, outcome, item);
+      const recorded = state.finishes
+        ? await state.finishes.call(project, { claimed, outcome, next })
+        : await area.finish(project, claimed, outcome, next);
+      if (!recorded) {
+        // Its lease expired meanwhile (a stalled process): the sweep gave the row to a new attempt.
+        log.warn("attempt finished after losing its lease", { kind: area.kind, project, id: item.id });
+      } else if (next.status === "failed") {
+        await this.queue.enqueue(area.kind, project, next.retry, next.retryInMs).catch((err) =>
+          log.warn("retry not enqueued; the sweep will find it", {
+            kind: area.kind,
+            cause: describeError(err),
+          })
+        );
+      }
+    } finally {
+      held.release();
+    }
+  }
+
+  /**
+   * Slots free for pulled work in an area: its concurrency less what its busiest lane runs and has waiting
+   * (pulled items of any lane then start at once, or nearly).
+   */
+  freeSlots(kind: WorkKind): number {
+    const state = this.areas.get(kind);
+    if (!state || !this.dispatching) return 0;
+    let busiest = 0;
+    for (const lane of state.lanes.values()) busiest = Math.max(busiest, lane.running + lane.waiting);
+    return Math.max(0, state.area.concurrency - busiest);
+  }
+
+  /** The area of a kind, when it can pull due work from its table. */
+  pullable(kind: WorkKind): WorkArea<Claimed, Outcome> | undefined {
+    const area = this.areas.get(kind)?.area;
+    return area?.claimDue ? area : undefined;
+  }
+
+  /**
+   * Runs items claimed straight from the table (already leased: they are held, so renewed, from now on, and
+   * run to the end even if the engine stops meanwhile).
+   */
+  adopt(
+    kind: WorkKind,
+    project: string,
+    pulled: { item: WorkItem; token: string; claimed: Claimed }[],
+  ): void {
+    const state = this.areas.get(kind);
+    if (!state) return;
+    for (const { item, token, claimed } of pulled) {
+      const held = this.hold(state, project, token, claimed);
+      const laneKey = item.lane ?? "";
+      let lane = state.lanes.get(laneKey);
+      if (!lane) state.lanes.set(laneKey, lane = new Semaphore(state.area.concurrency));
+      void this.track(lane.run(() => this.execute(state, project, item, held))).catch((err) =>
+        // Not recorded: the lease expires and the sweep hands the row to a new attempt.
+        log.warn("pulled attempt failed", { kind, project, cause: describeError(err) })
+      );
+    }
   }
 
   /** Attempt accounting: success is done; a permanent error or the last attempt is dead; else a retry. */
@@ -286,6 +365,8 @@ export class WorkEngine {
         await area.recover(project, graceSecs).then((items) =>
           Promise.all(items.map((item) => this.queue.enqueue(area.kind, project, item)))
         ).catch(failed(project));
+        // Work that no instance announced (a retry come due, a delayed item whose instance died) is pulled too.
+        this.puller?.wake(area.kind, project);
       }
     })().catch(failed());
   }

@@ -175,3 +175,57 @@ Deno.test("work engine: a message KV gives up on is not written anywhere; the sw
     await second.stop();
   });
 });
+
+Deno.test("work engine: work it has no slot for is announced; pulled items run within the slots and finish", async () => {
+  await withKv(async (kv) => {
+    const queue = new WorkQueue(kv);
+    const mem = memoryArea();
+    const engine = new WorkEngine(queue, () => Promise.resolve(["p"])).register(mem.area, {
+      everyMs: 0,
+      graceSecs: 5,
+    });
+    const announced: string[] = [];
+    const woken: string[] = [];
+    engine.pullWith({
+      announce: (kind, project) => announced.push(`${kind}/${project}`),
+      wake: (kind, project) => woken.push(`${kind}/${project}`),
+    });
+    engine.start();
+    try {
+      await until("the sweep at start to wake the project", () => woken.includes("job.run/p"));
+      assertEquals(engine.pullable("job.run"), undefined, "an area without claimDue is not pulled from");
+      assertEquals(engine.freeSlots("job.run"), 4);
+
+      const release = mem.hold();
+      for (const id of ["a", "b", "c"]) {
+        mem.add(id);
+        await queue.enqueue("job.run", "p", { id, token: id });
+      }
+      assertEquals(announced, [], "slots were free: nothing announced");
+      assertEquals(engine.freeSlots("job.run"), 1);
+
+      // A pulled item (claimed by the table, as claimDue does) takes the last slot.
+      mem.add("pulled");
+      const row = mem.rows.get("pulled")!;
+      row.status = "running";
+      row.attempts = 1;
+      engine.adopt("job.run", "p", [{
+        item: { id: "pulled", token: "lease" },
+        token: "lease",
+        claimed: { id: "pulled", attempt: 1, maxAttempts: 3 } as Claimed,
+      }]);
+      assertEquals(engine.freeSlots("job.run"), 0);
+      mem.add("d");
+      await queue.enqueue("job.run", "p", { id: "d", token: "d" });
+      assertEquals(announced, ["job.run/p"], "no slot for it: the others are told");
+
+      release();
+      await until("every item done", () => mem.finished.length === 5);
+      assertEquals(mem.finished.map((f) => f.id).sort(), ["a", "b", "c", "d", "pulled"]);
+      assertEquals(mem.runs.filter((id) => id === "pulled").length, 1);
+      assertEquals(engine.freeSlots("job.run"), 4);
+    } finally {
+      await engine.stop();
+    }
+  });
+});

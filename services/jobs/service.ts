@@ -6,6 +6,7 @@ import { describeError, log } from "../../lib/log.ts";
 import { type Claimed, newToken, type Next, type WorkArea, type WorkQueue } from "../../lib/work_queue.ts";
 import {
   type AttemptEnd,
+  claimDueJobs,
   claimJob,
   claimJobs,
   expireLeases,
@@ -152,6 +153,14 @@ export class JobService {
         return jobs.map((job, i) =>
           job && { ...job, attempt: job.attempts, maxAttempts: job.max_attempts, token: claims[i]!.token }
         );
+      },
+      claimDue: async (ref, limit, secs) => {
+        const jobs = await claimDueJobs(await this.options.dbs.project(ref), limit, secs);
+        return jobs.map(({ lease_token, ...job }) => ({
+          item: { id: job.id, token: lease_token },
+          token: lease_token,
+          claimed: { ...job, attempt: job.attempts, maxAttempts: job.max_attempts, token: lease_token },
+        }));
       },
       run: (ref, job) => this.run(ref, job),
       finish: async (ref, job, outcome, next) => {

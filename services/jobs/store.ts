@@ -139,6 +139,27 @@ export async function claimJobs(
   return claims.map((c) => byToken.get(c.token) ?? null);
 }
 
+/**
+ * Claims up to `limit` due jobs straight from the table, as {@linkcode claimJob} does each, oldest due first,
+ * each with a fresh lease token. Rows another session holds locked (being claimed or finished elsewhere) are
+ * skipped, not waited for: several instances pull from one table side by side and none takes a job twice.
+ */
+export async function claimDueJobs(
+  db: Queryable,
+  limit: number,
+  secs: number,
+): Promise<(JobRow & { lease_token: string })[]> {
+  return await db.query<JobRow & { lease_token: string }>(
+    `update platform.jobs j set status = 'running', attempts = attempts + 1, started_at = now(),
+       updated_at = now(), lease_token = gen_random_uuid(), lease_until = now() + make_interval(secs => $2)
+     from (select id as due_id from platform.jobs where status in ('pending', 'failed') and scheduled_at <= now()
+           order by scheduled_at limit $1 for update skip locked) due
+     where j.id = due.due_id
+     returning ${COLUMNS}, lease_token::text as lease_token`,
+    [limit, secs],
+  );
+}
+
 /** How an attempt ended. */
 export type AttemptEnd =
   | { status: "completed" }

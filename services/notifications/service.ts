@@ -14,6 +14,7 @@ import { renderTemplate } from "./render.ts";
 import { type NotifySettings, type SettingsPatch, SettingsStore } from "./settings.ts";
 import {
   claim,
+  claimDue,
   type ClaimedRow,
   claimMany,
   type EVENT_STATUSES,
@@ -316,6 +317,23 @@ export class NotificationService {
             baseDelayMs: settings.retry.base_delay_ms,
           }
         );
+      },
+      claimDue: async (ref, limit, secs) => {
+        const db = await this.options.dbs.project(ref);
+        const rows = await claimDue(db, limit, secs);
+        if (rows.length === 0) return [];
+        const settings = await this.settings(ref, db);
+        return rows.map(({ dispatch_id, ...row }) => ({
+          item: { id: row.id, token: dispatch_id, lane: row.channel },
+          token: dispatch_id,
+          claimed: {
+            ...row,
+            attempt: row.attempts,
+            maxAttempts: row.max_attempts,
+            dispatch: dispatch_id,
+            baseDelayMs: settings.retry.base_delay_ms,
+          },
+        }));
       },
       run: (ref, n) => this.sendClaimed(ref, n),
       finish: async (ref, n, outcome, next) =>

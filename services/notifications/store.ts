@@ -262,6 +262,32 @@ export async function claimMany(
   });
 }
 
+/**
+ * Claims up to `limit` notifications that are due (queued and scheduled, or failed and their retry due) straight
+ * from the table, as {@linkcode claim} does each, oldest due first; each keeps its current `dispatch_id` as the
+ * token of the attempt. Rows another session holds locked are skipped, not waited for: several instances pull
+ * from one table side by side and none takes a notification twice.
+ */
+export async function claimDue(
+  db: Queryable,
+  limit: number,
+  leaseSecs: number,
+): Promise<(ClaimedRow & { dispatch_id: string })[]> {
+  return await db.query<ClaimedRow & { dispatch_id: string }>(
+    `update notifications.messages m
+        set status = 'sending', sending_at = now(), attempts = attempts + 1,
+            next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
+       from (select id as due_id from notifications.messages
+              where dispatch_id is not null and status in ('queued', 'failed')
+                and (case when status = 'queued' then scheduled_at else next_attempt_at end) <= now()
+              order by (case when status = 'queued' then scheduled_at else next_attempt_at end)
+              limit $1 for update skip locked) due
+      where m.id = due.due_id
+      returning ${CLAIM_COLUMNS}, dispatch_id::text as dispatch_id`,
+    [limit, leaseSecs],
+  );
+}
+
 /** An attempt in flight: the notification and its attempt number. */
 export interface HeldAttempt {
   id: string;
