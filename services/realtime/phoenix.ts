@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
-import { CLOSE, type RealtimeService } from "./service.ts";
+import { CLOSE, privateChannel, type RealtimeService } from "./service.ts";
 import { CHANNEL_NAME } from "./protocol.ts";
 import {
   decodeFrame,
@@ -88,17 +88,19 @@ export class PhoenixProtocol implements Protocol {
     switch (event.kind) {
       case "broadcast": {
         const key = `phx${this.vsn}`;
-        let frame = event.cache.get(key);
-        if (frame === undefined) {
-          frame = this.vsn === "2.0.0"
-            ? encodeUserBroadcast(topic.topic, event.event, event.payload)
-            : this.push(topic.topic, "broadcast", {
+        const cached = event.cache.get(key);
+        if (cached !== undefined) return cached;
+        const binary = event.payload instanceof Uint8Array;
+        // Raw bytes reach vsn 2.0.0 clients only: vsn 1.0.0 has no binary frame (Supabase drops them too).
+        if (binary && this.vsn === "1.0.0") return null;
+        const frame =
+          (this.vsn === "2.0.0" ? encodeUserBroadcast(topic.topic, event.event, event.payload) : null) ??
+            (binary ? null : this.push(topic.topic, "broadcast", {
               type: "broadcast",
               event: event.event,
               payload: event.payload,
-            });
-          event.cache.set(key, frame);
-        }
+            }));
+        if (frame !== null) event.cache.set(key, frame);
         return frame;
       }
       case "postgres_changes": {
@@ -192,7 +194,8 @@ export class PhoenixProtocol implements Protocol {
         return this.reply(conn, m, "ok", {});
       case "access_token": {
         const { access_token } = parse(AccessToken, m.payload, "access_token");
-        return await this.service.renewToken(conn, access_token, true);
+        await this.service.renewToken(conn, access_token, true);
+        return await this.recheckPrivate(conn);
       }
       case "broadcast": {
         const b = parse(Broadcast, m.payload, "broadcast");
@@ -232,7 +235,9 @@ export class PhoenixProtocol implements Protocol {
         throw err;
       }
     }
-    if (config.private && conn.credentials.role !== "service_role") {
+    // A private topic is joined only by who may receive its broadcasts or its presence (Supabase's rule).
+    const access = config.private ? await this.service.channelAccess(conn, name) : undefined;
+    if (access && !access.broadcastRead && !access.presenceRead) {
       return this.reply(conn, m, "error", {
         reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${name}`,
       });
@@ -245,7 +250,7 @@ export class PhoenixProtocol implements Protocol {
       }
       return { event: s.event, schema: s.schema ?? "public", table: s.table, filter: s.filter };
     });
-    const channel = config.private ? `!private:${name}` : name;
+    const channel = config.private ? privateChannel(name) : name;
     const previous = this.topics.get(m.topic);
     await this.service.subscribe(conn, {
       channel,
@@ -254,6 +259,7 @@ export class PhoenixProtocol implements Protocol {
       presenceKey: config.presence?.key || crypto.randomUUID(),
       broadcastSelf: config.broadcast?.self ?? false,
       broadcastAck: config.broadcast?.ack ?? false,
+      access,
     }, (changes) => {
       const topic: Topic = {
         topic: m.topic,
@@ -298,6 +304,43 @@ export class PhoenixProtocol implements Protocol {
         ),
         "system",
       );
+    }
+  }
+
+  /**
+   * After a new token, every private topic's policies are evaluated again for it: a topic it may no longer read
+   * is closed (a `system` error, then `phx_close`), as Supabase Realtime does.
+   */
+  private async recheckPrivate(conn: Connection): Promise<void> {
+    for (const topic of [...this.topics.values()]) {
+      const sub = conn.channels.get(topic.channel);
+      if (!sub?.access) continue;
+      const name = subTopic(topic.topic);
+      const access = await this.service.channelAccess(conn, name);
+      if (access.broadcastRead || access.presenceRead) {
+        sub.access = access;
+        continue;
+      }
+      const message = `You do not have permissions to read from this Channel topic: ${name}`;
+      this.service.send(
+        conn,
+        this.message(
+          topic.topic,
+          "system",
+          {
+            channel: name,
+            extension: "system",
+            status: "error",
+            message,
+          },
+          null,
+          topic.joinRef,
+        ),
+        "system",
+      );
+      this.service.send(conn, this.message(topic.topic, "phx_close", {}, null, topic.joinRef), "system");
+      this.forget(topic);
+      await this.service.unsubscribe(conn, topic.channel);
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Db } from "../../db/driver.ts";
 import { describeError, log } from "../../lib/log.ts";
+import { decodeBase64Url, encodeBase64Url } from "../../lib/encoding.ts";
 import { realtimeStore } from "./store.ts";
 import {
   type Change,
@@ -32,7 +33,8 @@ export interface ProjectHubOptions {
 }
 
 type BusBody =
-  | { kind: "broadcast"; channel: string; event: string; payload: unknown }
+  // `binary`: the payload is raw bytes, sent as base64url in `payload`.
+  | { kind: "broadcast"; channel: string; event: string; payload: unknown; binary?: true }
   | { kind: "presence"; channel: string; state: PresenceState }
   | { kind: "presence_sync"; channel: string };
 type BusMessage = BusBody & { from: string };
@@ -138,7 +140,12 @@ export class ProjectHub {
   /** Sends a broadcast to the channel's subscribers here, and to other instances over the bus. */
   broadcast(from: Connection | null, channel: string, event: string, payload: unknown): void {
     this.deliverBroadcast(from, channel, event, payload);
-    this.publish({ kind: "broadcast", channel, event, payload });
+    if (!this.options.useBus) return;
+    this.publish(
+      payload instanceof Uint8Array
+        ? { kind: "broadcast", channel, event, payload: encodeBase64Url(payload), binary: true }
+        : { kind: "broadcast", channel, event, payload },
+    );
   }
 
   private deliverBroadcast(from: Connection | null, channel: string, event: string, payload: unknown): void {
@@ -146,7 +153,9 @@ export class ProjectHub {
     if (!members) return;
     const message: ServerEvent = { kind: "broadcast", channel, event, payload, cache: new Map() };
     for (const conn of members) {
-      if (conn === from && !conn.channels.get(channel)?.broadcastSelf) continue;
+      const sub = conn.channels.get(channel);
+      if (conn === from && !sub?.broadcastSelf) continue;
+      if (sub?.access && !sub.access.broadcastRead) continue;
       this.options.deliver(conn, message);
     }
   }
@@ -197,12 +206,12 @@ export class ProjectHub {
     if (!members) return;
     const message = this.presenceEvent(channel);
     for (const conn of members) {
-      if (conn.channels.get(channel)?.presenceKey) this.options.deliver(conn, message);
+      if (seesPresence(conn.channels.get(channel))) this.options.deliver(conn, message);
     }
   }
 
   private sendPresence(conn: Connection, channel: string): void {
-    this.options.deliver(conn, this.presenceEvent(channel));
+    if (seesPresence(conn.channels.get(channel))) this.options.deliver(conn, this.presenceEvent(channel));
   }
 
   private presenceEvent(channel: string): ServerEvent {
@@ -230,7 +239,12 @@ export class ProjectHub {
     if (message.from === this.options.instanceId) return;
     switch (message.kind) {
       case "broadcast":
-        this.deliverBroadcast(null, message.channel, message.event, message.payload);
+        this.deliverBroadcast(
+          null,
+          message.channel,
+          message.event,
+          message.binary ? decodeBase64Url(String(message.payload)) : message.payload,
+        );
         break;
       case "presence": {
         let remote = this.remotePresence.get(message.channel);
@@ -333,6 +347,11 @@ export class ProjectHub {
       }
     });
   }
+}
+
+/** A member with a presence key sees the channel's presence, unless its policies deny it. */
+function seesPresence(sub: Subscription | undefined): boolean {
+  return sub?.presenceKey !== undefined && sub.presenceKey !== "" && (sub.access?.presenceRead ?? true);
 }
 
 function setAdd<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {

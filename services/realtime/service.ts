@@ -9,8 +9,10 @@ import { ProjectHub } from "./project_hub.ts";
 import { realtimeStore } from "./store.ts";
 import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
 import { encodeJson } from "./json_protocol.ts";
+import { channelAccess } from "./visibility.ts";
 import {
   type ChangeSpec,
+  type ChannelAccess,
   type Connection,
   type Credentials,
   type Frame,
@@ -58,6 +60,17 @@ export interface SubscribeInput {
   presenceKey?: string;
   broadcastSelf: boolean;
   broadcastAck: boolean;
+  /** On a private channel: what the subscriber's policies allow (see {@linkcode RealtimeService.channelAccess}). */
+  access?: ChannelAccess;
+}
+
+/** A broadcast sent over HTTP: to the topic `name` (without `realtime:`), public or private. */
+export interface OutsideBroadcast {
+  name: string;
+  event: string;
+  /** JSON, or raw bytes. */
+  payload: unknown;
+  private: boolean;
 }
 
 /** Options of one SSE subscription: a channel and the table changes it follows, if any. */
@@ -358,6 +371,7 @@ export class RealtimeService {
       presenceKey: input.presenceKey,
       broadcastSelf: input.broadcastSelf,
       broadcastAck: input.broadcastAck,
+      access: input.access,
     });
   }
 
@@ -372,6 +386,9 @@ export class RealtimeService {
   async broadcast(conn: Connection, channel: string, event: string, payload: unknown): Promise<Subscription> {
     const sub = conn.channels.get(channel);
     if (!sub) throw notSubscribed(channel);
+    if (sub.access && !sub.access.broadcastWrite) {
+      throw errors.forbidden(`You do not have permissions to broadcast to this Channel topic: ${channel}`);
+    }
     const hub = await this.hub(conn.project.ref);
     hub.broadcast(conn, channel, event, payload);
     return sub;
@@ -388,9 +405,61 @@ export class RealtimeService {
     if (!sub.presenceKey) {
       throw errors.validation(`Channel "${channel}" was subscribed without a presence key`);
     }
+    if (state !== null && sub.access && !sub.access.presenceWrite) {
+      throw errors.forbidden(
+        `You do not have permissions to track presence in this Channel topic: ${channel}`,
+      );
+    }
     const hub = await this.hub(conn.project.ref);
     if (state === null) hub.removePresence(conn, channel);
     else hub.updatePresence(conn, channel, sub.presenceKey, state);
+  }
+
+  /**
+   * What the connection's role and claims may do on the private topic `name` under the project's policies on
+   * `realtime.messages` (docs/realtime.md, "Private channels"). The secret key (service_role) may do everything,
+   * as it bypasses RLS.
+   */
+  async channelAccess(
+    conn: Pick<Connection, "project" | "credentials">,
+    name: string,
+  ): Promise<ChannelAccess> {
+    const { role, claims } = conn.credentials;
+    if (role === "service_role") {
+      return { broadcastRead: true, broadcastWrite: true, presenceRead: true, presenceWrite: true };
+    }
+    return await channelAccess(await this.deps.dbs.tenant(conn.project.ref), { role, claims }, name);
+  }
+
+  /**
+   * Sends broadcasts from outside any connection (the HTTP API of supabase-js), each to the public channel
+   * `name` or to the private one. Every message is checked before any is sent: a private topic the caller's
+   * policies do not let it send to is 403 FORBIDDEN, and nothing goes out.
+   */
+  async broadcastFrom(
+    project: Project,
+    credentials: Credentials,
+    messages: OutsideBroadcast[],
+  ): Promise<void> {
+    const allowed = new Map<string, boolean>();
+    const max = this.options.maxMessageBytes;
+    for (const m of messages) {
+      const size = m.payload instanceof Uint8Array
+        ? m.payload.length
+        : encoder.encode(JSON.stringify(m.payload ?? null)).length;
+      if (size > max) throw errors.tooLarge(max);
+      await this.checkChannel(project, m.name);
+      if (!m.private || allowed.get(m.name)) continue;
+      const { broadcastWrite } = await this.channelAccess({ project, credentials }, m.name);
+      if (!broadcastWrite) {
+        throw errors.forbidden(`You do not have permissions to broadcast to this Channel topic: ${m.name}`);
+      }
+      allowed.set(m.name, true);
+    }
+    const hub = await this.hub(project.ref);
+    for (const m of messages) {
+      hub.broadcast(null, m.private ? privateChannel(m.name) : m.name, m.event, m.payload);
+    }
   }
 
   /** A channel prefixed with another project's ref (`<ref>:…`) is forbidden. */
@@ -528,6 +597,11 @@ export class RealtimeService {
     this.hubs.clear();
     await Promise.all(hubs.map(async (h) => (await h.catch(() => null))?.stop()));
   }
+}
+
+/** The hub channel of the private topic `name`: apart from the public channel of the same name. */
+export function privateChannel(name: string): string {
+  return `!private:${name}`;
 }
 
 function withRef(message: { ref?: string | number }): { ref?: string | number } {

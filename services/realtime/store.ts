@@ -65,18 +65,32 @@ export const realtimeStore = {
     return row ?? null;
   },
 
-  /** The read policies of a table (`table` quoted and qualified). */
-  async readPolicies(db: Queryable, table: string): Promise<PolicyRow[]> {
+  /**
+   * The policies of a table (`table` quoted and qualified) for a command: `select` reads each policy's USING
+   * expression, `insert` its WITH CHECK (a FOR ALL policy without one checks new rows with its USING).
+   */
+  async readPolicies(
+    db: Queryable,
+    table: string,
+    command: "select" | "insert" = "select",
+  ): Promise<PolicyRow[]> {
     return await db.query<PolicyRow>(
       `select c.relrowsecurity, p.polpermissive as permissive,
               (select array_agg(case when o = 0 then 'public' else pg_catalog.pg_get_userbyid(o)::text end)
                  from unnest(p.polroles) o) as roles,
-              pg_catalog.pg_get_expr(p.polqual, p.polrelid) as qual
+              pg_catalog.pg_get_expr(case when $2 = 'insert' then coalesce(p.polwithcheck, p.polqual)
+                                          else p.polqual end, p.polrelid) as qual
          from pg_catalog.pg_class c
-         left join pg_catalog.pg_policy p on p.polrelid = c.oid and p.polcmd in ('r', '*')
+         left join pg_catalog.pg_policy p on p.polrelid = c.oid
+               and p.polcmd = any(case when $2 = 'insert' then array['a', '*'] else array['r', '*'] end::"char"[])
         where c.oid = $1::regclass`,
-      [table],
+      [table, command],
     );
+  },
+
+  /** Sets `realtime.topic()` for the rest of the transaction. */
+  async setTopic(tx: Queryable, topic: string): Promise<void> {
+    await tx.query("select pg_catalog.set_config('realtime.topic', $1, true)", [topic]);
   },
 
   /** Runs the `check` (on `row`, as JSON in $1) once per role and claims: one answer each, in order. */
