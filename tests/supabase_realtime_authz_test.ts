@@ -128,6 +128,40 @@ Deno.test({
       );
 
       await t.step(
+        "private channel: a new token is checked again; one that may not read closes it",
+        async () => {
+          let token = ada.access_token;
+          const c = await make(() => token);
+          const statuses: string[] = [];
+          const system: { status: string; message: string }[] = [];
+          const ch = c.channel("room:1", { config: { private: true } }).on(
+            "system",
+            {},
+            (p) => system.push(p),
+          );
+          await new Promise<void>((resolve) =>
+            ch.subscribe((status) => {
+              statuses.push(status);
+              if (status === "SUBSCRIBED") {
+                resolve();
+              }
+            })
+          );
+          token = bob.access_token;
+          await c.realtime.setAuth();
+          await until(() => statuses.includes("CLOSED"));
+          assert(
+            system.some((m) =>
+              m.status === "error" &&
+              m.message.includes("do not have permissions to read from this Channel topic")
+            ),
+            JSON.stringify(system),
+          );
+          await c.removeAllChannels();
+        },
+      );
+
+      await t.step(
         "HTTP: httpSend (JSON and bytes) and send() before joining reach subscribers",
         async () => {
           const listener = await make();
@@ -176,6 +210,43 @@ Deno.test({
         await sleep(200);
         assertEquals(heard, [{ from: "ada" }]);
       });
+
+      await t.step(
+        "HTTP: bad requests are refused with realtime's {message} and nothing is sent",
+        async () => {
+          const heard: unknown[] = [];
+          await subscribed(
+            (await make()).channel("news2").on("broadcast", { event: "*" }, (m) => heard.push(m)),
+          );
+          const url = `${s.url}/realtime/v1/api/broadcast`;
+          const post = async (path: string, body: BodyInit, headers: Record<string, string> = {}) => {
+            const res = await fetch(url + path, {
+              method: "POST",
+              headers: { apikey: s.p.publicKey, "content-type": "application/json", ...headers },
+              body,
+            });
+            return { status: res.status, message: (await res.json()).message as string };
+          };
+          const ok = { topic: "news2", event: "e", payload: {} };
+          const cases: [string, BodyInit, Record<string, string>, number][] = [
+            ["", JSON.stringify({ messages: [ok] }), { apikey: "pk_nope" }, 401],
+            ["", "not json", {}, 400],
+            ["", JSON.stringify({ messages: [] }), {}, 400],
+            ["", JSON.stringify({ messages: Array(101).fill(ok) }), {}, 400],
+            ["", JSON.stringify({ messages: [ok, { ...ok, topic: "no spaces" }] }), {}, 400],
+            ["", JSON.stringify({ messages: [ok, { ...ok, payload: { x: "y".repeat(300_000) } }] }), {}, 413],
+            ["/news2/events/e", JSON.stringify({ a: 1 }), { authorization: "Bearer not.a.jwt" }, 401],
+          ];
+          for (const [path, body, headers, status] of cases) {
+            const got = await post(path, body, headers);
+            assertEquals(got.status, status, JSON.stringify(got));
+            assert(typeof got.message === "string" && got.message.length > 0);
+          }
+          // A batch is checked whole first: the valid message beside a bad one was not sent either.
+          await sleep(200);
+          assertEquals(heard, []);
+        },
+      );
     } finally {
       for (const c of clients) await c.removeAllChannels().catch(() => {});
       await s.close();
