@@ -203,7 +203,18 @@ Deno.test({
             .then(() => "sent", (err: Error) => err.message);
           assertEquals(refused, "You do not have permissions to broadcast to this Channel topic: room:1");
         }
-        // A stored (persisted) broadcast is refused, not silently dropped.
+        // A stored (persisted) broadcast is refused, not silently dropped, over the socket too.
+        const joined = (await as(ada)).channel("room:1", {
+          config: { private: true, broadcast: { ack: true } },
+        });
+        await subscribed(joined);
+        const stored = await joined.send({
+          type: "broadcast",
+          event: "http",
+          payload: { x: 2 },
+          persist: true,
+        });
+        assert(stored.includes("persist"), stored);
         const persisted = await fromAda.httpSend("http", { x: 1 }, { persist: true })
           .then(() => "sent", (err: Error) => err.message);
         assert(persisted.includes("persist"), persisted);

@@ -42,6 +42,8 @@ const Broadcast = z.object({
   type: z.literal("broadcast"),
   event: z.string().min(1).max(255),
   payload: z.unknown(),
+  /** realtime-js's request to store the message for replay (`send({persist})`), which is refused. */
+  persist: z.unknown().optional(),
 });
 const Presence = z.discriminatedUnion("event", [
   z.object({
@@ -199,6 +201,11 @@ export class PhoenixProtocol implements Protocol {
       }
       case "broadcast": {
         const b = parse(Broadcast, m.payload, "broadcast");
+        if (b.persist) {
+          // realtime-js resolves send() with `response.error` when it asked to store the message.
+          const error = "Stored broadcasts (persist) are not supported: messages are delivered live only";
+          return this.reply(conn, m, "error", { reason: `VALIDATION_ERROR: ${error}`, error });
+        }
         const sub = await this.service.broadcast(conn, topic.channel, b.event, b.payload ?? null);
         if (sub.broadcastAck) this.reply(conn, m, "ok", {});
         return;
