@@ -39,6 +39,8 @@ type BusBody =
   | { kind: "presence_sync"; channel: string };
 type BusMessage = BusBody & { from: string };
 
+/** The prefix of private channels in the hub (see RealtimeService's privateChannel). */
+export const PRIVATE_PREFIX = "!private:";
 // Seconds an overflow payload is kept for the listeners of every instance to read it.
 const OVERFLOW_KEEP_SECONDS = 60;
 // Changes waiting for their RLS checks; past this a change is dropped with a warning rather than grow memory.
@@ -152,10 +154,11 @@ export class ProjectHub {
     const members = this.channels.get(channel);
     if (!members) return;
     const message: ServerEvent = { kind: "broadcast", channel, event, payload, cache: new Map() };
+    // Only a private channel's members carry rights to look up (a fan-out to many stays one loop of sends).
+    const checked = channel.startsWith(PRIVATE_PREFIX);
     for (const conn of members) {
-      const sub = conn.channels.get(channel);
-      if (conn === from && !sub?.broadcastSelf) continue;
-      if (sub?.access && !sub.access.broadcastRead) continue;
+      if (conn === from && !conn.channels.get(channel)?.broadcastSelf) continue;
+      if (checked && conn.channels.get(channel)?.access?.broadcastRead === false) continue;
       this.options.deliver(conn, message);
     }
   }

@@ -5,7 +5,7 @@ import { AppError, errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
 import type { Project, ProjectService } from "../projects/projects.ts";
 import { FilterError, parseFilter } from "./filter.ts";
-import { ProjectHub } from "./project_hub.ts";
+import { PRIVATE_PREFIX, ProjectHub } from "./project_hub.ts";
 import { realtimeStore } from "./store.ts";
 import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
 import { encodeJson } from "./json_protocol.ts";
@@ -601,7 +601,7 @@ export class RealtimeService {
 
 /** The hub channel of the private topic `name`: apart from the public channel of the same name. */
 export function privateChannel(name: string): string {
-  return `!private:${name}`;
+  return PRIVATE_PREFIX + name;
 }
 
 function withRef(message: { ref?: string | number }): { ref?: string | number } {
