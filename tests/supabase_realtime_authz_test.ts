@@ -203,24 +203,61 @@ Deno.test({
             .then(() => "sent", (err: Error) => err.message);
           assertEquals(refused, "You do not have permissions to broadcast to this Channel topic: room:1");
         }
-        // A stored (persisted) broadcast is refused, not silently dropped, over the socket too.
-        const joined = (await as(ada)).channel("room:1", {
-          config: { private: true, broadcast: { ack: true } },
-        });
-        await subscribed(joined);
-        const stored = await joined.send({
-          type: "broadcast",
-          event: "http",
-          payload: { x: 2 },
-          persist: true,
-        });
-        assert(stored.includes("persist"), stored);
-        const persisted = await fromAda.httpSend("http", { x: 1 }, { persist: true })
-          .then(() => "sent", (err: Error) => err.message);
-        assert(persisted.includes("persist"), persisted);
         await sleep(200);
         assertEquals(heard, [{ from: "ada" }]);
       });
+
+      await t.step(
+        "replay: broadcasts stored with persist reach a later member that asks for them",
+        async () => {
+          const since = Date.now() - 1000;
+          const sender = (await as(ada)).channel("room:1", {
+            config: { private: true, broadcast: { ack: true } },
+          });
+          await subscribed(sender);
+          assertEquals(
+            await sender.send({ type: "broadcast", event: "hist", payload: { n: 1 }, persist: true }),
+            "ok",
+          );
+          assertEquals(await sender.httpSend("hist", { n: 2 }, { persist: { ttl: 60 } }), { success: true });
+          // Not stored: a plain broadcast, and Cy's (she may not send).
+          assertEquals(await sender.send({ type: "broadcast", event: "hist", payload: { n: 3 } }), "ok");
+          const cyCh = (await as(cy)).channel("room:1", {
+            config: { private: true, broadcast: { ack: true } },
+          });
+          await subscribed(cyCh);
+          assert(
+            (await cyCh.send({ type: "broadcast", event: "hist", payload: { n: 4 }, persist: true }))
+              .includes("permissions"),
+          );
+          type Replayed = { payload: { n: number }; meta?: { replayed?: boolean; id: string } };
+          const late = async (replay: { since: number; limit?: number }) => {
+            const got: Replayed[] = [];
+            const ch = (await as(cy)).channel("room:1", { config: { private: true, broadcast: { replay } } })
+              .on("broadcast", { event: "hist" }, (m) => got.push(m as unknown as Replayed));
+            await subscribed(ch);
+            return got;
+          };
+          const all = await late({ since });
+          await until(() => all.length === 2);
+          assertEquals(all.map((m) => [m.payload.n, m.meta?.replayed]), [[1, true], [2, true]]);
+          assert(all.every((m) => typeof m.meta?.id === "string" && m.meta.id.length === 36));
+          const first = await late({ since, limit: 1 });
+          const none = await late({ since: Date.now() + 60_000 });
+          await until(() => first.length === 1);
+          await sleep(300);
+          assertEquals(first.map((m) => m.payload.n), [1]);
+          assertEquals(none, []);
+          // A public channel cannot store, nor replay.
+          const refused = await fetch(`${s.url}/realtime/v1/api/broadcast/news/events/e?persist=true`, {
+            method: "POST",
+            headers: { apikey: s.p.publicKey, "content-type": "application/json" },
+            body: "{}",
+          });
+          assertEquals(refused.status, 400);
+          assert((await refused.json()).message.includes("private channel"));
+        },
+      );
 
       await t.step(
         "HTTP: bad requests are refused with realtime's {message} and nothing is sent",

@@ -68,14 +68,15 @@ realtimeApiRoutes.post(`${BROADCAST}/:topic/events/:event`, async (c) => {
     );
   }
   const query = new URL(c.req.url).searchParams;
-  if (query.has("persist") || query.has("persist[ttl]")) {
-    throw errors.validation(
-      "Stored broadcasts (persist) are not supported: messages are delivered live only",
-    );
-  }
   const binary = (c.req.header("content-type") ?? "").toLowerCase().startsWith("application/octet-stream");
   const payload = binary ? new Uint8Array(await c.req.arrayBuffer()) : await jsonOf(c);
-  await send(c, [{ name: topic.data, event: event.data, payload, private: query.get("private") === "true" }]);
+  await send(c, [{
+    name: topic.data,
+    event: event.data,
+    payload,
+    private: query.get("private") === "true",
+    persist: persistOf(query),
+  }]);
   return c.body(null, 202);
 });
 
@@ -90,6 +91,22 @@ async function send(c: Context<AppEnv>, messages: OutsideBroadcast[]): Promise<v
     bearer && looksLikeJwt(bearer) ? bearer : undefined,
   );
   await realtime.broadcastFrom(project, credentials, messages);
+}
+
+/** `persist=true` (the longest time) or `persist[ttl]=<seconds>`, as httpSend() writes them. */
+function persistOf(query: URLSearchParams): true | number | undefined {
+  const ttl = query.get("persist[ttl]");
+  if (ttl !== null) {
+    const seconds = Number(ttl);
+    if (!Number.isInteger(seconds) || seconds < 1) {
+      throw errors.validation("persist[ttl] must be a positive integer");
+    }
+    return seconds;
+  }
+  const persist = query.get("persist");
+  if (persist === null || persist === "false") return undefined;
+  if (persist === "true") return true;
+  throw errors.validation("persist must be true or false");
 }
 
 async function jsonOf(c: Context<AppEnv>): Promise<unknown> {

@@ -23,9 +23,20 @@ import {
 
 const encoder = new TextEncoder();
 
+/** A stored broadcast's time to live: `true` for the longest, or `{ttl}` seconds (realtime-js's `persist`). */
+const Persist = z.union([z.literal(true), z.object({ ttl: z.number().int().min(1) })]);
+
 const Join = z.object({
   config: z.object({
-    broadcast: z.object({ ack: z.boolean().optional(), self: z.boolean().optional() }).optional(),
+    broadcast: z.object({
+      ack: z.boolean().optional(),
+      self: z.boolean().optional(),
+      /** Stored broadcasts of a private channel to replay at join: since `since` (epoch ms), at most `limit`. */
+      replay: z.object({
+        since: z.number().int().min(0),
+        limit: z.number().int().min(1).max(25).optional(),
+      }).optional(),
+    }).optional(),
     presence: z.object({ key: z.string().max(255).optional(), enabled: z.boolean().optional() }).optional(),
     postgres_changes: z.array(z.object({
       event: z.enum(["INSERT", "UPDATE", "DELETE", "*"]),
@@ -42,8 +53,8 @@ const Broadcast = z.object({
   type: z.literal("broadcast"),
   event: z.string().min(1).max(255),
   payload: z.unknown(),
-  /** realtime-js's request to store the message for replay (`send({persist})`), which is refused. */
-  persist: z.unknown().optional(),
+  /** realtime-js's request to store the message for replay (`send({persist})`, a private channel's only). */
+  persist: z.union([Persist, z.literal(false)]).optional(),
 });
 const Presence = z.discriminatedUnion("event", [
   z.object({
@@ -201,13 +212,15 @@ export class PhoenixProtocol implements Protocol {
       }
       case "broadcast": {
         const b = parse(Broadcast, m.payload, "broadcast");
-        if (b.persist) {
+        const persist = b.persist === true ? true : b.persist ? b.persist.ttl : undefined;
+        try {
+          const sub = await this.service.broadcast(conn, topic.channel, b.event, b.payload ?? null, persist);
+          if (sub.broadcastAck) this.reply(conn, m, "ok", {});
+        } catch (err) {
           // realtime-js resolves send() with `response.error` when it asked to store the message.
-          const error = "Stored broadcasts (persist) are not supported: messages are delivered live only";
-          return this.reply(conn, m, "error", { reason: `VALIDATION_ERROR: ${error}`, error });
+          if (persist === undefined || !(err instanceof AppError)) throw err;
+          this.reply(conn, m, "error", { reason: `${err.code}: ${err.message}`, error: err.message });
         }
-        const sub = await this.service.broadcast(conn, topic.channel, b.event, b.payload ?? null);
-        if (sub.broadcastAck) this.reply(conn, m, "ok", {});
         return;
       }
       case "presence": {
@@ -241,6 +254,11 @@ export class PhoenixProtocol implements Protocol {
         }
         throw err;
       }
+    }
+    if (config.broadcast?.replay && !config.private) {
+      return this.reply(conn, m, "error", {
+        reason: "VALIDATION_ERROR: broadcast.replay needs a private channel (config.private: true)",
+      });
     }
     // A private topic is joined only by who may receive its broadcasts or its presence (Supabase's rule).
     const access = config.private ? await this.service.channelAccess(conn, name) : undefined;
@@ -294,6 +312,8 @@ export class PhoenixProtocol implements Protocol {
       });
     });
     const topic = this.topics.get(m.topic);
+    const replay = config.broadcast?.replay;
+    if (topic && replay && access?.broadcastRead) await this.replay(conn, topic, name, replay);
     if (topic && topic.changes.length > 0) {
       this.service.send(
         conn,
@@ -311,6 +331,28 @@ export class PhoenixProtocol implements Protocol {
         ),
         "system",
       );
+    }
+  }
+
+  /** Sends a joining member the stored broadcasts it asked to replay, each with `meta: {replayed: true, id}`. */
+  private async replay(
+    conn: Connection,
+    topic: Topic,
+    name: string,
+    replay: { since: number; limit?: number },
+  ): Promise<void> {
+    const stored = await this.service.storedBroadcasts(conn.project, name, replay.since, replay.limit);
+    for (const s of stored) {
+      const meta = { replayed: true, id: s.id };
+      const frame =
+        (this.vsn === "2.0.0" ? encodeUserBroadcast(topic.topic, s.event, s.payload, meta) : null) ??
+          this.push(topic.topic, "broadcast", {
+            type: "broadcast",
+            event: s.event,
+            payload: s.payload,
+            meta,
+          });
+      this.service.send(conn, frame, "broadcast");
     }
   }
 

@@ -168,19 +168,26 @@ export function encodeMessage(vsn: Vsn, m: PhoenixMessage): string {
 
 /**
  * Kind 4 (vsn 2.0.0): [4, topic len, event len, meta len, encoding, topic, event, meta, payload]. A `Uint8Array`
- * payload goes as raw bytes (encoding 0), anything else as JSON (encoding 1). Null when the topic or the event
- * is longer than the one-byte length field allows.
+ * payload goes as raw bytes (encoding 0), anything else as JSON (encoding 1); `meta` (a replayed message's
+ * `{replayed, id}`) as JSON. Null when the topic, the event or the meta is longer than a one-byte length allows.
  */
-export function encodeUserBroadcast(topic: string, event: string, payload: unknown): Uint8Array | null {
+export function encodeUserBroadcast(
+  topic: string,
+  event: string,
+  payload: unknown,
+  meta?: Record<string, unknown>,
+): Uint8Array | null {
   const t = encoder.encode(topic);
   const e = encoder.encode(event);
-  if (t.length > 255 || e.length > 255) return null;
+  const m = meta ? encoder.encode(JSON.stringify(meta)) : new Uint8Array(0);
+  if (t.length > 255 || e.length > 255 || m.length > 255) return null;
   const binary = payload instanceof Uint8Array;
   const body = binary ? payload : encoder.encode(JSON.stringify(payload ?? {}));
-  const out = new Uint8Array(5 + t.length + e.length + body.length);
-  out.set([KIND_USER_BROADCAST, t.length, e.length, 0, binary ? ENCODING_BINARY : ENCODING_JSON]);
+  const out = new Uint8Array(5 + t.length + e.length + m.length + body.length);
+  out.set([KIND_USER_BROADCAST, t.length, e.length, m.length, binary ? ENCODING_BINARY : ENCODING_JSON]);
   out.set(t, 5);
   out.set(e, 5 + t.length);
-  out.set(body, 5 + t.length + e.length);
+  out.set(m, 5 + t.length + e.length);
+  out.set(body, 5 + t.length + e.length + m.length);
   return out;
 }

@@ -76,10 +76,14 @@ export class ProjectHub {
     if (this.options.useBus) {
       this.unlisten.push(await db.listen("realtime_bus", (text) => this.onBus(text)));
     }
-    // Overflow payloads were read by every listener within moments; old ones are only clutter.
+    // Overflow payloads were read by every listener within moments; old ones are only clutter, as are stored
+    // broadcasts past their time.
     this.cleaner = setInterval(() => {
       if (this.options.resting?.()) return;
-      const prune = () => realtimeStore.pruneOverflow(db, OVERFLOW_KEEP_SECONDS);
+      const prune = async () => {
+        await realtimeStore.pruneOverflow(db, OVERFLOW_KEEP_SECONDS);
+        await realtimeStore.pruneStoredBroadcasts(db);
+      };
       (this.options.inBackground?.(prune) ?? prune())
         .catch((err) => log.warn("realtime overflow cleanup failed", { cause: describeError(err) }));
     }, OVERFLOW_KEEP_SECONDS * 1000);

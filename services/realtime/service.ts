@@ -47,6 +47,10 @@ export interface RealtimeDeps {
 /** WebSocket close codes of the protocol. */
 export const CLOSE = { invalidToken: 4001, slowConsumer: 4008, shutdown: 1001 } as const;
 
+/** How long a stored broadcast is kept at most (3 days), and how many one join replays at most (Supabase's). */
+export const REPLAY_KEEP_SECONDS = 3 * 24 * 3600;
+export const REPLAY_MAX = 25;
+
 const encoder = new TextEncoder();
 const INTERNAL_SCHEMAS = new Set(["auth", "platform", "realtime", "pg_catalog", "information_schema"]);
 
@@ -71,6 +75,8 @@ export interface OutsideBroadcast {
   /** JSON, or raw bytes. */
   payload: unknown;
   private: boolean;
+  /** Store it for replay (private topics only): true for the longest time, or this many seconds. */
+  persist?: true | number;
 }
 
 /** Options of one SSE subscription: a channel and the table changes it follows, if any. */
@@ -382,12 +388,28 @@ export class RealtimeService {
     return hub.unsubscribe(conn, channel);
   }
 
-  /** Sends a broadcast to a channel the connection is subscribed to; returns that subscription. */
-  async broadcast(conn: Connection, channel: string, event: string, payload: unknown): Promise<Subscription> {
+  /**
+   * Sends a broadcast to a channel the connection is subscribed to; returns that subscription. `persist` also
+   * stores it for replay (a private channel's only): true for the longest time, or this many seconds.
+   */
+  async broadcast(
+    conn: Connection,
+    channel: string,
+    event: string,
+    payload: unknown,
+    persist?: true | number,
+  ): Promise<Subscription> {
     const sub = conn.channels.get(channel);
     if (!sub) throw notSubscribed(channel);
     if (sub.access && !sub.access.broadcastWrite) {
       throw errors.forbidden(`You do not have permissions to broadcast to this Channel topic: ${channel}`);
+    }
+    if (persist !== undefined) {
+      if (!sub.access) {
+        throw errors.validation("A broadcast can only be stored (persist) on a private channel");
+      }
+      const name = channel.slice(PRIVATE_PREFIX.length);
+      await this.storeBroadcast(conn.project, name, event, payload, persist === true ? undefined : persist);
     }
     const hub = await this.hub(conn.project.ref);
     hub.broadcast(conn, channel, event, payload);
@@ -432,6 +454,31 @@ export class RealtimeService {
   }
 
   /**
+   * Stores a broadcast of the private topic `name` for replay (`persist`), for `keepSeconds` (at most
+   * {@linkcode REPLAY_KEEP_SECONDS}). The caller has checked the sender's right to send there. JSON payloads only.
+   */
+  async storeBroadcast(
+    project: Project,
+    name: string,
+    event: string,
+    payload: unknown,
+    keepSeconds?: number,
+  ) {
+    if (payload instanceof Uint8Array) {
+      throw errors.validation("A binary broadcast cannot be stored: only JSON payloads are kept for replay");
+    }
+    const keep = Math.min(Math.max(Math.trunc(keepSeconds ?? REPLAY_KEEP_SECONDS), 1), REPLAY_KEEP_SECONDS);
+    const db = await this.deps.dbs.project(project.ref);
+    return await realtimeStore.storeBroadcast(db, { topic: name, event, payload, keepSeconds: keep });
+  }
+
+  /** The stored broadcasts of the private topic `name` since `sinceMs`, oldest first, at most `limit` (≤ 25). */
+  async storedBroadcasts(project: Project, name: string, sinceMs: number, limit = REPLAY_MAX) {
+    const db = await this.deps.dbs.project(project.ref);
+    return await realtimeStore.storedBroadcasts(db, name, sinceMs, Math.min(Math.max(limit, 1), REPLAY_MAX));
+  }
+
+  /**
    * Sends broadcasts from outside any connection (the HTTP API of supabase-js), each to the public channel
    * `name` or to the private one. Every message is checked before any is sent: a private topic the caller's
    * policies do not let it send to is 403 FORBIDDEN, and nothing goes out.
@@ -456,8 +503,28 @@ export class RealtimeService {
       }
       allowed.set(m.name, true);
     }
+    for (const m of messages) {
+      if (m.persist === undefined) continue;
+      if (!m.private) {
+        throw errors.validation("A broadcast can only be stored (persist) on a private channel");
+      }
+      if (m.payload instanceof Uint8Array) {
+        throw errors.validation(
+          "A binary broadcast cannot be stored: only JSON payloads are kept for replay",
+        );
+      }
+    }
     const hub = await this.hub(project.ref);
     for (const m of messages) {
+      if (m.persist !== undefined) {
+        await this.storeBroadcast(
+          project,
+          m.name,
+          m.event,
+          m.payload,
+          m.persist === true ? undefined : m.persist,
+        );
+      }
       hub.broadcast(null, m.private ? privateChannel(m.name) : m.name, m.event, m.payload);
     }
   }

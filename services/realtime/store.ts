@@ -88,6 +88,43 @@ export const realtimeStore = {
     );
   },
 
+  /** Stores a broadcast for replay (a private topic's, JSON payload) until `keepSeconds` from now; its id. */
+  async storeBroadcast(
+    db: Queryable,
+    m: { topic: string; event: string; payload: unknown; keepSeconds: number },
+  ): Promise<string> {
+    const [row] = await db.query<{ id: string }>(
+      `insert into realtime.messages (topic, extension, event, payload, private, inserted_at, updated_at, expires_at)
+       values ($1, 'broadcast', $2, $3::jsonb, true, now() at time zone 'utc', now() at time zone 'utc',
+               now() + make_interval(secs => $4::int))
+       returning id::text`,
+      [m.topic, m.event, JSON.stringify(m.payload ?? null), m.keepSeconds],
+    );
+    return row!.id;
+  },
+
+  /** The stored broadcasts of a private topic sent at or after `sinceMs` (epoch ms), oldest first. */
+  async storedBroadcasts(
+    db: Queryable,
+    topic: string,
+    sinceMs: number,
+    limit: number,
+  ): Promise<{ id: string; event: string; payload: unknown }[]> {
+    return await db.query<{ id: string; event: string; payload: unknown }>(
+      `select id::text, event, payload from realtime.messages
+        where topic = $1 and extension = 'broadcast' and private and event is not null
+          and inserted_at >= (pg_catalog.to_timestamp($2::float8 / 1000) at time zone 'utc')
+          and (expires_at is null or expires_at > now())
+        order by inserted_at, id limit $3`,
+      [topic, sinceMs, limit],
+    );
+  },
+
+  /** Deletes stored broadcasts past their time. */
+  async pruneStoredBroadcasts(db: Queryable): Promise<void> {
+    await db.query("delete from realtime.messages where expires_at <= now()");
+  },
+
   /** Sets `realtime.topic()` for the rest of the transaction. */
   async setTopic(tx: Queryable, topic: string): Promise<void> {
     await tx.query("select pg_catalog.set_config('realtime.topic', $1, true)", [topic]);

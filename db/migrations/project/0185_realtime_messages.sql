@@ -2,7 +2,9 @@
 -- authorized by the RLS policies the project owner writes on `realtime.messages`. When a client joins a private
 -- topic, the platform evaluates, as the client's role with its JWT claims and `realtime.topic()` set to the
 -- topic, the SELECT policies (may it receive) and the INSERT policies (may it send) on a row of extension
--- 'broadcast' and on one of extension 'presence'. Nothing is ever stored in the table: it exists for its policies.
+-- 'broadcast' and on one of extension 'presence'; nothing is written for that. The table also keeps the
+-- broadcasts a client asks to store (`persist`, private channels only) until `expires_at`, for a later join's
+-- `replay`.
 create table if not exists realtime.messages (
   id uuid not null default gen_random_uuid() primary key,
   topic text not null,
@@ -11,8 +13,11 @@ create table if not exists realtime.messages (
   event text,
   private boolean default false,
   updated_at timestamp not null default now(),
-  inserted_at timestamp not null default now()
+  inserted_at timestamp not null default now(),
+  expires_at timestamptz
 );
+create index if not exists messages_replay on realtime.messages (topic, inserted_at);
+create index if not exists messages_expires_at on realtime.messages (expires_at);
 alter table realtime.messages enable row level security;
 revoke all on realtime.messages from public;
 
@@ -33,8 +38,8 @@ $$;
 revoke all on function realtime.topic() from public;
 grant execute on function realtime.topic() to anon, authenticated, service_role;
 
--- The project owner owns realtime.messages, so that its own SQL can write the policies (and nothing else of the
--- schema); the rest is as before.
+-- The project owner owns realtime.messages, so that its own SQL can write the policies and read what is stored
+-- (and nothing else of the schema); the rest is as before.
 create or replace function platform.setup_owner(owner text) returns void
 language plpgsql set search_path = pg_catalog, pg_temp as $$
 begin
