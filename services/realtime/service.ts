@@ -463,7 +463,7 @@ export class RealtimeService {
     event: string,
     payload: unknown,
     keepSeconds?: number,
-  ) {
+  ): Promise<string> {
     if (payload instanceof Uint8Array) {
       throw errors.validation("A binary broadcast cannot be stored: only JSON payloads are kept for replay");
     }
@@ -473,7 +473,12 @@ export class RealtimeService {
   }
 
   /** The stored broadcasts of the private topic `name` since `sinceMs`, oldest first, at most `limit` (≤ 25). */
-  async storedBroadcasts(project: Project, name: string, sinceMs: number, limit = REPLAY_MAX) {
+  async storedBroadcasts(
+    project: Project,
+    name: string,
+    sinceMs: number,
+    limit = REPLAY_MAX,
+  ): Promise<{ id: string; event: string; payload: unknown }[]> {
     const db = await this.deps.dbs.project(project.ref);
     return await realtimeStore.storedBroadcasts(db, name, sinceMs, Math.min(Math.max(limit, 1), REPLAY_MAX));
   }
