@@ -25,7 +25,7 @@ import {
   type MovedTable,
 } from "../db/move_rows.ts";
 import { schemasOf, targetNotEmpty, undoMove } from "../db/move_target.ts";
-import { copyIndexes, refreshViews } from "../db/move_extras.ts";
+import { copyIndexes, copyPolicies, refreshViews } from "../db/move_extras.ts";
 
 /** One line of the final report: a table and its rows on both sides. */
 export interface CountLine {
@@ -129,6 +129,7 @@ async function moveProject(
     const lines = await copyData(pg, db, schemas, ref);
     await replay("post-data");
     skippedIndexes.push(...(await copyIndexes(pg, db, platformSchemas)).map((name) => `${ref}: ${name}`));
+    await copyPolicies(pg, db, platformSchemas, roles);
     await refreshViews(pg, db, own);
     return lines;
   } finally {

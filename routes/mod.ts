@@ -37,6 +37,7 @@ import { notificationRoutes } from "./notifications.ts";
 import { projectRoutes } from "./project.ts";
 import { CachedRouter } from "./router.ts";
 import { realtimeRoutes } from "./realtime.ts";
+import { REALTIME_API, realtimeApiFailure, realtimeApiRoutes } from "./compat/realtime.ts";
 import { systemRoutes } from "./system.ts";
 
 /** Request headers a browser may send (CORS). */
@@ -82,6 +83,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route("/", projectRoutes);
   app.route("/", dataRoutes);
   app.route("/", realtimeRoutes);
+  app.route("/", realtimeApiRoutes); // realtime's HTTP broadcast on /realtime/v1/api, for supabase-js
   app.route("/", notificationRoutes);
   app.route("/", docsRoutes);
   app.route("/", aiRoutes);
@@ -143,6 +145,7 @@ function compatFailure(err: unknown, req: Request, requestId: string): Response 
   const path = pathOf(req.url);
   if (path.startsWith("/auth/v1/")) return gotrueFailure(err, req, requestId);
   if (isFunctionMount(path)) return relayFailure(err, requestId, path);
+  if (path.startsWith(REALTIME_API)) return realtimeApiFailure(err, requestId, path);
   return null;
 }
 

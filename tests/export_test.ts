@@ -70,7 +70,9 @@ alter table crm.accounts add constraint named_after_acme check (name like 'a%') 
 grant usage on schema crm to service_role;
 grant select on crm.accounts to service_role;
 insert into notes (body, public, tags, blob) values ('hello world', true, '{a,b}', '\\x00ff'), ('hidden', false, '{}', null);
-select realtime.enable('public.notes');`;
+select realtime.enable('public.notes');
+create policy room_members on realtime.messages for select to authenticated
+  using (realtime.topic() = 'room:' || auth.uid()::text and extension = 'broadcast');`;
 
 Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a running source or a used target", async (t) => {
   // The source is always the embedded default, whichever database the suite runs on.
@@ -317,6 +319,15 @@ Deno.test("export: the embedded platform moves to PostgreSQL whole, refusing a r
         assertEquals(templates.body.data.map((x: Json) => x.name), ["welcome"]);
         const captured = await p.internalSql("select table_name from realtime.tables");
         assertEquals(captured, [{ table_name: "notes" }]);
+        // The owner's policy on realtime.messages (private channels) came along, as the owner's own.
+        const policies = await p.internalSql(
+          `select policyname, cmd, roles::text[] as roles, qual from pg_catalog.pg_policies
+            where schemaname = 'realtime' and tablename = 'messages'`,
+        );
+        assertEquals(policies.map((x) => [x.policyname, x.cmd, x.roles]), [["room_members", "SELECT", [
+          "authenticated",
+        ]]]);
+        assert(String(policies[0]!.qual).includes("realtime.topic()"), String(policies[0]!.qual));
         const unchecked = await p.internalSql(
           "select convalidated from pg_catalog.pg_constraint where conname = 'named_after_acme'",
         );

@@ -85,6 +85,39 @@ if (serverUrl) {
           await b.next(stateIs({ b: [{ at: "two" }] }));
         },
       );
+
+      await t.step(
+        "raw bytes broadcast over HTTP on one instance reach a vsn 2.0.0 client of the other",
+        async () => {
+          const ws = new WebSocket(
+            `${second.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${sandbox.publicKey}&vsn=2.0.0`,
+          );
+          ws.binaryType = "arraybuffer";
+          const frames: (string | ArrayBuffer)[] = [];
+          ws.onmessage = (e) => frames.push(e.data);
+          await new Promise((resolve) => ws.onopen = resolve);
+          try {
+            ws.send(JSON.stringify(["1", "1", "realtime:bytes", "phx_join", { config: {} }]));
+            while (!frames.some((f) => typeof f === "string" && f.includes("phx_reply"))) {
+              await new Promise((r) => setTimeout(r, 20));
+            }
+            const res = await fetch(`${one.url}/realtime/v1/api/broadcast/bytes/events/raw`, {
+              method: "POST",
+              headers: { apikey: sandbox.publicKey, "content-type": "application/octet-stream" },
+              body: new Uint8Array([0, 1, 254, 255]),
+            });
+            assertEquals(res.status, 202);
+            await res.body?.cancel();
+            while (!frames.some((f) => f instanceof ArrayBuffer)) await new Promise((r) => setTimeout(r, 20));
+            const frame = new Uint8Array(frames.find((f) => f instanceof ArrayBuffer) as ArrayBuffer);
+            // Kind 4, topic "realtime:bytes" (14), event "raw" (3), no meta, encoding 0 (bytes), then the payload.
+            assertEquals([...frame.subarray(0, 5)], [4, 14, 3, 0, 0]);
+            assertEquals([...frame.subarray(5 + 14 + 3)], [0, 1, 254, 255]);
+          } finally {
+            ws.close();
+          }
+        },
+      );
     } finally {
       for (const c of clients) await c.close().catch(() => {});
       await two?.stop();

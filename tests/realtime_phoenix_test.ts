@@ -29,11 +29,14 @@ class Raw {
     if (typeof data !== "string") {
       const b = new Uint8Array(data);
       assertEquals(b[0], 4);
-      const [t, e, m] = [b[1]!, b[2]!, b[3]!];
+      const [t, e, m, encoding] = [b[1]!, b[2]!, b[3]!, b[4]!];
       const text = (from: number, to: number) => new TextDecoder().decode(b.subarray(from, to));
       const topic = text(5, 5 + t);
       const event = text(5 + t, 5 + t + e);
-      const payload = JSON.parse(text(5 + t + e + m, b.length));
+      // Encoding 0: raw bytes (shown as an array of numbers); 1: JSON.
+      const payload = encoding === 0
+        ? [...b.subarray(5 + t + e + m)]
+        : JSON.parse(text(5 + t + e + m, b.length));
       return {
         topic,
         event: "broadcast",
@@ -72,7 +75,7 @@ class Raw {
 function push3(joinRef: string, ref: string, topic: string, event: string, payload: unknown, encoding = 1) {
   const enc = new TextEncoder();
   const parts = [joinRef, ref, topic, event, ""].map((x) => enc.encode(x));
-  const body = enc.encode(JSON.stringify(payload));
+  const body = payload instanceof Uint8Array ? payload : enc.encode(JSON.stringify(payload));
   const out = new Uint8Array(7 + parts.reduce((n, p) => n + p.length, 0) + body.length);
   out.set([3, ...parts.map((p) => p.length), encoding]);
   let offset = 7;
@@ -176,7 +179,69 @@ Deno.test({
         });
         // The same broadcast reaches a vsn 1.0.0 client as JSON, and the platform's own protocol shares the hub.
         assertEquals((await v1.wait((m) => m.event === "broadcast")).payload.event, "move");
+
+        // Raw bytes (encoding 0) go out as raw bytes, to vsn 2.0.0 clients only.
+        a.ws.send(push3("1", "3", "realtime:bin", "raw", new Uint8Array([0, 159, 255, 10]), 0));
+        assertEquals((await a.reply("3")).payload.status, "ok");
+        const raw = await b.wait((m) => m.payload.event === "raw");
+        assertEquals(raw.payload.payload, [0, 159, 255, 10]);
+        a.ws.send(push3("1", "4", "realtime:bin", "after", {}, 1));
+        await b.wait((m) => m.payload.event === "after");
+        await v1.wait((m) => m.payload.event === "after");
+        assertEquals(v1.got.filter((m) => m.payload.event === "raw"), []);
       });
+
+      await t.step(
+        "fuzz: 400 malformed binary frames get error replies; the server and socket live",
+        async () => {
+          const v2 = await open("2.0.0");
+          const peer = await open("2.0.0");
+          v2.send("realtime:fuzz", "phx_join", { config: { broadcast: { ack: true } } }, "1", "1");
+          peer.send("realtime:fuzz", "phx_join", { config: {} }, "1", "1");
+          await Promise.all([v2.reply("1"), peer.reply("1")]);
+          // A fixed seed: the same frames every run (xorshift32).
+          let seed = 0x2545f491;
+          const rand = (n: number) => {
+            seed ^= seed << 13;
+            seed ^= seed >>> 17;
+            seed ^= seed << 5;
+            return (seed >>> 0) % n;
+          };
+          const valid = push3("1", "f", "realtime:fuzz", "ev", { k: "v" });
+          for (let i = 0; i < 400; i++) {
+            let frame: Uint8Array;
+            switch (i % 4) {
+              case 0: // a few bytes of a valid frame changed
+                frame = valid.slice();
+                for (let j = 0; j < 1 + rand(4); j++) frame[rand(frame.length)] = rand(256);
+                break;
+              case 1: // a valid frame cut short
+                frame = valid.slice(0, rand(valid.length));
+                break;
+              case 2: // kind 3 with random lengths and encoding over random bytes
+                frame = new Uint8Array(7 + rand(64)).map(() => rand(256));
+                frame[0] = 3;
+                break;
+              default: // noise
+                frame = new Uint8Array(rand(80)).map(() => rand(256));
+            }
+            v2.ws.send(frame);
+            // In rounds of 50, each closed by a heartbeat: past 256 unanswered frames a client is cut off (a flood).
+            if (i % 50 === 49) {
+              v2.send("phoenix", "heartbeat", {}, `hb${i}`);
+              assertEquals((await v2.reply(`hb${i}`)).payload.status, "ok");
+            }
+          }
+          assertEquals(v2.ws.readyState, WebSocket.OPEN);
+          // Whatever got through was a well-formed broadcast; nothing else came back but replies.
+          const joined = ["phx_reply", "presence_state"];
+          for (const m of v2.got) assert(joined.includes(m.event), JSON.stringify(m));
+          for (const m of peer.got) assert([...joined, "broadcast"].includes(m.event), JSON.stringify(m));
+          assert(v2.got.filter((m) => m.payload.status === "error").length > 300);
+          peer.send("phoenix", "heartbeat", {}, "hb");
+          assertEquals((await peer.reply("hb")).payload.status, "ok");
+        },
+      );
 
       await t.step("hostile frames get an error reply and the socket stays open", async () => {
         const v2 = await open("2.0.0");

@@ -2,9 +2,10 @@
 // the Phoenix channel protocol of realtime-js. Users' tokens come from the platform's own /v1/auth routes and are
 // handed to supabase-js with the `accessToken` option (a `realtime.setAuth(token)` alone is overwritten by the
 // client's own callback, which falls back to the API key, at the next heartbeat).
-import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
+import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { assert, assertEquals } from "./assert.ts";
-import { type ServedPlatform, servePlatform } from "./client_fixture.ts";
+import { servePlatform } from "./client_fixture.ts";
+import { client, refresh, signUp, sleep, sql, subscribed, until } from "./supabase_realtime_fixture.ts";
 
 const SETUP =
   `create table public.messages (id bigserial primary key, room text, body text, owner uuid default auth.uid());
@@ -12,79 +13,6 @@ alter table public.messages enable row level security;
 create policy read_own on public.messages for select to authenticated using (owner = auth.uid());
 create policy write_own on public.messages for insert to authenticated with check (owner = auth.uid());
 select realtime.enable('public.messages');`;
-
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${check}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function sql(s: ServedPlatform, query: string): Promise<void> {
-  const res = await fetch(`${s.url}/v1/sql`, {
-    method: "POST",
-    headers: { apikey: s.p.secretKey, "content-type": "application/json" },
-    body: JSON.stringify({ query }),
-  });
-  assertEquals(res.status, 200, await res.text());
-}
-
-interface Session {
-  access_token: string;
-  refresh_token: string;
-}
-
-async function signUp(s: ServedPlatform, email: string): Promise<Session> {
-  const res = await fetch(`${s.url}/v1/auth/signup`, {
-    method: "POST",
-    headers: { apikey: s.p.publicKey, "content-type": "application/json" },
-    body: JSON.stringify({ email, password: "correct horse 1" }),
-  });
-  const body = await res.json();
-  assertEquals(res.status, 200, JSON.stringify(body));
-  return body.data.session;
-}
-
-async function refresh(s: ServedPlatform, session: Session): Promise<Session> {
-  const res = await fetch(`${s.url}/v1/auth/token`, {
-    method: "POST",
-    headers: { apikey: s.p.publicKey, "content-type": "application/json" },
-    body: JSON.stringify({ grant_type: "refresh_token", refresh_token: session.refresh_token }),
-  });
-  const body = await res.json();
-  assertEquals(res.status, 200, JSON.stringify(body));
-  return body.data.session;
-}
-
-/**
- * A supabase-js client as the user whose token `token()` returns (the API key alone when it returns null). The
- * client reads its token asynchronously: a channel subscribed in the same tick as createClient would join
- * before it is known (an app signs in first), so the token is awaited here.
- */
-async function client(
-  s: ServedPlatform,
-  token: () => string | null = () => null,
-  vsn?: string,
-): Promise<SupabaseClient> {
-  const c = createClient(s.url, s.p.publicKey, {
-    accessToken: () => Promise.resolve(token()),
-    realtime: { ...(vsn ? { vsn } : {}), heartbeatIntervalMs: 5_000 },
-  });
-  await c.realtime.setAuth();
-  return c;
-}
-
-function subscribed(channel: RealtimeChannel): Promise<void> {
-  return new Promise((resolve, reject) => {
-    channel.subscribe((status, err) => {
-      if (status === "SUBSCRIBED") resolve();
-      else reject(new Error(`${status}: ${err?.message}`));
-    });
-  });
-}
 
 type Change = { eventType: string; new: Record<string, unknown>; old: Record<string, unknown> };
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
-import { CLOSE, type RealtimeService } from "./service.ts";
+import { CLOSE, privateChannel, type RealtimeService } from "./service.ts";
 import { CHANNEL_NAME } from "./protocol.ts";
 import {
   decodeFrame,
@@ -23,9 +23,20 @@ import {
 
 const encoder = new TextEncoder();
 
+/** A stored broadcast's time to live: `true` for the longest, or `{ttl}` seconds (realtime-js's `persist`). */
+const Persist = z.union([z.literal(true), z.object({ ttl: z.number().int().min(1) })]);
+
 const Join = z.object({
   config: z.object({
-    broadcast: z.object({ ack: z.boolean().optional(), self: z.boolean().optional() }).optional(),
+    broadcast: z.object({
+      ack: z.boolean().optional(),
+      self: z.boolean().optional(),
+      /** Stored broadcasts of a private channel to replay at join: since `since` (epoch ms), at most `limit`. */
+      replay: z.object({
+        since: z.number().int().min(0),
+        limit: z.number().int().min(1).max(25).optional(),
+      }).optional(),
+    }).optional(),
     presence: z.object({ key: z.string().max(255).optional(), enabled: z.boolean().optional() }).optional(),
     postgres_changes: z.array(z.object({
       event: z.enum(["INSERT", "UPDATE", "DELETE", "*"]),
@@ -42,6 +53,8 @@ const Broadcast = z.object({
   type: z.literal("broadcast"),
   event: z.string().min(1).max(255),
   payload: z.unknown(),
+  /** realtime-js's request to store the message for replay (`send({persist})`, a private channel's only). */
+  persist: z.union([Persist, z.literal(false)]).optional(),
 });
 const Presence = z.discriminatedUnion("event", [
   z.object({
@@ -88,17 +101,19 @@ export class PhoenixProtocol implements Protocol {
     switch (event.kind) {
       case "broadcast": {
         const key = `phx${this.vsn}`;
-        let frame = event.cache.get(key);
-        if (frame === undefined) {
-          frame = this.vsn === "2.0.0"
-            ? encodeUserBroadcast(topic.topic, event.event, event.payload)
-            : this.push(topic.topic, "broadcast", {
+        const cached = event.cache.get(key);
+        if (cached !== undefined) return cached;
+        const binary = event.payload instanceof Uint8Array;
+        // Raw bytes reach vsn 2.0.0 clients only: vsn 1.0.0 has no binary frame (Supabase drops them too).
+        if (binary && this.vsn === "1.0.0") return null;
+        const frame =
+          (this.vsn === "2.0.0" ? encodeUserBroadcast(topic.topic, event.event, event.payload) : null) ??
+            (binary ? null : this.push(topic.topic, "broadcast", {
               type: "broadcast",
               event: event.event,
               payload: event.payload,
-            });
-          event.cache.set(key, frame);
-        }
+            }));
+        if (frame !== null) event.cache.set(key, frame);
         return frame;
       }
       case "postgres_changes": {
@@ -192,12 +207,20 @@ export class PhoenixProtocol implements Protocol {
         return this.reply(conn, m, "ok", {});
       case "access_token": {
         const { access_token } = parse(AccessToken, m.payload, "access_token");
-        return await this.service.renewToken(conn, access_token, true);
+        await this.service.renewToken(conn, access_token, true);
+        return await this.recheckPrivate(conn);
       }
       case "broadcast": {
         const b = parse(Broadcast, m.payload, "broadcast");
-        const sub = await this.service.broadcast(conn, topic.channel, b.event, b.payload ?? null);
-        if (sub.broadcastAck) this.reply(conn, m, "ok", {});
+        const persist = b.persist === true ? true : b.persist ? b.persist.ttl : undefined;
+        try {
+          const sub = await this.service.broadcast(conn, topic.channel, b.event, b.payload ?? null, persist);
+          if (sub.broadcastAck) this.reply(conn, m, "ok", {});
+        } catch (err) {
+          // realtime-js resolves send() with `response.error` when it asked to store the message.
+          if (persist === undefined || !(err instanceof AppError)) throw err;
+          this.reply(conn, m, "error", { reason: `${err.code}: ${err.message}`, error: err.message });
+        }
         return;
       }
       case "presence": {
@@ -232,7 +255,14 @@ export class PhoenixProtocol implements Protocol {
         throw err;
       }
     }
-    if (config.private && conn.credentials.role !== "service_role") {
+    if (config.broadcast?.replay && !config.private) {
+      return this.reply(conn, m, "error", {
+        reason: "VALIDATION_ERROR: broadcast.replay needs a private channel (config.private: true)",
+      });
+    }
+    // A private topic is joined only by who may receive its broadcasts or its presence (Supabase's rule).
+    const access = config.private ? await this.service.channelAccess(conn, name) : undefined;
+    if (access && !access.broadcastRead && !access.presenceRead) {
       return this.reply(conn, m, "error", {
         reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${name}`,
       });
@@ -245,7 +275,7 @@ export class PhoenixProtocol implements Protocol {
       }
       return { event: s.event, schema: s.schema ?? "public", table: s.table, filter: s.filter };
     });
-    const channel = config.private ? `!private:${name}` : name;
+    const channel = config.private ? privateChannel(name) : name;
     const previous = this.topics.get(m.topic);
     await this.service.subscribe(conn, {
       channel,
@@ -254,6 +284,7 @@ export class PhoenixProtocol implements Protocol {
       presenceKey: config.presence?.key || crypto.randomUUID(),
       broadcastSelf: config.broadcast?.self ?? false,
       broadcastAck: config.broadcast?.ack ?? false,
+      access,
     }, (changes) => {
       const topic: Topic = {
         topic: m.topic,
@@ -281,6 +312,8 @@ export class PhoenixProtocol implements Protocol {
       });
     });
     const topic = this.topics.get(m.topic);
+    const replay = config.broadcast?.replay;
+    if (topic && replay && access?.broadcastRead) await this.replay(conn, topic, name, replay);
     if (topic && topic.changes.length > 0) {
       this.service.send(
         conn,
@@ -298,6 +331,65 @@ export class PhoenixProtocol implements Protocol {
         ),
         "system",
       );
+    }
+  }
+
+  /** Sends a joining member the stored broadcasts it asked to replay, each with `meta: {replayed: true, id}`. */
+  private async replay(
+    conn: Connection,
+    topic: Topic,
+    name: string,
+    replay: { since: number; limit?: number },
+  ): Promise<void> {
+    const stored = await this.service.storedBroadcasts(conn.project, name, replay.since, replay.limit);
+    for (const s of stored) {
+      const meta = { replayed: true, id: s.id };
+      const frame =
+        (this.vsn === "2.0.0" ? encodeUserBroadcast(topic.topic, s.event, s.payload, meta) : null) ??
+          this.push(topic.topic, "broadcast", {
+            type: "broadcast",
+            event: s.event,
+            payload: s.payload,
+            meta,
+          });
+      this.service.send(conn, frame, "broadcast");
+    }
+  }
+
+  /**
+   * After a new token, every private topic's policies are evaluated again for it: a topic it may no longer read
+   * is closed (a `system` error, then `phx_close`), as Supabase Realtime does.
+   */
+  private async recheckPrivate(conn: Connection): Promise<void> {
+    for (const topic of [...this.topics.values()]) {
+      const sub = conn.channels.get(topic.channel);
+      if (!sub?.access) continue;
+      const name = subTopic(topic.topic);
+      const access = await this.service.channelAccess(conn, name);
+      if (access.broadcastRead || access.presenceRead) {
+        sub.access = access;
+        continue;
+      }
+      const message = `You do not have permissions to read from this Channel topic: ${name}`;
+      this.service.send(
+        conn,
+        this.message(
+          topic.topic,
+          "system",
+          {
+            channel: name,
+            extension: "system",
+            status: "error",
+            message,
+          },
+          null,
+          topic.joinRef,
+        ),
+        "system",
+      );
+      this.service.send(conn, this.message(topic.topic, "phx_close", {}, null, topic.joinRef), "system");
+      this.forget(topic);
+      await this.service.unsubscribe(conn, topic.channel);
     }
   }
 

@@ -1,7 +1,8 @@
 /**
  * The frames of the Phoenix channel protocol as realtime-js (supabase-js) speaks it. vsn 1.0.0: JSON objects
  * `{topic, event, payload, ref, join_ref}`. vsn 2.0.0: JSON arrays `[join_ref, ref, topic, event, payload]`, and
- * binary broadcast frames: kind 3 (a client's broadcast push) in, kind 4 (a broadcast) out.
+ * binary broadcast frames: kind 3 (a client's broadcast push) in, kind 4 (a broadcast) out, each with a JSON
+ * payload (encoding 1) or raw bytes (encoding 0, a `Uint8Array` here).
  */
 
 /** The protocol versions realtime-js connects with (`?vsn=`). */
@@ -127,18 +128,16 @@ function decodeBinary(bytes: Uint8Array): Decoded {
   }
   const [join_ref, ref, topic, event, meta] = fields as [string, string, string, string, string];
   const partial = { topic, ref: ref || null, join_ref: join_ref || null };
-  if (encoding !== ENCODING_JSON) {
-    return fail(
-      encoding === ENCODING_BINARY
-        ? "Binary broadcast payloads are not supported: send JSON"
-        : `Unknown payload encoding ${encoding}`,
-      partial,
-    );
+  if (encoding !== ENCODING_JSON && encoding !== ENCODING_BINARY) {
+    return fail(`Unknown payload encoding ${encoding}`, partial);
   }
   let payload: unknown;
   let metadata: unknown = {};
   try {
-    payload = JSON.parse(decoder.decode(bytes.subarray(offset)));
+    // A copy: the socket's buffer is not kept alive by a broadcast that outlives it.
+    payload = encoding === ENCODING_BINARY
+      ? bytes.slice(offset)
+      : JSON.parse(decoder.decode(bytes.subarray(offset)));
     if (meta) metadata = JSON.parse(meta);
   } catch {
     return fail("Binary broadcast payload or metadata is not valid UTF-8 JSON", partial);
@@ -167,15 +166,28 @@ export function encodeMessage(vsn: Vsn, m: PhoenixMessage): string {
   });
 }
 
-/** Kind 4 (vsn 2.0.0): [4, topic len, event len, meta len, encoding, topic, event, meta, payload]. */
-export function encodeUserBroadcast(topic: string, event: string, payload: unknown): Uint8Array {
+/**
+ * Kind 4 (vsn 2.0.0): [4, topic len, event len, meta len, encoding, topic, event, meta, payload]. A `Uint8Array`
+ * payload goes as raw bytes (encoding 0), anything else as JSON (encoding 1); `meta` (a replayed message's
+ * `{replayed, id}`) as JSON. Null when the topic, the event or the meta is longer than a one-byte length allows.
+ */
+export function encodeUserBroadcast(
+  topic: string,
+  event: string,
+  payload: unknown,
+  meta?: Record<string, unknown>,
+): Uint8Array | null {
   const t = encoder.encode(topic);
   const e = encoder.encode(event);
-  const body = encoder.encode(JSON.stringify(payload ?? {}));
-  const out = new Uint8Array(5 + t.length + e.length + body.length);
-  out.set([KIND_USER_BROADCAST, t.length, e.length, 0, ENCODING_JSON]);
+  const m = meta ? encoder.encode(JSON.stringify(meta)) : new Uint8Array(0);
+  if (t.length > 255 || e.length > 255 || m.length > 255) return null;
+  const binary = payload instanceof Uint8Array;
+  const body = binary ? payload : encoder.encode(JSON.stringify(payload ?? {}));
+  const out = new Uint8Array(5 + t.length + e.length + m.length + body.length);
+  out.set([KIND_USER_BROADCAST, t.length, e.length, m.length, binary ? ENCODING_BINARY : ENCODING_JSON]);
   out.set(t, 5);
   out.set(e, 5 + t.length);
-  out.set(body, 5 + t.length + e.length);
+  out.set(m, 5 + t.length + e.length);
+  out.set(body, 5 + t.length + e.length + m.length);
   return out;
 }

@@ -1,5 +1,6 @@
 import type { Db } from "../../db/driver.ts";
 import { describeError, log } from "../../lib/log.ts";
+import { decodeBase64Url, encodeBase64Url } from "../../lib/encoding.ts";
 import { realtimeStore } from "./store.ts";
 import {
   type Change,
@@ -32,11 +33,14 @@ export interface ProjectHubOptions {
 }
 
 type BusBody =
-  | { kind: "broadcast"; channel: string; event: string; payload: unknown }
+  // `binary`: the payload is raw bytes, sent as base64url in `payload`.
+  | { kind: "broadcast"; channel: string; event: string; payload: unknown; binary?: true }
   | { kind: "presence"; channel: string; state: PresenceState }
   | { kind: "presence_sync"; channel: string };
 type BusMessage = BusBody & { from: string };
 
+/** The prefix of private channels in the hub (see RealtimeService's privateChannel). */
+export const PRIVATE_PREFIX = "!private:";
 // Seconds an overflow payload is kept for the listeners of every instance to read it.
 const OVERFLOW_KEEP_SECONDS = 60;
 // Changes waiting for their RLS checks; past this a change is dropped with a warning rather than grow memory.
@@ -72,10 +76,14 @@ export class ProjectHub {
     if (this.options.useBus) {
       this.unlisten.push(await db.listen("realtime_bus", (text) => this.onBus(text)));
     }
-    // Overflow payloads were read by every listener within moments; old ones are only clutter.
+    // Overflow payloads were read by every listener within moments; old ones are only clutter, as are stored
+    // broadcasts past their time.
     this.cleaner = setInterval(() => {
       if (this.options.resting?.()) return;
-      const prune = () => realtimeStore.pruneOverflow(db, OVERFLOW_KEEP_SECONDS);
+      const prune = async () => {
+        await realtimeStore.pruneOverflow(db, OVERFLOW_KEEP_SECONDS);
+        await realtimeStore.pruneStoredBroadcasts(db);
+      };
       (this.options.inBackground?.(prune) ?? prune())
         .catch((err) => log.warn("realtime overflow cleanup failed", { cause: describeError(err) }));
     }, OVERFLOW_KEEP_SECONDS * 1000);
@@ -138,15 +146,23 @@ export class ProjectHub {
   /** Sends a broadcast to the channel's subscribers here, and to other instances over the bus. */
   broadcast(from: Connection | null, channel: string, event: string, payload: unknown): void {
     this.deliverBroadcast(from, channel, event, payload);
-    this.publish({ kind: "broadcast", channel, event, payload });
+    if (!this.options.useBus) return;
+    this.publish(
+      payload instanceof Uint8Array
+        ? { kind: "broadcast", channel, event, payload: encodeBase64Url(payload), binary: true }
+        : { kind: "broadcast", channel, event, payload },
+    );
   }
 
   private deliverBroadcast(from: Connection | null, channel: string, event: string, payload: unknown): void {
     const members = this.channels.get(channel);
     if (!members) return;
     const message: ServerEvent = { kind: "broadcast", channel, event, payload, cache: new Map() };
+    // Only a private channel's members carry rights to look up (a fan-out to many stays one loop of sends).
+    const checked = channel.startsWith(PRIVATE_PREFIX);
     for (const conn of members) {
       if (conn === from && !conn.channels.get(channel)?.broadcastSelf) continue;
+      if (checked && conn.channels.get(channel)?.access?.broadcastRead === false) continue;
       this.options.deliver(conn, message);
     }
   }
@@ -197,12 +213,12 @@ export class ProjectHub {
     if (!members) return;
     const message = this.presenceEvent(channel);
     for (const conn of members) {
-      if (conn.channels.get(channel)?.presenceKey) this.options.deliver(conn, message);
+      if (seesPresence(conn.channels.get(channel))) this.options.deliver(conn, message);
     }
   }
 
   private sendPresence(conn: Connection, channel: string): void {
-    this.options.deliver(conn, this.presenceEvent(channel));
+    if (seesPresence(conn.channels.get(channel))) this.options.deliver(conn, this.presenceEvent(channel));
   }
 
   private presenceEvent(channel: string): ServerEvent {
@@ -230,7 +246,12 @@ export class ProjectHub {
     if (message.from === this.options.instanceId) return;
     switch (message.kind) {
       case "broadcast":
-        this.deliverBroadcast(null, message.channel, message.event, message.payload);
+        this.deliverBroadcast(
+          null,
+          message.channel,
+          message.event,
+          message.binary ? decodeBase64Url(String(message.payload)) : message.payload,
+        );
         break;
       case "presence": {
         let remote = this.remotePresence.get(message.channel);
@@ -333,6 +354,11 @@ export class ProjectHub {
       }
     });
   }
+}
+
+/** A member with a presence key sees the channel's presence, unless its policies deny it. */
+function seesPresence(sub: Subscription | undefined): boolean {
+  return sub?.presenceKey !== undefined && sub.presenceKey !== "" && (sub.access?.presenceRead ?? true);
 }
 
 function setAdd<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {

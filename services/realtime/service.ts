@@ -5,12 +5,14 @@ import { AppError, errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
 import type { Project, ProjectService } from "../projects/projects.ts";
 import { FilterError, parseFilter } from "./filter.ts";
-import { ProjectHub } from "./project_hub.ts";
+import { PRIVATE_PREFIX, ProjectHub } from "./project_hub.ts";
 import { realtimeStore } from "./store.ts";
 import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
 import { encodeJson } from "./json_protocol.ts";
+import { channelAccess } from "./visibility.ts";
 import {
   type ChangeSpec,
+  type ChannelAccess,
   type Connection,
   type Credentials,
   type Frame,
@@ -45,6 +47,10 @@ export interface RealtimeDeps {
 /** WebSocket close codes of the protocol. */
 export const CLOSE = { invalidToken: 4001, slowConsumer: 4008, shutdown: 1001 } as const;
 
+/** How long a stored broadcast is kept at most (3 days), and how many one join replays at most (Supabase's). */
+export const REPLAY_KEEP_SECONDS = 3 * 24 * 3600;
+export const REPLAY_MAX = 25;
+
 const encoder = new TextEncoder();
 const INTERNAL_SCHEMAS = new Set(["auth", "platform", "realtime", "pg_catalog", "information_schema"]);
 
@@ -58,6 +64,19 @@ export interface SubscribeInput {
   presenceKey?: string;
   broadcastSelf: boolean;
   broadcastAck: boolean;
+  /** On a private channel: what the subscriber's policies allow (see {@linkcode RealtimeService.channelAccess}). */
+  access?: ChannelAccess;
+}
+
+/** A broadcast sent over HTTP: to the topic `name` (without `realtime:`), public or private. */
+export interface OutsideBroadcast {
+  name: string;
+  event: string;
+  /** JSON, or raw bytes. */
+  payload: unknown;
+  private: boolean;
+  /** Store it for replay (private topics only): true for the longest time, or this many seconds. */
+  persist?: true | number;
 }
 
 /** Options of one SSE subscription: a channel and the table changes it follows, if any. */
@@ -358,6 +377,7 @@ export class RealtimeService {
       presenceKey: input.presenceKey,
       broadcastSelf: input.broadcastSelf,
       broadcastAck: input.broadcastAck,
+      access: input.access,
     });
   }
 
@@ -368,10 +388,29 @@ export class RealtimeService {
     return hub.unsubscribe(conn, channel);
   }
 
-  /** Sends a broadcast to a channel the connection is subscribed to; returns that subscription. */
-  async broadcast(conn: Connection, channel: string, event: string, payload: unknown): Promise<Subscription> {
+  /**
+   * Sends a broadcast to a channel the connection is subscribed to; returns that subscription. `persist` also
+   * stores it for replay (a private channel's only): true for the longest time, or this many seconds.
+   */
+  async broadcast(
+    conn: Connection,
+    channel: string,
+    event: string,
+    payload: unknown,
+    persist?: true | number,
+  ): Promise<Subscription> {
     const sub = conn.channels.get(channel);
     if (!sub) throw notSubscribed(channel);
+    if (sub.access && !sub.access.broadcastWrite) {
+      throw errors.forbidden(`You do not have permissions to broadcast to this Channel topic: ${channel}`);
+    }
+    if (persist !== undefined) {
+      if (!sub.access) {
+        throw errors.validation("A broadcast can only be stored (persist) on a private channel");
+      }
+      const name = channel.slice(PRIVATE_PREFIX.length);
+      await this.storeBroadcast(conn.project, name, event, payload, persist === true ? undefined : persist);
+    }
     const hub = await this.hub(conn.project.ref);
     hub.broadcast(conn, channel, event, payload);
     return sub;
@@ -388,9 +427,111 @@ export class RealtimeService {
     if (!sub.presenceKey) {
       throw errors.validation(`Channel "${channel}" was subscribed without a presence key`);
     }
+    if (state !== null && sub.access && !sub.access.presenceWrite) {
+      throw errors.forbidden(
+        `You do not have permissions to track presence in this Channel topic: ${channel}`,
+      );
+    }
     const hub = await this.hub(conn.project.ref);
     if (state === null) hub.removePresence(conn, channel);
     else hub.updatePresence(conn, channel, sub.presenceKey, state);
+  }
+
+  /**
+   * What the connection's role and claims may do on the private topic `name` under the project's policies on
+   * `realtime.messages` (docs/realtime.md, "Private channels"). The secret key (service_role) may do everything,
+   * as it bypasses RLS.
+   */
+  async channelAccess(
+    conn: Pick<Connection, "project" | "credentials">,
+    name: string,
+  ): Promise<ChannelAccess> {
+    const { role, claims } = conn.credentials;
+    if (role === "service_role") {
+      return { broadcastRead: true, broadcastWrite: true, presenceRead: true, presenceWrite: true };
+    }
+    return await channelAccess(await this.deps.dbs.tenant(conn.project.ref), { role, claims }, name);
+  }
+
+  /**
+   * Stores a broadcast of the private topic `name` for replay (`persist`), for `keepSeconds` (at most
+   * {@linkcode REPLAY_KEEP_SECONDS}). The caller has checked the sender's right to send there. JSON payloads only.
+   */
+  async storeBroadcast(
+    project: Project,
+    name: string,
+    event: string,
+    payload: unknown,
+    keepSeconds?: number,
+  ): Promise<string> {
+    if (payload instanceof Uint8Array) {
+      throw errors.validation("A binary broadcast cannot be stored: only JSON payloads are kept for replay");
+    }
+    const keep = Math.min(Math.max(Math.trunc(keepSeconds ?? REPLAY_KEEP_SECONDS), 1), REPLAY_KEEP_SECONDS);
+    const db = await this.deps.dbs.project(project.ref);
+    return await realtimeStore.storeBroadcast(db, { topic: name, event, payload, keepSeconds: keep });
+  }
+
+  /** The stored broadcasts of the private topic `name` since `sinceMs`, oldest first, at most `limit` (≤ 25). */
+  async storedBroadcasts(
+    project: Project,
+    name: string,
+    sinceMs: number,
+    limit = REPLAY_MAX,
+  ): Promise<{ id: string; event: string; payload: unknown }[]> {
+    const db = await this.deps.dbs.project(project.ref);
+    return await realtimeStore.storedBroadcasts(db, name, sinceMs, Math.min(Math.max(limit, 1), REPLAY_MAX));
+  }
+
+  /**
+   * Sends broadcasts from outside any connection (the HTTP API of supabase-js), each to the public channel
+   * `name` or to the private one. Every message is checked before any is sent: a private topic the caller's
+   * policies do not let it send to is 403 FORBIDDEN, and nothing goes out.
+   */
+  async broadcastFrom(
+    project: Project,
+    credentials: Credentials,
+    messages: OutsideBroadcast[],
+  ): Promise<void> {
+    const allowed = new Map<string, boolean>();
+    const max = this.options.maxMessageBytes;
+    for (const m of messages) {
+      const size = m.payload instanceof Uint8Array
+        ? m.payload.length
+        : encoder.encode(JSON.stringify(m.payload ?? null)).length;
+      if (size > max) throw errors.tooLarge(max);
+      await this.checkChannel(project, m.name);
+      if (!m.private || allowed.get(m.name)) continue;
+      const { broadcastWrite } = await this.channelAccess({ project, credentials }, m.name);
+      if (!broadcastWrite) {
+        throw errors.forbidden(`You do not have permissions to broadcast to this Channel topic: ${m.name}`);
+      }
+      allowed.set(m.name, true);
+    }
+    for (const m of messages) {
+      if (m.persist === undefined) continue;
+      if (!m.private) {
+        throw errors.validation("A broadcast can only be stored (persist) on a private channel");
+      }
+      if (m.payload instanceof Uint8Array) {
+        throw errors.validation(
+          "A binary broadcast cannot be stored: only JSON payloads are kept for replay",
+        );
+      }
+    }
+    const hub = await this.hub(project.ref);
+    for (const m of messages) {
+      if (m.persist !== undefined) {
+        await this.storeBroadcast(
+          project,
+          m.name,
+          m.event,
+          m.payload,
+          m.persist === true ? undefined : m.persist,
+        );
+      }
+      hub.broadcast(null, m.private ? privateChannel(m.name) : m.name, m.event, m.payload);
+    }
   }
 
   /** A channel prefixed with another project's ref (`<ref>:…`) is forbidden. */
@@ -528,6 +669,11 @@ export class RealtimeService {
     this.hubs.clear();
     await Promise.all(hubs.map(async (h) => (await h.catch(() => null))?.stop()));
   }
+}
+
+/** The hub channel of the private topic `name`: apart from the public channel of the same name. */
+export function privateChannel(name: string): string {
+  return PRIVATE_PREFIX + name;
 }
 
 function withRef(message: { ref?: string | number }): { ref?: string | number } {

@@ -65,18 +65,69 @@ export const realtimeStore = {
     return row ?? null;
   },
 
-  /** The read policies of a table (`table` quoted and qualified). */
-  async readPolicies(db: Queryable, table: string): Promise<PolicyRow[]> {
+  /**
+   * The policies of a table (`table` quoted and qualified) for a command: `select` reads each policy's USING
+   * expression, `insert` its WITH CHECK (a FOR ALL policy without one checks new rows with its USING).
+   */
+  async readPolicies(
+    db: Queryable,
+    table: string,
+    command: "select" | "insert" = "select",
+  ): Promise<PolicyRow[]> {
     return await db.query<PolicyRow>(
       `select c.relrowsecurity, p.polpermissive as permissive,
               (select array_agg(case when o = 0 then 'public' else pg_catalog.pg_get_userbyid(o)::text end)
                  from unnest(p.polroles) o) as roles,
-              pg_catalog.pg_get_expr(p.polqual, p.polrelid) as qual
+              pg_catalog.pg_get_expr(case when $2 = 'insert' then coalesce(p.polwithcheck, p.polqual)
+                                          else p.polqual end, p.polrelid) as qual
          from pg_catalog.pg_class c
-         left join pg_catalog.pg_policy p on p.polrelid = c.oid and p.polcmd in ('r', '*')
+         left join pg_catalog.pg_policy p on p.polrelid = c.oid
+               and p.polcmd = any(case when $2 = 'insert' then array['a', '*'] else array['r', '*'] end::"char"[])
         where c.oid = $1::regclass`,
-      [table],
+      [table, command],
     );
+  },
+
+  /** Stores a broadcast for replay (a private topic's, JSON payload) until `keepSeconds` from now; its id. */
+  async storeBroadcast(
+    db: Queryable,
+    m: { topic: string; event: string; payload: unknown; keepSeconds: number },
+  ): Promise<string> {
+    const [row] = await db.query<{ id: string }>(
+      `insert into realtime.messages (topic, extension, event, payload, private, inserted_at, updated_at, expires_at)
+       values ($1, 'broadcast', $2, $3::jsonb, true, now() at time zone 'utc', now() at time zone 'utc',
+               now() + make_interval(secs => $4::int))
+       returning id::text`,
+      [m.topic, m.event, JSON.stringify(m.payload ?? null), m.keepSeconds],
+    );
+    return row!.id;
+  },
+
+  /** The stored broadcasts of a private topic sent at or after `sinceMs` (epoch ms), oldest first. */
+  async storedBroadcasts(
+    db: Queryable,
+    topic: string,
+    sinceMs: number,
+    limit: number,
+  ): Promise<{ id: string; event: string; payload: unknown }[]> {
+    return await db.query<{ id: string; event: string; payload: unknown }>(
+      `select id::text, event, payload from realtime.messages
+        where topic = $1 and extension = 'broadcast' and private and event is not null
+          and inserted_at >= (pg_catalog.to_timestamp($2::float8 / 1000) at time zone 'utc')
+          and (expires_at is null or expires_at > now())
+        order by inserted_at, id limit $3`,
+      [topic, sinceMs, limit],
+    );
+  },
+
+  /** Deletes stored broadcasts past their time. */
+  async pruneStoredBroadcasts(db: Queryable): Promise<void> {
+    await db.query("delete from realtime.messages where expires_at <= now()");
+  },
+
+  /** Sets `realtime.topic()` for the rest of the transaction. */
+  async setTopic(tx: Queryable, topic: string): Promise<void> {
+    await tx.query("select pg_catalog.set_config('realtime.topic', $1, true)", [topic]);
   },
 
   /** Runs the `check` (on `row`, as JSON in $1) once per role and claims: one answer each, in order. */

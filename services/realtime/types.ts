@@ -82,6 +82,14 @@ export interface Protocol {
   closed?(conn: Connection): void;
 }
 
+/** What a subscriber may do on a private channel: receive and send broadcasts, see and publish presence. */
+export interface ChannelAccess {
+  broadcastRead: boolean;
+  broadcastWrite: boolean;
+  presenceRead: boolean;
+  presenceWrite: boolean;
+}
+
 /** A connection's subscription to one channel. */
 export interface Subscription {
   channel: string;
@@ -89,6 +97,8 @@ export interface Subscription {
   presenceKey?: string;
   broadcastSelf: boolean;
   broadcastAck: boolean;
+  /** On a private channel: what the subscriber's policies allow (absent: everything). */
+  access?: ChannelAccess;
 }
 
 /** One client connection, over either transport. */

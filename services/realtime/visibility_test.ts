@@ -1,7 +1,7 @@
 import { assertEquals } from "../../tests/assert.ts";
 import { makeSandbox, openSandboxDatabases } from "../../tests/harness.ts";
 import type { Change } from "./types.ts";
-import { type Viewer, visibleTo } from "./visibility.ts";
+import { channelAccess, type Viewer, visibleTo } from "./visibility.ts";
 
 const REF = "default";
 const ALICE = "00000000-0000-4000-8000-00000000000a";
@@ -93,6 +93,51 @@ Deno.test("realtime visibility: one planned check per change, run per group of s
       );
       assertEquals(row?.visible, [false, false]);
     });
+
+    await t.step(
+      "private topics: realtime.messages' SELECT and INSERT policies, per extension and topic",
+      async () => {
+        // Written by the project's owner, as an app would (the owner owns realtime.messages).
+        const owner = await dbs.ownerSession(REF);
+        await owner.db.transaction(async (tx) => {
+          await tx.exec(`set local role ${owner.role};
+          create policy hear on realtime.messages for select to authenticated
+            using (realtime.topic() = 'room:' || (auth.jwt() ->> 'sub'));
+          create policy speak on realtime.messages for insert to authenticated
+            with check (realtime.topic() = 'room:' || (auth.jwt() ->> 'sub') and extension = 'broadcast');
+          create policy lobby on realtime.messages for select to anon
+            using (realtime.topic() = 'lobby' and extension = 'presence');`);
+        });
+        const all = { broadcastRead: true, broadcastWrite: true, presenceRead: true, presenceWrite: true };
+        const none = {
+          broadcastRead: false,
+          broadcastWrite: false,
+          presenceRead: false,
+          presenceWrite: false,
+        };
+        assertEquals(await channelAccess(db, user(ALICE), `room:${ALICE}`), { ...all, presenceWrite: false });
+        assertEquals(await channelAccess(db, user(BOB), `room:${ALICE}`), none);
+        assertEquals(await channelAccess(db, { role: "anon" }, `room:${ALICE}`), none);
+        assertEquals(await channelAccess(db, { role: "anon" }, "lobby"), { ...none, presenceRead: true });
+        // The subscriber roles may use the schema for these two only.
+        for (const role of ["anon", "authenticated"]) {
+          const reachable = await db.query<{ name: string }>(
+            `select p.oid::regprocedure::text as name from pg_catalog.pg_proc p
+             where p.pronamespace = 'realtime'::regnamespace and pg_catalog.has_function_privilege($1, p.oid, 'EXECUTE')
+           union all
+           select c.oid::regclass::text from pg_catalog.pg_class c
+             where c.relnamespace = 'realtime'::regnamespace and c.relkind in ('r', 'v', 'm', 'p')
+               and pg_catalog.has_table_privilege($1, c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE')
+           order by 1`,
+            [role],
+          );
+          assertEquals(reachable.map((r) => r.name), ["realtime.messages", "realtime.topic()"]);
+        }
+        // The topic is the transaction's alone: a later query sees none.
+        const [row] = await db.query<{ topic: string | null }>("select realtime.topic() as topic");
+        assertEquals(row?.topic, null);
+      },
+    );
   } finally {
     await dbs.close();
     await sandbox.destroy();
