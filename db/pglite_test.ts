@@ -144,3 +144,24 @@ Deno.test("pglite driver: a statement past its timeout fails with 57014 and keep
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+// pgvector's files are written into each engine before it starts and its library is loaded on first use.
+Deno.test("pglite driver: pgvector installs, answers, and works again after the engine reopens", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-vector-" });
+  const options = { searchPath: "extensions, public" };
+  let db = await openPglite(dir, options);
+  try {
+    await db.exec(`create schema extensions; create extension vector schema extensions;
+      create table v (id int primary key, e vector(3)); insert into v values (1, '[1,2,3]'), (2, '[0,0,1]')`);
+    const nearest = "select id from v order by e <-> '[0,0,2]' limit 1";
+    assertEquals(await db.query(nearest), [{ id: 2 }]);
+    await db.close();
+    db = await openPglite(dir, options);
+    await db.exec("create index on v using hnsw (e vector_l2_ops)");
+    assertEquals(await db.query(nearest), [{ id: 2 }]);
+    assertEquals(await db.query("select e::text as e from v where id = 1"), [{ e: "[1,2,3]" }]);
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
