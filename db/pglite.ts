@@ -230,6 +230,8 @@ export interface PgliteOptions {
   maxPrepared?: number;
   /** The `search_path` of its one session, a start setting of each engine opened on the directory. */
   searchPath?: string;
+  /** Its `shared_buffers` in MB, when fewer than `pgliteLimits.sharedBuffersMb` serve it. */
+  sharedBuffersMb?: number;
   /**
    * Close the engine after `pgliteLimits.idleSecs` without a call, and open it again on the next call. Before
    * it closes, `dueAt` runs on it and answers when work stored in it next falls due (epoch milliseconds; null:
@@ -295,7 +297,8 @@ class EmbeddedDatabase implements Monitored {
 
   /** Opens an engine on the directory and makes it the current one. */
   async start(): Promise<void> {
-    const { searchPath } = this.options;
+    const { searchPath, sharedBuffersMb } = this.options;
+    const buffers = Math.min(sharedBuffersMb ?? Infinity, pgliteLimits.sharedBuffersMb);
     const [module, vector] = await Promise.all([engineModule(), vectorFiles()]);
     const client = new PgliteClient();
     try {
@@ -307,7 +310,7 @@ class EmbeddedDatabase implements Monitored {
         maxPrepared: this.options.maxPrepared,
         maxMemoryBytes: pgliteLimits.maxMemoryMb * 1024 * 1024,
         // PGlite starts its session with its own search_path; a start setting after it replaces it.
-        settings: { ...pgliteSettings(), ...(searchPath ? { search_path: searchPath } : {}) },
+        settings: { ...pgliteSettings(buffers), ...(searchPath ? { search_path: searchPath } : {}) },
         module,
         vector,
       });
