@@ -64,3 +64,8 @@ export function woke(): void {
   spare?.terminate();
   spare = null;
 }
+
+/** Spare threads waiting now (0 or 1). */
+export function spareThreads(): number {
+  return spare ? 1 : 0;
+}
