@@ -16,6 +16,7 @@ const benches = [
   "client.ts",
   "footprint.ts",
   "function_hosts.ts",
+  "pglite_reopen.ts",
 ];
 for (const file of benches) {
   if (only.length > 0 && !only.some((name) => file.startsWith(name))) continue;

@@ -70,6 +70,13 @@ const INTERNAL_SEARCH_PATH = "extensions, pg_catalog";
  */
 const TENANT_SEARCH_PATH = `"$user", public, extensions`;
 
+/**
+ * The control database's `shared_buffers` on PGlite, in MB: its tables are small (projects, keys, admin
+ * sessions, settings, counters) and what is read most is cached above it, while each MB of buffers is resident
+ * from the engine's start (about 14 MB less than the projects' 16).
+ */
+const CONTROL_SHARED_BUFFERS_MB = 4;
+
 /** PostgreSQL's longest identifier, in bytes. */
 const MAX_IDENTIFIER = 63;
 
@@ -101,7 +108,9 @@ export class Databases {
   static async open(options: DatabasesOptions): Promise<Databases> {
     const control = options.databaseUrl
       ? openPostgres(options.databaseUrl, { max: options.poolSize })
-      : await openPglite(join(options.dataDir, "pglite", "control"));
+      : await openPglite(join(options.dataDir, "pglite", "control"), {
+        sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
+      });
     const dbs = new Databases(options, control);
     try {
       await migrate(control, await readMigrations("control"));

@@ -26,6 +26,8 @@ import {
 } from "./pglite_health.ts";
 import { initPgliteDir } from "./pglite_init.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
+import { vectorFiles } from "./pglite_vector.ts";
+import { engineModule, engineThread, keepSpare, rested, woke } from "./pglite_threads.ts";
 import { log } from "../lib/log.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 
@@ -77,7 +79,7 @@ class PgliteClient {
   private failure: Error | undefined;
 
   constructor() {
-    this.worker = new Worker(new URL("./pglite_worker.ts", import.meta.url), { type: "module" });
+    this.worker = engineThread();
     this.worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.receive(e.data);
     this.worker.onerror = (e: ErrorEvent) => {
       // The engine's thread died (a WebAssembly trap, out of memory): fail what it held, keep the platform up.
@@ -226,8 +228,10 @@ function queryable(client: PgliteClient, tx?: number, timeoutMs?: number): Query
 export interface PgliteOptions {
   /** Statement texts kept prepared for pipelines (default MAX_PREPARED_TEXTS of db/pglite_pipeline.ts). */
   maxPrepared?: number;
-  /** The `search_path` of its one session, set each time an engine opens on the directory (restarts included). */
+  /** The `search_path` of its one session, a start setting of each engine opened on the directory. */
   searchPath?: string;
+  /** Its `shared_buffers` in MB, when fewer than `pgliteLimits.sharedBuffersMb` serve it. */
+  sharedBuffersMb?: number;
   /**
    * Close the engine after `pgliteLimits.idleSecs` without a call, and open it again on the next call. Before
    * it closes, `dueAt` runs on it and answers when work stored in it next falls due (epoch milliseconds; null:
@@ -278,6 +282,8 @@ class EmbeddedDatabase implements Monitored {
   private dueAt = Infinity;
   /** An idle engine is asked when its work falls due, before it closes. */
   private askingDue = false;
+  /** Counted among the resting databases (for which a spare thread waits): from its idle close to its reopen. */
+  private atRest = false;
   private restarts = 0;
   private restarting = false;
   private lastRestart: InstanceHealth["last_restart"] = null;
@@ -291,6 +297,9 @@ class EmbeddedDatabase implements Monitored {
 
   /** Opens an engine on the directory and makes it the current one. */
   async start(): Promise<void> {
+    const { searchPath, sharedBuffersMb } = this.options;
+    const buffers = Math.min(sharedBuffersMb ?? Infinity, pgliteLimits.sharedBuffersMb);
+    const [module, vector] = await Promise.all([engineModule(), vectorFiles()]);
     const client = new PgliteClient();
     try {
       await client.call({
@@ -299,9 +308,11 @@ class EmbeddedDatabase implements Monitored {
         gate: client.gate.buffer,
         vitals: client.vitals.buffer,
         maxPrepared: this.options.maxPrepared,
-        searchPath: this.options.searchPath,
         maxMemoryBytes: pgliteLimits.maxMemoryMb * 1024 * 1024,
-        settings: pgliteSettings(),
+        // PGlite starts its session with its own search_path; a start setting after it replaces it.
+        settings: { ...pgliteSettings(buffers), ...(searchPath ? { search_path: searchPath } : {}) },
+        module,
+        vector,
       });
     } catch (err) {
       client.fence(err as Error);
@@ -345,6 +356,7 @@ class EmbeddedDatabase implements Monitored {
           await closeWithin(client, CLOSE_MS).catch(() => {});
           this.client = null;
           this.dueAt = dueAt;
+          this.setAtRest(true);
           const idleSecs = Math.round((Date.now() - since) / 1000);
           log.info("embedded database closed while idle", { database: this.name, idle_secs: idleSecs });
         })().finally(() => this.reopening = null);
@@ -355,14 +367,25 @@ class EmbeddedDatabase implements Monitored {
   private wake(): Promise<void> {
     const started = performance.now();
     const waking = this.start().then(() => {
+      this.setAtRest(false);
       log.info("embedded database reopened", {
         database: this.name,
         ms: Math.round(performance.now() - started),
       });
+    }, (err) => {
+      keepSpare(); // it still rests: the next call's reopen finds a thread ready
+      throw err;
     });
     this.reopening = waking.finally(() => this.reopening = null);
     this.reopening.catch(() => {}); // its waiters see the failure; it is no unhandled rejection
     return waking;
+  }
+
+  private setAtRest(atRest: boolean): void {
+    if (atRest === this.atRest) return;
+    this.atRest = atRest;
+    if (atRest) rested();
+    else woke();
   }
 
   call<T>(call: WorkerCall, options?: { timeoutMs?: number }): Promise<T> {
@@ -489,6 +512,7 @@ class EmbeddedDatabase implements Monitored {
     this.closed = true;
     unwatch(this);
     await this.reopening?.catch(() => {});
+    this.setAtRest(false);
     if (this.client) await closeWithin(this.client, CLOSE_MS); // none while it rests
   }
 }

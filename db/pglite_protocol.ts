@@ -1,4 +1,5 @@
 import type { PipelineStatement } from "./driver.ts";
+import type { ExtensionFile } from "./pglite_vector.ts";
 
 /**
  * A call from the platform to its PGlite worker; `tx` runs it inside that open transaction. `watch`: the call has
@@ -12,12 +13,14 @@ export type WorkerCall =
     gate: SharedArrayBuffer;
     vitals: SharedArrayBuffer;
     maxPrepared?: number;
-    /** The session's `search_path`, set as the engine opens (PGlite ignores a database's own setting). */
-    searchPath?: string;
     /** The most the engine's WebAssembly memory may grow to. */
     maxMemoryBytes: number;
     /** Server settings the engine starts with (`-c name=value`), over PGlite's own start parameters. */
     settings: Record<string, string>;
+    /** PGlite's WebAssembly, compiled once for the process (db/pglite_threads.ts); unset: compiled here. */
+    module?: WebAssembly.Module;
+    /** pgvector's files (db/pglite_vector.ts); unset: PGlite's own extension loads them. */
+    vector?: ExtensionFile[];
   }
   | { op: "query"; tx?: number; sql: string; params: unknown[]; watch?: boolean }
   | { op: "exec"; tx?: number; sql: string; watch?: boolean }

@@ -1,5 +1,7 @@
 import { sqlState } from "./driver.ts";
 import { openPglite } from "./pglite.ts";
+import { configurePglite, pgliteHealth, pgliteLimits } from "./pglite_health.ts";
+import { spareThreads } from "./pglite_threads.ts";
 import { assert, assertEquals, assertRejects } from "../tests/assert.ts";
 
 // The engine runs on its own thread: values, errors, transactions and notifications must cross it unchanged.
@@ -142,5 +144,61 @@ Deno.test("pglite driver: a statement past its timeout fails with 57014 and keep
   } finally {
     await db.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// pgvector's files are written into each engine before it starts and its library is loaded on first use.
+Deno.test("pglite driver: pgvector installs, answers, and works again after the engine reopens", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-vector-" });
+  const options = { searchPath: "extensions, public" };
+  let db = await openPglite(dir, options);
+  try {
+    await db.exec(`create schema extensions; create extension vector schema extensions;
+      create table v (id int primary key, e vector(3)); insert into v values (1, '[1,2,3]'), (2, '[0,0,1]')`);
+    const nearest = "select id from v order by e <-> '[0,0,2]' limit 1";
+    assertEquals(await db.query(nearest), [{ id: 2 }]);
+    await db.close();
+    db = await openPglite(dir, options);
+    await db.exec("create index on v using hnsw (e vector_l2_ops)");
+    assertEquals(await db.query(nearest), [{ id: 2 }]);
+    assertEquals(await db.query("select e::text as e from v where id = 1"), [{ e: "[1,2,3]" }]);
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// While a database rests, one spare thread waits for its reopen; none is left once no database rests.
+Deno.test("pglite driver: a spare thread waits while a database rests, and ends when none does", async () => {
+  const dirs = [
+    await Deno.makeTempDir({ prefix: "pglite-spare-" }),
+    await Deno.makeTempDir({ prefix: "pglite-spare-" }),
+  ];
+  const before = pgliteLimits.idleSecs;
+  configurePglite({ idleSecs: 0.3 });
+  const closeWhenIdle = { dueAt: () => Promise.resolve(null) };
+  const [a, b] = await Promise.all(dirs.map((dir) => openPglite(dir, { closeWhenIdle })));
+  const open = (dir: string) => pgliteHealth().instances.find((i) => dir.endsWith(i.name))?.open;
+  const until = async (what: string, ok: () => boolean) => {
+    for (let i = 0; !ok(); i++) {
+      if (i > 600) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  try {
+    assertEquals(spareThreads(), 0);
+    await until("both to rest", () => open(dirs[0]!) === false && open(dirs[1]!) === false);
+    assertEquals(spareThreads(), 1);
+    // a reopens on the spare; b still rests, so another spare is started for it.
+    assertEquals(await a!.query("select 1 as one"), [{ one: 1 }]);
+    assertEquals(open(dirs[0]!), true);
+    assertEquals(spareThreads(), 1);
+    await b!.close(); // b no longer rests; a is open: no spare is kept.
+    assertEquals(spareThreads(), 0);
+  } finally {
+    configurePglite({ idleSecs: before });
+    await a!.close();
+    await b!.close();
+    for (const dir of dirs) await Deno.remove(dir, { recursive: true });
   }
 });

@@ -5,11 +5,12 @@
  * the thread that makes it: here it has a thread of its own, so that the platform's event loop (HTTP, auth,
  * query compiling) runs beside it instead of waiting for every statement. Answers the calls of db/pglite.ts.
  */
-import { PGlite, type Transaction, types } from "@electric-sql/pglite";
+import { type Extension, PGlite, type Transaction, types } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { quoteIdent } from "./driver.ts";
 import { pglitePipeline } from "./pglite_pipeline.ts";
 import { startParams } from "./pglite_start.ts";
+import type { ExtensionFile } from "./pglite_vector.ts";
 import {
   type SerializedError,
   serializeError,
@@ -130,6 +131,35 @@ function watchEngine(engine: PGlite): void {
   };
 }
 
+/** What the extension below uses of PGlite's Emscripten module. */
+interface EngineFiles {
+  FS: { mkdirTree(path: string): void; writeFile(path: string, data: Uint8Array): void };
+  WASM_PREFIX: string;
+}
+
+/**
+ * pgvector from files read by the platform (db/pglite_vector.ts): written into the engine's file system before
+ * PostgreSQL starts, its library compiled by the first statement that uses it.
+ */
+function vectorFrom(files: ExtensionFile[]): Extension {
+  return {
+    name: "vector",
+    setup: (_pg, options) =>
+      Promise.resolve({
+        emscriptenOpts: {
+          ...options,
+          postRun: [...(options.postRun ?? []), (mod: EngineFiles) => {
+            for (const { path, data } of files) {
+              const full = `${mod.WASM_PREFIX}/${path}`;
+              mod.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+              mod.FS.writeFile(full, data);
+            }
+          }],
+        },
+      }),
+  };
+}
+
 /** Passes a notification to the listeners of its channel, whichever path it came by. */
 function notify(channel: string, payload: string): void {
   for (const listener of channels.get(channel) ?? []) send({ listener, payload });
@@ -184,11 +214,11 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       // pgvector is loaded so that `create extension vector` works, as on a server that has it (AI gateway).
       pg = await PGlite.create(req.dir, {
         parsers: { [types.INT8]: (value: string) => value },
-        extensions: { vector },
+        extensions: { vector: req.vector ? vectorFrom(req.vector) : vector },
         startParams: startParams(req.settings),
+        pgliteWasmModule: req.module,
       });
       watchEngine(pg);
-      if (req.searchPath) await pg.exec(`set search_path = ${req.searchPath}`);
       // The engine's heap as Emscripten sees it (it replaces the view whenever the memory grows).
       const heap = (pg as unknown as { mod: { HEAPU8: Uint8Array } }).mod;
       const beat = () => vitals.beat(heap.HEAPU8.byteLength);
