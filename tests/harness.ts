@@ -107,6 +107,15 @@ export function openSandboxDatabases(sandbox: Sandbox, poolSize = 2): Promise<Da
   });
 }
 
+/**
+ * Waits for the next minute when the current one ends within 15 s: the shared rate limits count per UTC minute,
+ * so a test of one must not see its minute change under it.
+ */
+export async function awayFromMinuteEnd(): Promise<void> {
+  const left = 60_000 - Date.now() % 60_000;
+  if (left < 15_000) await new Promise((r) => setTimeout(r, left + 100));
+}
+
 /** A platform running in this process, called through its fetch handler. */
 export interface TestPlatform {
   platform: Platform;
