@@ -27,6 +27,7 @@ export interface SharedRateLimitOptions {
 interface Window {
   start: number;
   shared: number; // the total of every instance as of this instance's last flush of the key
+  flushing: number; // taken here and being added to the shared count by the flush in flight
   pending: number; // taken here since (less what was given back: may be negative)
 }
 
@@ -56,10 +57,10 @@ export class SharedRateLimit {
     if (!w || w.start !== start) {
       if (w) this.windows.delete(key);
       else if (this.windows.size >= (this.options.maxKeys ?? 100_000)) this.evictOne();
-      w = { start, shared: 0, pending: 0 };
+      w = { start, shared: 0, flushing: 0, pending: 0 };
       this.windows.set(key, w);
     }
-    if (w.shared + w.pending >= this.options.perMinute) {
+    if (w.shared + w.flushing + w.pending >= this.options.perMinute) {
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000)) };
     }
     w.pending++;
@@ -74,7 +75,7 @@ export class SharedRateLimit {
 
   private evictOne(): void {
     for (const [key, w] of this.windows) {
-      if (w.pending === 0) {
+      if (w.pending === 0 && w.flushing === 0) {
         this.windows.delete(key);
         return;
       }
@@ -105,7 +106,11 @@ export class SharedRateLimit {
       taken.push(w);
     }
     if (keys.length === 0) return;
-    for (let i = 0; i < taken.length; i++) taken[i]!.pending -= counts[i]!;
+    // While the upsert runs, its counts are still counted here: a take meanwhile sees them.
+    for (let i = 0; i < taken.length; i++) {
+      taken[i]!.pending -= counts[i]!;
+      taken[i]!.flushing = counts[i]!;
+    }
     try {
       const totals = await rateStore.add(this.control, keys, starts, counts);
       for (const [k, total] of totals) {
@@ -113,8 +118,12 @@ export class SharedRateLimit {
         const w = taken[k - 1];
         if (w) w.shared = total;
       }
+      for (const w of taken) w.flushing = 0;
     } catch (err) {
-      for (let i = 0; i < taken.length; i++) taken[i]!.pending += counts[i]!;
+      for (let i = 0; i < taken.length; i++) {
+        taken[i]!.pending += counts[i]!;
+        taken[i]!.flushing = 0;
+      }
       log.warn("cannot store rate limit counts", {
         limit: this.options.name,
         keys: keys.length,

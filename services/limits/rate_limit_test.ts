@@ -39,6 +39,14 @@ Deno.test("SharedRateLimit: one count per key and minute across instances sharin
       assertEquals(Number(row?.count), 4);
     });
 
+    await t.step("counts being flushed still count: a take during the upsert sees them", async () => {
+      for (let i = 0; i < 3; i++) assertEquals(a.take("k5", now).ok, true);
+      const flushing = a.flush(); // moves the three to the upsert in flight, which has not answered yet
+      assertEquals(a.take("k5", now).ok, false);
+      await flushing;
+      assertEquals(a.take("k5", now).ok, false);
+    });
+
     await t.step("a count given back is taken off the shared total", async () => {
       assertEquals(a.take("k4", now).ok, true);
       assertEquals(a.take("k4", now).ok, true);
