@@ -41,9 +41,6 @@ async function vectorLine(platform: Platform): Promise<string> {
   return "unavailable (AI_VECTOR_STORE=pgvector but the database has no pgvector)";
 }
 
-/** How long a stop waits for in-flight requests before it closes the databases anyway. */
-const SHUTDOWN_GRACE_MS = 10_000;
-
 if (import.meta.main) {
   const config = loadConfig();
   // The server listens first: liveness answers while the platform opens (migrations, the first admin's password
@@ -76,18 +73,40 @@ if (import.meta.main) {
     log.info("listening", { port: bound, database: platform.dbs.kind });
   }
 
+  // A stop drains: readiness answers 503 at once (a balancer stops sending), the listener keeps accepting for
+  // DRAIN_DELAY_MS (a second signal cuts it short), then it closes, realtime clients are closed with 1001 (SSE
+  // streams end) so that they reconnect elsewhere, and the requests in flight get SHUTDOWN_GRACE_MS to finish.
   let stopping = false;
+  let endDelay: (() => void) | undefined;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      endDelay?.();
+      return;
+    }
     stopping = true;
-    log.info("shutting down", { signal });
+    platform.health.drain();
+    log.info("shutting down", { signal, drain_delay_ms: config.DRAIN_DELAY_MS });
     try {
+      if (config.DRAIN_DELAY_MS > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, config.DRAIN_DELAY_MS);
+          endDelay = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
       // Stops accepting and waits for in-flight requests, but not forever: a client may never finish its own.
+      const shutdown = server.shutdown();
+      await platform.realtime.close();
+      log.info("draining", { grace_ms: config.SHUTDOWN_GRACE_MS });
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const drained = await Promise.race([
-        server.shutdown().then(() => true),
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS)),
+        shutdown.then(() => true),
+        new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), config.SHUTDOWN_GRACE_MS)),
       ]);
-      if (!drained) log.warn("shutting down with requests in flight", { after_ms: SHUTDOWN_GRACE_MS });
+      clearTimeout(timer);
+      if (!drained) log.warn("shutting down with requests in flight", { after_ms: config.SHUTDOWN_GRACE_MS });
       await workers?.stop(); // no new queue messages; those in flight finish
       await closePlatform(platform);
     } catch (err) {

@@ -222,4 +222,10 @@ export class AiSession {
   embed(request: { input: string }): Promise<Routes["POST /v1/ai/session/embed"]["data"]> {
     return this.#call("POST /v1/ai/session/embed", request);
   }
+
+  /** Revokes the current ticket: it stops working at once. A later call mints a new one. */
+  async revoke(): Promise<void> {
+    await this.http.call("DELETE /v1/ai/session", {}, { token: this.#ticket.ticket, noApiKey: true });
+    this.#ticket = { ...this.#ticket, expires_at: new Date(0).toISOString() };
+  }
 }

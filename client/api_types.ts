@@ -501,6 +501,12 @@ export interface Routes {
     body: Schemas["AiSessionEmbed"];
     data: { embedding: Array<number>; budget_remaining: number };
   };
+  "DELETE /v1/ai/session": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    data: { revoked: true };
+  };
   "GET /v1/functions/jobs": {
     params: Record<string, never>;
     query: { status?: "pending" | "running" | "completed" | "failed" | "dead"; limit?: number; offset?: number | null };

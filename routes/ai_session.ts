@@ -26,16 +26,14 @@ const Session = z.object({
 
 const TICKET_SECURITY: Record<string, string[]>[] = [{ ticket: [] }];
 
-/** The session of the request's ticket, sent alone as `Authorization: Bearer ait_…`. */
-async function ticketSession(c: Context<AppEnv>) {
+/** The request's ticket, sent alone as `Authorization: Bearer ait_…`. */
+function ticketOf(c: Context<AppEnv>): string {
   if (c.req.header("apikey") !== undefined) {
     throw errors.unauthorized("An AI session ticket is sent alone: remove the apikey header");
   }
   const ticket = bearerToken(c.req.header("authorization"));
   if (!ticket) throw errors.unauthorized('Send the AI session ticket as "Authorization: Bearer <ticket>"');
-  const sessions = c.env.platform.ai.sessions;
-  const { hash, session } = await sessions.get(ticket);
-  return { hash, session, sessions };
+  return ticket;
 }
 
 /**
@@ -47,11 +45,15 @@ async function reserved<T>(
   ask: ReservationRequest,
   call: (project: string, held: number) => Promise<T>,
 ) {
-  const { hash, session, sessions } = await ticketSession(c);
-  const reservation = await sessions.reserve(hash, ask);
+  const sessions = c.env.platform.ai.sessions;
+  const reservation = await sessions.reserve(ticketOf(c), ask);
   try {
-    const result = await call(session.project, reservation.reserved);
-    return { result, project: session.project, settle: (used: number) => sessions.settle(reservation, used) };
+    const result = await call(reservation.project, reservation.reserved);
+    return {
+      result,
+      project: reservation.project,
+      settle: (used: number) => sessions.settle(reservation, used),
+    };
   } catch (err) {
     await sessions.settle(reservation, 0);
     throw err;
@@ -210,5 +212,20 @@ aiSessionRoutes.openapi(
       data: { embedding: Array.from(embedded.vectors[0]!), budget_remaining: remaining },
       meta: null,
     }, 200);
+  },
+);
+
+aiSessionRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/ai/session",
+    tags: ["AI"],
+    summary: "Revoke an AI session ticket, sent alone: it stops working on every instance at once",
+    security: TICKET_SECURITY,
+    responses: { 200: ok(z.object({ revoked: z.literal(true) }), "The ticket is revoked"), ...failures(401) },
+  }),
+  async (c) => {
+    await c.env.platform.ai.sessions.revoke(ticketOf(c));
+    return c.json({ data: { revoked: true as const }, meta: null }, 200);
   },
 );

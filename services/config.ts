@@ -29,6 +29,10 @@ export const Env = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  // On SIGTERM/SIGINT: how long readiness answers 503 while the listener still accepts, then how long the
+  // requests in flight may take to finish before the databases are closed anyway.
+  DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   PGLITE_MAX_MEMORY_MB: z.coerce.number().int().min(256).max(2048).default(1024),
   PGLITE_RECYCLE_MEMORY_MB: z.coerce.number().int().min(192).max(2048).default(512),

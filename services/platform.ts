@@ -23,7 +23,7 @@ import { JobService } from "./jobs/service.ts";
 import { type WorkBus, WorkQueue } from "../lib/work_queue.ts";
 import { workBus } from "../db/work_bus.ts";
 import { ProjectService } from "./projects/projects.ts";
-import { TokenBucket } from "../lib/token_bucket.ts";
+import { SharedRateLimit } from "./limits/rate_limit.ts";
 import { RealtimeService } from "./realtime/service.ts";
 import { HealthService } from "./system/health.ts";
 
@@ -37,8 +37,11 @@ export interface Platform {
   tokens: TokenService;
   auth: AuthService;
   admins: AdminService;
-  /** Per-client limit of password work (sign-up, sign-in, admin login): each attempt costs ~250 ms of CPU. */
-  authLimit: TokenBucket;
+  /**
+   * Per-client and per-account limit of password work (sign-up, sign-in, admin login), across every instance:
+   * each attempt costs ~250 ms of CPU.
+   */
+  authLimit: SharedRateLimit;
   /** The data API engine (PostgREST dialect). */
   data: DataService;
   realtime: RealtimeService;
@@ -137,7 +140,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       functions: functions.service,
       evalSecs: config.ALERTS_EVAL_SECS,
     });
-    const ai = new AiGateway(config, dbs, kv);
+    const ai = new AiGateway(config, dbs);
     return {
       config,
       dbs,
@@ -161,7 +164,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
         intervalSecs: config.AUTH_EMAIL_INTERVAL_SECS,
       }, { siteUrl: config.PUBLIC_URL ?? null }),
       admins,
-      authLimit: new TokenBucket({ perMinute: config.AUTH_RATE_PER_MIN }),
+      authLimit: new SharedRateLimit(dbs.control, { perMinute: config.AUTH_RATE_PER_MIN, name: "password" }),
       data: new DataService(dbs, {
         maxRows: config.DATA_MAX_ROWS,
         schemas: config.DATA_SCHEMAS,
@@ -228,6 +231,7 @@ export async function closePlatform(platform: Platform): Promise<void> {
   await platform.queue.drain();
   await platform.functions.close();
   await platform.ai.close();
+  await platform.authLimit.close();
   platform.kv.close();
   await platform.data.close();
   await platform.dbs.close();

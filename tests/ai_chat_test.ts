@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { startFakeOpenAI } from "./fake_openai.ts";
-import { json, startPlatform, type TestPlatform } from "./harness.ts";
+import { awayFromMinuteEnd, json, startPlatform, type TestPlatform } from "./harness.ts";
 
 function chat(p: TestPlatform, body: unknown, headers: Record<string, string> = {}) {
   return p.fetch("/v1/ai/chat", {
@@ -313,6 +313,7 @@ Deno.test("AI chat: provider, semantic cache, streaming, failures", async (t) =>
         );
         assertEquals(anon.status, 403);
         assertEquals(anon.body.error.code, "FORBIDDEN");
+        await awayFromMinuteEnd(); // the user limit counts per UTC minute: the calls below must fall in one
         const signup = await json(
           await p.fetch("/v1/auth/signup", {
             method: "POST",

@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { startFakeOpenAI } from "./fake_openai.ts";
-import { json, startPlatform, type TestPlatform } from "./harness.ts";
+import { awayFromMinuteEnd, json, startPlatform, type TestPlatform } from "./harness.ts";
 
 function mint(p: TestPlatform, headers: Record<string, string>, body?: unknown, project = "default") {
   return p.fetch(`/v1/ai/${project}/session`, { method: "POST", headers, json: body }).then(json);
@@ -31,6 +31,7 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
   try {
     let ticket = "";
     await t.step("minting with the public key gives a 15-minute ticket with the default budget", async () => {
+      await awayFromMinuteEnd(); // the mint limit counts per UTC minute: this step's mints and the next two's
       const before = Date.now();
       const { status, body } = await mint(p, { apikey: p.publicKey });
       assertEquals(status, 200, JSON.stringify(body));
@@ -202,17 +203,44 @@ Deno.test("AI sessions: tickets, budget debits, exhaustion, expiry, ticket alone
       const short = await mint(p, { apikey: p.secretKey }, { ttl_secs: 10 });
       const expiring = short.body.data.ticket;
       assertEquals((await withTicket(p, "/v1/ai/session/embed", expiring, { input: "x" })).status, 200);
-      // Age the stored session rather than sleeping 10 s: the same record, expiry in the past.
-      const kv = p.platform.kv;
-      for await (const entry of kv.list<{ expires_at: number }>({ prefix: ["ai_session"] })) {
-        if (entry.value.expires_at - Date.now() < 11_000) {
-          await kv.set(entry.key, { ...entry.value, expires_at: Date.now() - 1 });
-        }
-      }
+      // Age the stored session rather than sleeping 10 s: the same row, expiry in the past.
+      await p.platform.dbs.control.query(
+        "update platform.ai_sessions set expires_at = now() - interval '1 second' where expires_at < now() + interval '11 seconds'",
+      );
       const { status, body } = await json(
         await withTicket(p, "/v1/ai/session/embed", expiring, { input: "x" }),
       );
       assertEquals([status, body.error.code], [401, "INVALID_TOKEN"]);
+    });
+
+    await t.step("a revoked ticket is 401 INVALID_TOKEN; revoking needs the ticket alone", async () => {
+      const minted = await mint(p, { apikey: p.secretKey });
+      const ticket = minted.body.data.ticket;
+      assertEquals((await withTicket(p, "/v1/ai/session/embed", ticket, { input: "x" })).status, 200);
+      const withKey = await json(
+        await p.fetch("/v1/ai/session", {
+          method: "DELETE",
+          headers: { authorization: `Bearer ${ticket}`, apikey: p.publicKey },
+        }),
+      );
+      assertEquals(withKey.status, 401);
+      const revoke = () =>
+        p.fetch("/v1/ai/session", { method: "DELETE", headers: { authorization: `Bearer ${ticket}` } }).then(
+          json,
+        );
+      const revoked = await revoke();
+      assertEquals([revoked.status, revoked.body.data], [200, { revoked: true }]);
+      const after = await json(await withTicket(p, "/v1/ai/session/embed", ticket, { input: "x" }));
+      assertEquals([after.status, after.body.error.code], [401, "INVALID_TOKEN"]);
+      const again = await revoke();
+      assertEquals([again.status, again.body.error.code], [401, "INVALID_TOKEN"]);
+      const rows = await p.platform.dbs.control.query(
+        "select 1 from platform.ai_sessions where project_ref = $1",
+        [
+          "default",
+        ],
+      );
+      assert(rows.length > 0, "the other tickets stay");
     });
   } finally {
     await p.close();

@@ -134,6 +134,24 @@ Deno.test("client ai: every operation, a session with its budget and renewal, a 
       await session.embed({ input: "still here" });
       assertNotEquals(session.ticket, first);
     });
+
+    await t.step(
+      "session: a revoked ticket stops working; the session's next call mints a new one",
+      async () => {
+        const session = await admin.ai.session();
+        const revoked = session.ticket;
+        await session.revoke();
+        const again = await fetch(`${s.url}/v1/ai/session/embed`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${revoked}`, "content-type": "application/json" },
+          body: JSON.stringify({ input: "x" }),
+        });
+        assertEquals(again.status, 401);
+        await again.body?.cancel();
+        await session.embed({ input: "after" });
+        assertNotEquals(session.ticket, revoked);
+      },
+    );
   } finally {
     admin.close();
     anon.close();

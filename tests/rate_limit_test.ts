@@ -1,10 +1,11 @@
 import { serve } from "../lib/serve.ts";
 import { assertEquals, assertMatch } from "./assert.ts";
-import { ADMIN, json, rawRequest, startPlatform } from "./harness.ts";
+import { ADMIN, awayFromMinuteEnd, json, rawRequest, startPlatform } from "./harness.ts";
 
 Deno.test("password work is rate limited per client: sign-in, sign-up, admin login", async () => {
   const p = await startPlatform({ AUTH_RATE_PER_MIN: "3" });
   try {
+    await awayFromMinuteEnd(); // the limit counts per UTC minute: the attempts below must fall in one
     const attempt = () =>
       p.fetch("/v1/auth/token", {
         method: "POST",
@@ -70,6 +71,7 @@ const HOSTS = ["127.0.0.1", "localhost", "default.localhost", "10.9.8.7", "[::1]
 Deno.test("rotating the Host header or X-Forwarded-For does not escape the sign-in limit", async () => {
   const s = await served({ AUTH_RATE_PER_MIN: "4" });
   try {
+    await awayFromMinuteEnd(); // the limit counts per UTC minute: the attempts below must fall in one
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) {
       // Another account each time too, so that only the address can be what is limited.
@@ -90,6 +92,7 @@ Deno.test("rotating the Host header or X-Forwarded-For does not escape the sign-
 Deno.test("rotating the Host header does not escape the admin login limit", async () => {
   const s = await served({ AUTH_RATE_PER_MIN: "4" });
   try {
+    await awayFromMinuteEnd(); // the limit counts per UTC minute: the attempts below must fall in one
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await s.send("/v1/admin/login", HOSTS[i]!, {
@@ -115,6 +118,7 @@ Deno.test("behind a trusted proxy: each client has its own limit, and an account
       "x-forwarded-for": from,
     });
   try {
+    await awayFromMinuteEnd(); // the limit counts per UTC minute: the attempts below must fall in one
     const signup = await s.send("/v1/auth/signup", "localhost", {
       email: "ada@example.com",
       password: "plum-orchard-42",
@@ -154,6 +158,7 @@ Deno.test("invoke's per-client limit keys on the client address: X-Forwarded-For
         json: { name: "hi", runtime: "deno", code: "export default () => new Response('hi')" },
       });
       assertEquals(deployed.status, 201, await deployed.text());
+      await awayFromMinuteEnd(); // the limit counts per UTC minute: the calls below must fall in one
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
         const res = await s.send("/v1/functions/hi/invoke", HOSTS[i]!, {}, {

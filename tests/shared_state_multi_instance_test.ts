@@ -1,7 +1,9 @@
 import { setPlan } from "../services/functions/quota.ts";
 import { assert, assertEquals } from "./assert.ts";
 import {
+  awayFromMinuteEnd,
   type ChildPlatform,
+  inOneMinute,
   type Json,
   json,
   makeSandbox,
@@ -19,15 +21,31 @@ import { WsClient } from "./realtime_client.ts";
 
 const LIMIT = 6;
 const QUOTA = 3;
+const AUTH_LIMIT = 5;
+const AI_USER_LIMIT = 3;
 
-/** Waits for the next minute when the current one ends within 15 s: the rate limit counts per UTC minute. */
-async function awayFromMinuteEnd(): Promise<void> {
-  const left = 60_000 - Date.now() % 60_000;
-  if (left < 15_000) await new Promise((r) => setTimeout(r, left + 100));
+/** How many of `statuses` are `ok`, checked against a shared limit: at least `limit`, and at most one more per
+ * other instance (each call is followed by its instance's flush); the last call on each instance is refused. */
+function assertSharedLimit(
+  statuses: number[],
+  ok: number,
+  refused: number,
+  limit: number,
+  instances: number,
+) {
+  const accepted = statuses.filter((s) => s === ok).length;
+  assert(accepted >= limit && accepted <= limit + instances - 1, `${accepted} calls accepted: ${statuses}`);
+  assertEquals(statuses.slice(0, limit), Array(limit).fill(ok), `${statuses}`);
+  assertEquals(statuses.slice(-instances), Array(instances).fill(refused), `${statuses}`);
 }
 
-Deno.test("instances sharing only PostgreSQL share invoke rate limits, quotas, logs and records", async (t) => {
-  const a = await startPlatform({ INVOKE_RATE_PER_MIN: String(LIMIT), FUNCTIONS_LOG_LINES: "10" });
+Deno.test("instances sharing only PostgreSQL share rate limits, quotas, AI tickets, logs and records", async (t) => {
+  const a = await startPlatform({
+    INVOKE_RATE_PER_MIN: String(LIMIT),
+    FUNCTIONS_LOG_LINES: "10",
+    AUTH_RATE_PER_MIN: String(AUTH_LIMIT),
+    AI_USER_RATE_PER_MIN: String(AI_USER_LIMIT),
+  });
   const bSandbox = serverUrl ? await ownDataDir(a.sandbox) : null;
   const b: TestPlatform = bSandbox ? await startPlatform({}, { sandbox: bSandbox }) : a;
   const instances = serverUrl ? [a, b] : [a];
@@ -65,13 +83,7 @@ Deno.test("instances sharing only PostgreSQL share invoke rate limits, quotas, l
         // the docs is then exactly one call per other instance.
         await p.platform.functions.rateLimit.flush();
       }
-      const accepted = statuses.filter((s) => s === 200).length;
-      assert(
-        accepted >= LIMIT && accepted <= LIMIT + instances.length - 1,
-        `${accepted} calls accepted: ${statuses}`,
-      );
-      assertEquals(statuses.slice(0, LIMIT), Array(LIMIT).fill(200));
-      assertEquals(statuses.slice(-instances.length), Array(instances.length).fill(429), `${statuses}`);
+      assertSharedLimit(statuses, 200, 429, LIMIT, instances.length);
     });
 
     await t.step("the monthly quota is one count for every instance", async () => {
@@ -126,6 +138,99 @@ Deno.test("instances sharing only PostgreSQL share invoke rate limits, quotas, l
         assertEquals(stats.status, 200);
         assertEquals(stats.body.data.count, expected);
       }
+    });
+
+    await t.step(
+      "an AI ticket minted through one instance is spent and revoked on every instance",
+      async () => {
+        const minted = await json(await call(a, "POST", "/v1/ai/default/session", { budget: 1000 }));
+        assertEquals(minted.status, 200);
+        const ticket = minted.body.data.ticket;
+        const embed = async (p: TestPlatform) =>
+          await json(
+            await p.fetch("/v1/ai/session/embed", {
+              method: "POST",
+              headers: { authorization: `Bearer ${ticket}` },
+              json: { input: "hello" },
+            }),
+          );
+        const left: number[] = [];
+        for (const p of [b, a, b]) {
+          const res = await embed(p);
+          assertEquals(res.status, 200);
+          left.push(res.body.data.budget_remaining);
+        }
+        // One budget, debited by whichever instance takes the call: it only goes down.
+        assert(left[0]! < 1000 && left[1]! < left[0]! && left[2]! < left[1]!, `${left}`);
+        const revoked = await json(
+          await b.fetch("/v1/ai/session", {
+            method: "DELETE",
+            headers: { authorization: `Bearer ${ticket}` },
+          }),
+        );
+        assertEquals(revoked.status, 200);
+        for (const p of instances) {
+          const res = await embed(p);
+          assertEquals([res.status, res.body.error.code], [401, "INVALID_TOKEN"]);
+        }
+      },
+    );
+
+    await t.step("the AI per-user rate counts a user's calls made on every instance", async () => {
+      const signup = await json(
+        await a.fetch("/v1/auth/signup", {
+          method: "POST",
+          headers: { apikey: a.publicKey },
+          json: { email: "limited@example.com", password: "password-1234" },
+        }),
+      );
+      assertEquals(signup.status, 200);
+      const headers = {
+        apikey: a.publicKey,
+        authorization: `Bearer ${signup.body.data.session.access_token}`,
+      };
+      const statuses = await inOneMinute(async () => {
+        const statuses: number[] = [];
+        for (let i = 0; i < AI_USER_LIMIT + 2 * instances.length - 1; i++) {
+          const p = instances[i % instances.length]!;
+          const res = await json(
+            await p.fetch("/v1/ai/embeddings", { method: "POST", headers, json: { input: "hi" } }),
+          );
+          statuses.push(res.status);
+          if (res.status === 429) assertEquals(res.body.error.code, "rate_limit_exceeded");
+          await p.platform.ai.userLimit.flush();
+        }
+        return statuses;
+      });
+      assertSharedLimit(statuses, 200, 429, AI_USER_LIMIT, instances.length);
+    });
+
+    await t.step("the password attempt limit counts attempts made on every instance", async () => {
+      const { statuses, left } = await inOneMinute(async () => {
+        // In-process calls have one client address: the sign-up above counts too when it fell in this minute.
+        for (const p of instances) await p.platform.authLimit.flush();
+        const [row] = await a.platform.dbs.control.query<{ count: string | number }>(
+          `select count from platform.invoke_rate_windows
+           where key = 'password:unknown' and window_start = date_trunc('minute', now())`,
+        );
+        const left = AUTH_LIMIT - Number(row?.count ?? 0);
+        const statuses: number[] = [];
+        for (let i = 0; i < left + 2 * instances.length - 1; i++) {
+          const p = instances[i % instances.length]!;
+          const res = await json(
+            await p.fetch("/v1/admin/login", {
+              method: "POST",
+              json: { email: "admin@example.com", password: "not-the-password" },
+            }),
+          );
+          statuses.push(res.status);
+          if (res.status === 429) assertEquals(res.body.error.code, "rate_limit_exceeded");
+          await p.platform.authLimit.flush();
+        }
+        return { statuses, left };
+      });
+      assert(left > 0, `${left}`);
+      assertSharedLimit(statuses, 401, 429, left, instances.length);
     });
   } finally {
     if (b !== a) await b.close();

@@ -3,7 +3,7 @@
  * mount (reserved headers, the console's cookie, oversize bodies, paths that try to leave the function).
  */
 import { assert, assertEquals } from "./assert.ts";
-import { json, startPlatform } from "./harness.ts";
+import { awayFromMinuteEnd, json, startPlatform } from "./harness.ts";
 import { setUpSupabaseApp } from "./supabase_js_fixture.ts";
 
 Deno.test("GoTrue errors: legacy shape, 2024-01-01 shape, and no internals", async () => {
@@ -231,6 +231,7 @@ Deno.test("both mounts serve the project the host selects, and never another's",
 Deno.test("GoTrue mount: the password-work rate limit of /v1/auth, in GoTrue's shape", async () => {
   const p = await startPlatform({ AUTH_RATE_PER_MIN: "2" });
   try {
+    await awayFromMinuteEnd(); // the limit counts per UTC minute: the attempts below must fall in one
     const headers = { apikey: p.publicKey, authorization: `Bearer ${p.publicKey}` };
     const attempt = () =>
       p.fetch("/auth/v1/token?grant_type=password", {

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { Cidr } from "../../lib/ip.ts";
 import { errors } from "../../lib/errors.ts";
-import type { Take, TokenBucket } from "../../lib/token_bucket.ts";
+import type { SharedRateLimit, Take } from "../../services/limits/rate_limit.ts";
 import type { AppEnv, EdgeEnv } from "../env.ts";
 import { clientAddress as addressOf, parseTrustedProxies } from "../../lib/client_address.ts";
 
@@ -34,10 +34,10 @@ function refuse(taken: Take): void {
   }
 }
 
-/** Answers 429 `rate_limit_exceeded` with `Retry-After` once a client has used the tokens of its bucket. */
-export function rateLimit(bucketOf: (c: Context<AppEnv>) => TokenBucket, scope: string) {
+/** Answers 429 `rate_limit_exceeded` with `Retry-After` once a client has used its actions of the minute. */
+export function rateLimit(limitOf: (c: Context<AppEnv>) => SharedRateLimit, scope: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    refuse(bucketOf(c).take(`${scope}:${clientAddress(c)}`));
+    refuse(limitOf(c).take(`${scope}:${clientAddress(c)}`));
     await next();
   });
 }
@@ -46,7 +46,7 @@ export function rateLimit(bucketOf: (c: Context<AppEnv>) => TokenBucket, scope: 
 export const passwordRateLimit = rateLimit((c) => c.env.platform.authLimit, "password");
 
 /**
- * Takes one attempt of {@linkcode passwordRateLimit}'s bucket (the same key): for the console's sign-in form,
+ * Takes one attempt of {@linkcode passwordRateLimit}'s limit (the same key): for the console's sign-in form,
  * which renders its refusal as a page rather than the envelope.
  */
 export function takePasswordAttempt(c: Context<AppEnv>): void {
@@ -62,10 +62,10 @@ export async function accountLimited<T>(
   account: string,
   attempt: () => Promise<T>,
 ): Promise<T> {
-  const bucket = c.env.platform.authLimit;
+  const limit = c.env.platform.authLimit;
   const key = `account:${account.toLowerCase()}`;
-  refuse(bucket.take(key));
+  refuse(limit.take(key));
   const result = await attempt();
-  bucket.giveBack(key);
+  limit.giveBack(key);
   return result;
 }

@@ -26,7 +26,7 @@ export class AiGateway {
   /** Session mints with the public key, per project and client address (or user) a minute. */
   readonly mintLimit: UserLimit;
 
-  constructor(readonly config: Config, readonly dbs: Databases, readonly kv: Deno.Kv) {
+  constructor(readonly config: Config, readonly dbs: Databases) {
     this.providers = new Providers(providerConfigs(config), {
       timeoutMs: config.AI_TIMEOUT_MS,
       maxRetries: config.AI_MAX_RETRIES,
@@ -59,16 +59,26 @@ export class AiGateway {
       timeoutMs: config.AI_SQL_TIMEOUT_MS,
       maxCost: config.AI_SQL_MAX_COST,
     });
-    this.userLimit = new UserLimit(config.AI_USER_RATE_PER_MIN);
-    this.mintLimit = new UserLimit(config.AI_SESSION_MINT_PER_MIN, "AI session mints");
-    this.sessions = new AiSessions(kv, {
+    this.userLimit = new UserLimit(dbs.control, {
+      perMinute: config.AI_USER_RATE_PER_MIN,
+      scope: "ai_user",
+      what: "AI calls",
+    });
+    this.mintLimit = new UserLimit(dbs.control, {
+      perMinute: config.AI_SESSION_MINT_PER_MIN,
+      scope: "ai_mint",
+      what: "AI session mints",
+    });
+    this.sessions = new AiSessions(dbs.control, {
       ttlSecs: config.AI_SESSION_TTL_SECS,
       budget: config.AI_SESSION_BUDGET,
     });
   }
 
-  /** Waits for background writes (usage counters). */
+  /** Waits for background writes (usage counters, rate limit counts). */
   async close(): Promise<void> {
     await this.usage.flush();
+    await this.userLimit.close();
+    await this.mintLimit.close();
   }
 }

@@ -1,5 +1,8 @@
+import type { Db } from "../../db/driver.ts";
 import { randomToken, sha256Hex } from "../../lib/crypto.ts";
 import { errors } from "../../lib/errors.ts";
+import { describeError, log } from "../../lib/log.ts";
+import { type AiSessionRow, sessionStore } from "./store.ts";
 
 /** Options of {@linkcode AiSessions}. */
 export interface AiSessionsOptions {
@@ -7,17 +10,6 @@ export interface AiSessionsOptions {
   ttlSecs: number;
   /** Tokens a ticket may spend by default (`AI_SESSION_BUDGET`). */
   budget: number;
-}
-
-/** A session as stored in KV, under the SHA-256 of its ticket. */
-export interface AiSession {
-  project: string;
-  /** Tokens not yet spent nor reserved by a call in flight. */
-  budget_remaining: number;
-  /** Tokens reserved by calls in flight (absent: none). */
-  held?: number;
-  /** Epoch milliseconds. */
-  expires_at: number;
 }
 
 /** What minting a session answers. */
@@ -30,6 +22,8 @@ export interface MintedSession {
 /** A reservation taken before a call, settled after it with the tokens really used. */
 export interface Reservation {
   ticketHash: string;
+  /** The project of the ticket. */
+  project: string;
   /** Tokens the call may spend at most: it must be bounded to them. */
   reserved: number;
 }
@@ -49,17 +43,16 @@ export const quotaExceeded = (message = "AI session budget is spent: mint a new 
 const invalid = () => errors.invalidToken("AI session ticket is invalid or expired");
 
 /**
- * AiSessions mints short-lived tickets with a token budget and debits them atomically in
- * Deno KV: every change is a compare-and-set on the session's versionstamp, retried on conflict, so two
- * instances or two concurrent calls never spend the same tokens twice. A call reserves tokens before it
- * runs (and is bounded to it) and settles after with what it used; a spent budget is 403 QUOTA_EXCEEDED.
+ * AiSessions mints short-lived tickets with a token budget and debits them in the control database
+ * (`platform.ai_sessions`), the state of record of every instance: each change locks the session's row for one
+ * transaction, so two instances or two concurrent calls never spend the same tokens twice, and a ticket that is
+ * revoked or expired stops working on every instance at once. A call reserves tokens before it runs (and is
+ * bounded to it) and settles after with what it used; a spent budget is 403 QUOTA_EXCEEDED.
  */
 export class AiSessions {
-  constructor(private readonly kv: Deno.Kv, private readonly options: AiSessionsOptions) {}
+  private prunedAt = 0;
 
-  private key(hash: string): Deno.KvKey {
-    return ["ai_session", hash];
-  }
+  constructor(private readonly control: Db, private readonly options: AiSessionsOptions) {}
 
   /** Mints a ticket for `project`. */
   async create(
@@ -67,59 +60,45 @@ export class AiSessions {
     overrides: { budget?: number; ttlSecs?: number } = {},
   ): Promise<MintedSession> {
     const ticket = `${TICKET_PREFIX}${randomToken(32)}`;
-    const ttlMs = (overrides.ttlSecs ?? this.options.ttlSecs) * 1000;
-    const session: AiSession = {
-      project,
-      budget_remaining: overrides.budget ?? this.options.budget,
-      expires_at: Date.now() + ttlMs,
-    };
-    await this.kv.set(this.key(await sha256Hex(ticket)), session, { expireIn: ttlMs });
-    return {
-      ticket,
-      expires_at: new Date(session.expires_at).toISOString(),
-      budget_remaining: session.budget_remaining,
-    };
+    const expiresAt = new Date(Date.now() + (overrides.ttlSecs ?? this.options.ttlSecs) * 1000);
+    const budget = overrides.budget ?? this.options.budget;
+    await sessionStore.insert(this.control, await sha256Hex(ticket), project, budget, expiresAt);
+    await this.prune();
+    return { ticket, expires_at: expiresAt.toISOString(), budget_remaining: budget };
   }
 
-  /** The live session of a ticket; 401 INVALID_TOKEN when unknown or expired. */
-  async get(ticket: string): Promise<{ hash: string; session: AiSession }> {
+  /** The hash a ticket is stored under; 401 INVALID_TOKEN when it cannot be a ticket. */
+  private async hashOf(ticket: string): Promise<string> {
     if (!ticket.startsWith(TICKET_PREFIX) || ticket.length > 200) throw invalid();
-    const hash = await sha256Hex(ticket);
-    const entry = await this.kv.get<AiSession>(this.key(hash));
-    if (!entry.value || entry.value.expires_at <= Date.now()) throw invalid();
-    return { hash, session: entry.value };
+    return await sha256Hex(ticket);
   }
 
-  /** Applies `change` to the remaining budget atomically; `change` returns the new budget and a result. */
+  /** Applies `change` to a live session in one transaction; 401 INVALID_TOKEN when it is gone or expired. */
   private async update<T>(
     hash: string,
-    change: (s: AiSession) => { budget: number; held: number; result: T },
+    change: (s: AiSessionRow) => { budget: number; held: number; result: T },
   ): Promise<T> {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const entry = await this.kv.get<AiSession>(this.key(hash));
-      const s = entry.value;
-      if (!s || s.expires_at <= Date.now()) throw invalid();
+    return await this.control.transaction(async (tx) => {
+      const s = await sessionStore.lockLive(tx, hash);
+      if (!s) throw invalid();
       const { budget, held, result } = change(s);
-      const next: AiSession = { ...s, budget_remaining: budget, held };
-      const ok = await this.kv.atomic()
-        .check(entry)
-        .set(this.key(hash), next, { expireIn: Math.max(1, s.expires_at - Date.now()) })
-        .commit();
-      if (ok.ok) return result;
-    }
-    throw errors.unavailable("AI session is too busy: retry");
+      await sessionStore.setBudget(tx, hash, budget, held);
+      return result;
+    });
   }
 
   /**
-   * Reserves what a call may spend: `want` at most, or all that is left when that is less, but never less
-   * than `need`. Refused with 403 QUOTA_EXCEEDED when the budget cannot cover `need`, or 429 (retry) when it
-   * could once the calls in flight holding part of it settle.
+   * Reserves what a call with `ticket` may spend: `want` at most, or all that is left when that is less, but
+   * never less than `need`. 401 INVALID_TOKEN for a ticket unknown, revoked or expired; 403 QUOTA_EXCEEDED when
+   * the budget cannot cover `need`, or 429 (retry) when it could once the calls in flight holding part of it
+   * settle.
    */
-  async reserve(hash: string, ask: ReservationRequest): Promise<Reservation> {
+  async reserve(ticket: string, ask: ReservationRequest): Promise<Reservation> {
+    const hash = await this.hashOf(ticket);
     const need = Math.max(1, Math.ceil(ask.need));
-    const reserved = await this.update(hash, (s) => {
+    return await this.update(hash, (s) => {
       const left = s.budget_remaining;
-      const held = s.held ?? 0;
+      const held = s.held;
       if (left < need) {
         if (left <= 0 && held <= 0) throw quotaExceeded();
         if (held > 0 && left + held >= need) {
@@ -135,9 +114,12 @@ export class AiSessions {
         );
       }
       const take = Math.min(left, Math.max(need, Math.ceil(ask.want)));
-      return { budget: left - take, held: held + take, result: take };
+      return {
+        budget: left - take,
+        held: held + take,
+        result: { ticketHash: hash, project: s.project_ref, reserved: take },
+      };
     });
-    return { ticketHash: hash, reserved };
   }
 
   /**
@@ -147,7 +129,22 @@ export class AiSessions {
   async settle(r: Reservation, used: number): Promise<number> {
     return await this.update(r.ticketHash, (s) => {
       const budget = Math.max(0, s.budget_remaining + r.reserved - Math.max(0, Math.ceil(used)));
-      return { budget, held: Math.max(0, (s.held ?? 0) - r.reserved), result: budget };
+      return { budget, held: Math.max(0, s.held - r.reserved), result: budget };
     });
+  }
+
+  /** Revokes `ticket` on every instance; 401 INVALID_TOKEN when it is unknown or already gone. */
+  async revoke(ticket: string): Promise<void> {
+    if (!await sessionStore.delete(this.control, await this.hashOf(ticket))) throw invalid();
+  }
+
+  /** Deletes the sessions that have expired, at most once a minute. */
+  private async prune(): Promise<void> {
+    const now = Date.now();
+    if (now - this.prunedAt < 60_000) return;
+    this.prunedAt = now;
+    await sessionStore.prune(this.control, new Date(now)).catch((err) =>
+      log.warn("cannot delete expired AI sessions", { cause: describeError(err) })
+    );
   }
 }

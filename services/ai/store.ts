@@ -413,3 +413,75 @@ export const nl2sqlStore = {
     return [...await tx.query(wrapped, [limit])];
   },
 };
+
+/** A row of `platform.ai_sessions` in the control database. */
+export interface AiSessionRow {
+  project_ref: string;
+  budget_remaining: number;
+  held: number;
+  expires_at: Date;
+}
+
+/** The SQL of AI session tickets, in the control database (the state of record for every instance). */
+export const sessionStore = {
+  /** Stores a new session under its ticket's hash. */
+  async insert(
+    control: Queryable,
+    hash: string,
+    project: string,
+    budget: number,
+    expiresAt: Date,
+  ): Promise<void> {
+    await control.query(
+      `insert into platform.ai_sessions (ticket_hash, project_ref, budget_remaining, expires_at)
+       values ($1, $2, $3, $4::timestamptz)`,
+      [hash, project, budget, expiresAt.toISOString()],
+    );
+  },
+
+  /** The live session of a hash, locked for the transaction `tx`; null when unknown, revoked or expired. */
+  async lockLive(tx: Queryable, hash: string): Promise<AiSessionRow | null> {
+    const [row] = await tx.query<
+      { project_ref: string; budget_remaining: string; held: string; expires_at: Date | string }
+    >(
+      `select project_ref, budget_remaining::text, held::text, expires_at from platform.ai_sessions
+       where ticket_hash = $1 and expires_at > now() for update`,
+      [hash],
+    );
+    return row
+      ? {
+        project_ref: row.project_ref,
+        budget_remaining: Number(row.budget_remaining),
+        held: Number(row.held),
+        expires_at: new Date(row.expires_at),
+      }
+      : null;
+  },
+
+  /** Sets the budget and the held tokens of a session. */
+  async setBudget(tx: Queryable, hash: string, budget: number, held: number): Promise<void> {
+    await tx.query(
+      "update platform.ai_sessions set budget_remaining = $2, held = $3 where ticket_hash = $1",
+      [
+        hash,
+        budget,
+        held,
+      ],
+    );
+  },
+
+  /** Deletes a session; true when there was one. */
+  async delete(control: Queryable, hash: string): Promise<boolean> {
+    const rows = await control.query("delete from platform.ai_sessions where ticket_hash = $1 returning 1", [
+      hash,
+    ]);
+    return rows.length > 0;
+  },
+
+  /** Deletes the sessions that expired before `before`. */
+  async prune(control: Queryable, before: Date): Promise<void> {
+    await control.query("delete from platform.ai_sessions where expires_at < $1::timestamptz", [
+      before.toISOString(),
+    ]);
+  },
+};

@@ -1,33 +1,56 @@
+import type { Queryable } from "../../db/driver.ts";
 import { errors } from "../../lib/errors.ts";
+import { SharedRateLimit } from "../limits/rate_limit.ts";
+
+/** Options of a {@linkcode UserLimit}. */
+export interface UserLimitOptions {
+  /** Calls per project and caller per UTC minute across every instance; 0 for no limit. */
+  perMinute: number;
+  /** The scope of its counts in the shared table, and its name in the log. */
+  scope: string;
+  /** What is counted, in the refusal's words ("AI calls"). */
+  what: string;
+  /** How often the counts are added to the shared ones (ms); tests flush by hand. */
+  flushMs?: number;
+}
 
 /**
- * UserLimit caps the AI calls of each signed-in user per project and minute (`AI_USER_RATE_PER_MIN`), in a
- * fixed window kept in memory, so that one user of a project cannot spend the project's provider quota.
- * service_role and admin are not limited; anon goes through budgeted session tickets.
+ * UserLimit caps the AI calls of each caller (a signed-in user, or a client address) per project and UTC
+ * minute, across every instance that shares the control database ({@linkcode SharedRateLimit}), so that one
+ * user of a project cannot spend the project's provider quota. service_role and admin are not limited; anon
+ * goes through budgeted session tickets.
  */
 export class UserLimit {
-  private windows = new Map<string, { start: number; count: number }>();
+  private readonly shared: SharedRateLimit | null;
 
-  constructor(private readonly perMinute: number, private readonly what = "AI calls") {}
+  constructor(control: Queryable, private readonly options: UserLimitOptions) {
+    this.shared = options.perMinute > 0
+      ? new SharedRateLimit(control, {
+        perMinute: options.perMinute,
+        name: options.scope,
+        flushMs: options.flushMs,
+      })
+      : null;
+  }
 
   /** Counts one call of `user` in `project`; 429 rate_limit_exceeded with Retry-After past the limit. */
   take(project: string, user: string, now = Date.now()): void {
-    if (this.perMinute <= 0) return;
-    const key = `${project}\u0000${user}`;
-    let w = this.windows.get(key);
-    if (!w || now - w.start >= 60_000) {
-      if (this.windows.size > 100_000) this.sweep(now);
-      w = { start: now, count: 0 };
-      this.windows.set(key, w);
+    const taken = this.shared?.take(`${this.options.scope}:${project}\u0000${user}`, now);
+    if (taken && !taken.ok) {
+      throw errors.rateLimited(
+        `Too many ${this.options.what}: at most ${this.options.perMinute} a minute`,
+        taken.retryAfterSeconds,
+      );
     }
-    if (w.count >= this.perMinute) {
-      const retry = Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
-      throw errors.rateLimited(`Too many ${this.what}: at most ${this.perMinute} a minute`, retry);
-    }
-    w.count++;
   }
 
-  private sweep(now: number): void {
-    for (const [k, w] of this.windows) if (now - w.start >= 60_000) this.windows.delete(k);
+  /** Adds this instance's counts to the shared ones. */
+  async flush(): Promise<void> {
+    await this.shared?.flush();
+  }
+
+  /** Stops the timer and stores what is pending. */
+  async close(): Promise<void> {
+    await this.shared?.close();
   }
 }

@@ -13,7 +13,7 @@ import type { FunctionService } from "./functions.ts";
 import type { InvocationRecorder } from "./invocations.ts";
 import type { FunctionLogs } from "./logs.ts";
 import type { InvocationQuota } from "./quota.ts";
-import type { InvokeRateLimit } from "./invoke_rate.ts";
+import type { SharedRateLimit } from "../limits/rate_limit.ts";
 
 /** The body of POST /v1/functions/{name}/invoke (docs/functions.md). */
 export interface InvokeInput {
@@ -94,7 +94,7 @@ export interface InvokerDeps {
   recorder: InvocationRecorder;
   quota: InvocationQuota;
   /** Per-client calls per minute of each function (INVOKE_RATE_PER_MIN). */
-  rateLimit: InvokeRateLimit;
+  rateLimit: SharedRateLimit;
 }
 
 /**

@@ -9,7 +9,7 @@ import { InvocationRecorder } from "./invocations.ts";
 import { Invoker } from "./invoke.ts";
 import { FunctionLogs } from "./logs.ts";
 import { InvocationQuota } from "./quota.ts";
-import { InvokeRateLimit } from "./invoke_rate.ts";
+import { SharedRateLimit } from "../limits/rate_limit.ts";
 
 /** The edge functions area: storage, runtime, invoke, logs, records. */
 export interface FunctionsArea {
@@ -19,7 +19,7 @@ export interface FunctionsArea {
   logs: FunctionLogs;
   recorder: InvocationRecorder;
   quota: InvocationQuota;
-  rateLimit: InvokeRateLimit;
+  rateLimit: SharedRateLimit;
   /**
    * Records the port the platform really listens on (PORT=0 picks one at start), so that hosts started from
    * now on deny it too wherever the operator opened a private address.
@@ -76,7 +76,10 @@ export async function openFunctions(
   const recorder = new InvocationRecorder(deps.dbs);
   // Kept in the control database, so that instances sharing only PostgreSQL share them.
   const quota = new InvocationQuota(deps.dbs.control, config.PLAN_INVOCATIONS_PER_MONTH);
-  const rateLimit = new InvokeRateLimit(deps.dbs.control, { perMinute: config.INVOKE_RATE_PER_MIN });
+  const rateLimit = new SharedRateLimit(deps.dbs.control, {
+    perMinute: config.INVOKE_RATE_PER_MIN,
+    name: "invoke",
+  });
   const invoker = new Invoker({
     functions: service,
     runtime,

@@ -177,6 +177,12 @@ export class RealtimeService {
       protocol,
       closed: false,
     };
+    if (this.closing) {
+      // Stopping: the client is told as those already connected were, and reconnects to another instance.
+      conn.closed = true;
+      sink.close(CLOSE.shutdown, "server shutting down");
+      return conn;
+    }
     this.connections.add(conn);
     return conn;
   }
@@ -616,7 +622,9 @@ export class RealtimeService {
 
   /** Subscribes a connection that cannot send messages (SSE) to one channel. */
   async subscribeStream(conn: Connection, sub: SseSubscription): Promise<void> {
+    if (conn.closed) return;
     const hub = await this.hub(conn.project.ref);
+    if (conn.closed) return;
     hub.subscribe(conn, {
       channel: sub.channel,
       changes: sub.changes,

@@ -26,14 +26,22 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 
 /** Readiness of the platform's parts: the control database, every embedded database and Deno KV. */
 export class HealthService {
+  private draining = false;
+
   constructor(
     private readonly dbs: Databases,
     private readonly kv: Deno.Kv,
     private readonly vectorSearch?: () => Promise<VectorSearch>,
   ) {}
 
-  /** Resolves when every part answers; throws 503 naming the first that does not. */
+  /** From now on readiness answers 503: the process is stopping, and a load balancer should stop sending. */
+  drain(): void {
+    this.draining = true;
+  }
+
+  /** Resolves when every part answers; throws 503 naming the first that does not, or when draining. */
   async ready(): Promise<Readiness> {
+    if (this.draining) throw errors.unavailable("The platform is shutting down");
     try {
       await within(this.dbs.control.query("select 1"), READY_TIMEOUT_MS);
     } catch (err) {

@@ -1,17 +1,22 @@
 import type { Queryable } from "../../db/driver.ts";
-import type { Take } from "../../lib/token_bucket.ts";
 import { describeError, log } from "../../lib/log.ts";
 import { rateStore } from "./store.ts";
 
 const WINDOW_MS = 60_000;
 const FLUSH_MS = 250;
 const PRUNE_EVERY_MS = 60_000;
+
+/** The answer of {@linkcode SharedRateLimit.take}. */
+export type Take = { ok: true } | { ok: false; retryAfterSeconds: number };
+
 const TAKEN: Take = Object.freeze({ ok: true });
 
-/** Options of an {@linkcode InvokeRateLimit}. */
-export interface InvokeRateOptions {
-  /** Calls per key per UTC minute, across every instance. */
+/** Options of a {@linkcode SharedRateLimit}. */
+export interface SharedRateLimitOptions {
+  /** Actions per key per UTC minute, across every instance. */
   perMinute: number;
+  /** What the limit is called in the log when its counts cannot be stored. */
+  name: string;
   /** Keys tracked at most; the oldest is forgotten first. */
   maxKeys?: number;
   /** How often the counts are added to the shared ones (ms). */
@@ -22,46 +27,55 @@ export interface InvokeRateOptions {
 interface Window {
   start: number;
   shared: number; // the total of every instance as of this instance's last flush of the key
-  pending: number; // taken here since
+  flushing: number; // taken here and being added to the shared count by the flush in flight
+  pending: number; // taken here since (less what was given back: may be negative)
 }
 
 /**
- * InvokeRateLimit limits the calls per key (project, function, client) per UTC minute across every instance
- * that shares the control database: a fixed window whose check is made in memory, and whose counts are added
- * to `platform.invoke_rate_windows` every 250 ms with one upsert that returns the totals of every instance.
- * Counts only grow within a minute, so a refusal is never wrong; an instance may accept, above the limit, the
- * calls it takes for a key in one flush window before it learns the others' counts.
+ * SharedRateLimit limits an action per key per UTC minute across every instance that shares the control
+ * database: a fixed window whose check is made in memory, and whose counts are added to
+ * `platform.invoke_rate_windows` every 250 ms with one upsert that returns the totals of every instance. An
+ * instance refuses only once the shared count it knows has reached the limit, so a refusal is never early; it
+ * may accept, above the limit, the actions it takes for a key in one flush window before it learns the others'
+ * counts. Each limit keys its counts under a scope of its own (the invoke limit, the password limit, the AI
+ * gateway's), so they share the table and the engine but not the counts.
  */
-export class InvokeRateLimit {
+export class SharedRateLimit {
   private readonly windows = new Map<string, Window>();
   private readonly timer: ReturnType<typeof setInterval>;
   private flushing: Promise<void> | null = null;
   private prunedAt = 0;
 
-  constructor(private readonly control: Queryable, private readonly options: InvokeRateOptions) {
+  constructor(private readonly control: Queryable, private readonly options: SharedRateLimitOptions) {
     this.timer = setInterval(() => this.flush(), options.flushMs ?? FLUSH_MS);
   }
 
-  /** Takes one call for `key`, or says in how many seconds the next minute starts. */
+  /** Takes one action for `key`, or says in how many seconds the next minute starts. */
   take(key: string, now = Date.now()): Take {
     const start = now - now % WINDOW_MS;
     let w = this.windows.get(key);
     if (!w || w.start !== start) {
       if (w) this.windows.delete(key);
       else if (this.windows.size >= (this.options.maxKeys ?? 100_000)) this.evictOne();
-      w = { start, shared: 0, pending: 0 };
+      w = { start, shared: 0, flushing: 0, pending: 0 };
       this.windows.set(key, w);
     }
-    if (w.shared + w.pending >= this.options.perMinute) {
+    if (w.shared + w.flushing + w.pending >= this.options.perMinute) {
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000)) };
     }
     w.pending++;
     return TAKEN;
   }
 
+  /** Returns an action taken for `key` in the current minute: it turned out not to count (a successful sign-in). */
+  giveBack(key: string, now = Date.now()): void {
+    const w = this.windows.get(key);
+    if (w && w.start === now - now % WINDOW_MS) w.pending--;
+  }
+
   private evictOne(): void {
     for (const [key, w] of this.windows) {
-      if (w.pending === 0) {
+      if (w.pending === 0 && w.flushing === 0) {
         this.windows.delete(key);
         return;
       }
@@ -92,16 +106,29 @@ export class InvokeRateLimit {
       taken.push(w);
     }
     if (keys.length === 0) return;
-    for (let i = 0; i < taken.length; i++) taken[i]!.pending -= counts[i]!;
+    // While the upsert runs, its counts are still counted here: a take meanwhile sees them.
+    for (let i = 0; i < taken.length; i++) {
+      taken[i]!.pending -= counts[i]!;
+      taken[i]!.flushing = counts[i]!;
+    }
     try {
       const totals = await rateStore.add(this.control, keys, starts, counts);
       for (const [k, total] of totals) {
+        // Flushes run one at a time: each total is newer than the last (lower only after a give-back).
         const w = taken[k - 1];
-        if (w) w.shared = Math.max(w.shared, total);
+        if (w) w.shared = total;
       }
+      for (const w of taken) w.flushing = 0;
     } catch (err) {
-      for (let i = 0; i < taken.length; i++) taken[i]!.pending += counts[i]!;
-      log.warn("cannot store invoke rate counts", { keys: keys.length, cause: describeError(err) });
+      for (let i = 0; i < taken.length; i++) {
+        taken[i]!.pending += counts[i]!;
+        taken[i]!.flushing = 0;
+      }
+      log.warn("cannot store rate limit counts", {
+        limit: this.options.name,
+        keys: keys.length,
+        cause: describeError(err),
+      });
       return;
     }
     await this.prune();
@@ -115,7 +142,10 @@ export class InvokeRateLimit {
     try {
       await rateStore.prune(this.control, new Date(now - now % WINDOW_MS - WINDOW_MS).toISOString());
     } catch (err) {
-      log.warn("cannot delete old invoke rate counts", { cause: describeError(err) });
+      log.warn("cannot delete old rate limit counts", {
+        limit: this.options.name,
+        cause: describeError(err),
+      });
     }
   }
 
