@@ -79,3 +79,30 @@ export async function threadCpuMs(pid: number): Promise<Map<string, number>> {
   }
   return out;
 }
+
+/** The webhook receiver of the notification benchmarks (bench/_receiver.ts), in its own process. */
+export interface Receiver {
+  /** Its origin, `http://127.0.0.1:<port>`. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts bench/_receiver.ts in a process of its own, as a real webhook endpoint runs. */
+export async function spawnReceiver(): Promise<Receiver> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", new URL("./_receiver.ts", import.meta.url).pathname],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const port = Number((await reader.read()).value?.trim());
+  reader.releaseLock();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.status;
+      await child.stdout.cancel().catch(() => {});
+    },
+  };
+}

@@ -22,7 +22,7 @@ import {
   serverUrl,
   spawnPlatform,
 } from "../tests/harness.ts";
-import { treeCpuMs } from "./_proc.ts";
+import { spawnReceiver, treeCpuMs } from "./_proc.ts";
 
 const JOBS = Number(Deno.env.get("BENCH_CLUSTER_JOBS") ?? 4000);
 const NOTIFICATIONS = Number(Deno.env.get("BENCH_CLUSTER_NOTIFICATIONS") ?? 2000);
@@ -205,14 +205,7 @@ async function measure(n: number, receiver: string): Promise<{ jobs: Burst; noti
 }
 
 // The receiver runs in its own process, as a real webhook endpoint would.
-const receiver = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--allow-net", new URL("./_receiver.ts", import.meta.url).pathname],
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
-const reader = receiver.stdout.pipeThrough(new TextDecoderStream()).getReader();
-const port = Number((await reader.read()).value?.trim());
-reader.releaseLock();
+const receiver = await spawnReceiver();
 
 try {
   const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
@@ -221,7 +214,7 @@ try {
       `${NOTIFICATIONS} webhooks per size, ${POSTERS} concurrent posters, round-robin)`,
   );
   const results = new Map<number, { jobs: Burst; notifications: Burst }>();
-  for (const n of SIZES) results.set(n, await measure(n, `http://127.0.0.1:${port}/hook`));
+  for (const n of SIZES) results.set(n, await measure(n, `${receiver.url}/hook`));
   const one = results.get(SIZES[0]!)!;
   for (const kind of ["jobs", "notifications"] as const) {
     console.log(`  ${kind}`);
@@ -246,7 +239,5 @@ try {
       "  needs instances on their own machines, with PostgreSQL the shared resource (its CPU per item above).",
   );
 } finally {
-  receiver.kill("SIGTERM");
-  await receiver.status;
-  await receiver.stdout.cancel().catch(() => {});
+  await receiver.stop();
 }

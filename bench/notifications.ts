@@ -22,7 +22,7 @@ import { closePlatform, openPlatform } from "../services/platform.ts";
 import type { Db } from "../db/driver.ts";
 import { makeSandbox } from "../tests/harness.ts";
 import { startWorkers } from "../workers/mod.ts";
-import { processCpuMs, threadCpuMs, treeCpuMs } from "./_proc.ts";
+import { processCpuMs, spawnReceiver, threadCpuMs, treeCpuMs } from "./_proc.ts";
 import { ceiling, ramp } from "./_ramp.ts";
 import { countRoundTrips } from "./_round_trips.ts";
 
@@ -36,15 +36,8 @@ const BOUND_MS = 50;
 const TARGET = 2000;
 
 // The receiver runs in its own process, as a real webhook endpoint would.
-const receiver = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--allow-net", new URL("./_receiver.ts", import.meta.url).pathname],
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
-const reader = receiver.stdout.pipeThrough(new TextDecoderStream()).getReader();
-const port = Number((await reader.read()).value?.trim());
-reader.releaseLock();
-const receiverUrl = `http://127.0.0.1:${port}`;
+const receiver = await spawnReceiver();
+const receiverUrl = receiver.url;
 const target = `${receiverUrl}/hook`;
 const received = async () => Number(await (await fetch(receiverUrl)).text());
 const loadAverage = async () => (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
@@ -238,8 +231,6 @@ try {
 } finally {
   await workers.stop();
   await closePlatform(platform);
-  receiver.kill("SIGTERM");
-  await receiver.status;
-  await receiver.stdout.cancel().catch(() => {});
+  await receiver.stop();
   await sandbox.destroy();
 }
