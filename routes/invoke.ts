@@ -132,14 +132,21 @@ function kindOf(type: string): BodyKind {
   return kind;
 }
 
+/** The last body found to be one JSON value: a function most often answers the same text call after call. */
+let lastJson: string | null = null;
+/** Longest body remembered as {@linkcode lastJson} (comparing a longer one costs as much as parsing it). */
+const MAX_REMEMBERED_JSON = 4096;
+
 /** True when `text` is one JSON value. */
 function isJson(text: string): boolean {
+  if (text === lastJson) return true;
   try {
     JSON.parse(text);
-    return true;
   } catch {
     return false;
   }
+  if (text.length <= MAX_REMEMBERED_JSON) lastJson = text;
+  return true;
 }
 
 /**
