@@ -301,9 +301,7 @@ export async function callFunction(
   const ctx = {
     ref: caller.project.ref,
     requestId,
-    clientId: caller.user
-      ? `user:${caller.user.sub}`
-      : `${caller.role}:${clientAddressOf(env, headers.get("x-forwarded-for") ?? undefined)}`,
+    clientId: caller.user ? `user:${caller.user.sub}` : `${caller.role}:${clientAddressOf(env, headers)}`,
     user: caller.user ? { ...caller.user } : undefined,
   };
   const invoker = platform.functions.invoker;
