@@ -23,8 +23,28 @@ export function clientAddress(
   forwardedFor: string | undefined,
   trusted: Cidr[],
 ): string {
-  let ip = peer === undefined ? null : parseIp(peer);
-  if (ip === null) return peer ?? "unknown";
+  if (peer === undefined) return "unknown";
+  // Without a forwarded address to weigh, the answer depends on the peer alone: remembered, since every
+  // request of a connection (and every connection of a client) asks it again.
+  if (forwardedFor === undefined || trusted.length === 0) {
+    let key = peerKeys.get(peer);
+    if (key === undefined) {
+      key = keyOf(peer, undefined, trusted);
+      if (peerKeys.size >= MAX_PEER_KEYS) peerKeys.clear();
+      peerKeys.set(peer, key);
+    }
+    return key;
+  }
+  return keyOf(peer, forwardedFor, trusted);
+}
+
+/** The keys of the peers seen lately (cleared whole when full: bounded whatever the peers). */
+const peerKeys = new Map<string, string>();
+const MAX_PEER_KEYS = 1024;
+
+function keyOf(peer: string, forwardedFor: string | undefined, trusted: Cidr[]): string {
+  let ip = parseIp(peer);
+  if (ip === null) return peer;
   if (forwardedFor !== undefined && trusted.length > 0) {
     const hops = forwardedFor.split(",").map((s) => s.trim());
     for (let i = hops.length - 1; i >= 0 && isTrusted(ip, trusted); i--) {

@@ -27,3 +27,16 @@ Deno.test("client address: the peer, unless a trusted proxy forwarded for someon
   }
   assertEquals(parseTrustedProxies("10.0.0.1, proxy.local"), null);
 });
+
+Deno.test("client address: a peer asked again, after many others, gets the same key", () => {
+  const none = parseTrustedProxies("")!;
+  // More peers than the remembered keys hold: each answer is still the peer's own.
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 3000; i++) {
+      const peer = `10.${i >> 8 & 255}.${i & 255}.${round + 1}`;
+      assertEquals(clientAddress(peer, undefined, none), peer);
+    }
+  }
+  assertEquals(clientAddress("2001:db8:1:2:aaaa::1", undefined, none), "2001:db8:1:2:0:0:0:0/64");
+  assertEquals(clientAddress("not an address", undefined, none), "not an address");
+});

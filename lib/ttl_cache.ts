@@ -33,6 +33,8 @@ export function jsonSize(value: unknown): number {
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, Entry<V>>();
   private totalBytes = 0;
+  /** The entry last set or read (with `maxBytes`): already the most recently used, it need not move. */
+  private newest: K | undefined;
 
   constructor(private readonly options: TtlCacheOptions<V>) {}
 
@@ -54,10 +56,11 @@ export class TtlCache<K, V> {
       this.remove(key, hit);
       return undefined;
     }
-    if (this.options.maxBytes !== undefined) {
-      // Most recently used last: eviction takes from the front.
+    if (this.options.maxBytes !== undefined && key !== this.newest) {
+      // Most recently used last: eviction takes from the front. A hot key read again and again moves once.
       this.entries.delete(key);
       this.entries.set(key, hit);
+      this.newest = key;
     }
     return hit.value;
   }
@@ -74,6 +77,7 @@ export class TtlCache<K, V> {
     }
     this.entries.set(key, { value, expires: Date.now() + Math.min(ttlMs, this.options.ttlMs), bytes });
     this.totalBytes += bytes;
+    this.newest = key;
   }
 
   /** Removes `key`. */
@@ -94,6 +98,7 @@ export class TtlCache<K, V> {
 
   private remove(key: K, entry: Entry<V>): void {
     this.entries.delete(key);
+    if (key === this.newest) this.newest = undefined;
     this.totalBytes -= entry.bytes;
   }
 }

@@ -30,6 +30,29 @@ Deno.test("ttl cache: the byte bound evicts the least recently used first", () =
   assertEquals(cache.bytes, 25);
 });
 
+Deno.test("ttl cache: a key read again and again stays the most recently used; the order follows every read", () => {
+  const cache = new TtlCache<string, string>({ ttlMs: 60_000, maxEntries: 100, maxBytes: 30 });
+  cache.set("a", "x".repeat(10));
+  cache.set("b", "x".repeat(10));
+  cache.get("a");
+  cache.get("a");
+  cache.get("b");
+  cache.get("a"); // a, then b: b goes first
+  cache.set("c", "x".repeat(10));
+  cache.set("d", "x".repeat(10));
+  assertEquals([cache.get("a")?.length, cache.get("b"), cache.get("c")?.length, cache.get("d")?.length], [
+    10,
+    undefined,
+    10,
+    10,
+  ]);
+  cache.delete("d");
+  cache.set("d", "x".repeat(10)); // d set again is the newest: a read of c moves c after it
+  cache.get("c");
+  cache.set("e", "x".repeat(10));
+  assertEquals([cache.get("a"), cache.get("c")?.length, cache.get("d")?.length], [undefined, 10, 10]);
+});
+
 Deno.test("ttl cache: a value larger than the byte bound is not kept, and one that fits alone clears the rest", () => {
   const cache = new TtlCache<string, string>({ ttlMs: 60_000, maxEntries: 100, maxBytes: 20 });
   cache.set("small", "x".repeat(5));

@@ -132,14 +132,56 @@ function kindOf(type: string): BodyKind {
   return kind;
 }
 
+/** The last body found to be one JSON value: a function most often answers the same text call after call. */
+let lastJson: string | null = null;
+/** Longest body remembered as {@linkcode lastJson} (comparing a longer one costs as much as parsing it). */
+const MAX_REMEMBERED_JSON = 4096;
+
 /** True when `text` is one JSON value. */
 function isJson(text: string): boolean {
+  if (text === lastJson) return true;
   try {
     JSON.parse(text);
-    return true;
   } catch {
     return false;
   }
+  if (text.length <= MAX_REMEMBERED_JSON) lastJson = text;
+  return true;
+}
+
+type HeaderList = InvokeResult["headers"];
+
+/** An answer's headers as the envelope gives them (JSON, repeated names joined) and its content type. */
+interface EnvelopeHeaders {
+  pairs: HeaderList;
+  json: string;
+  type: string;
+}
+
+/** The last headers seen: a function most often answers the same ones call after call. */
+let lastHeaders: EnvelopeHeaders | null = null;
+
+function samePairs(a: HeaderList, b: HeaderList): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i]![0] !== b[i]![0] || a[i]![1] !== b[i]![1]) return false;
+  }
+  return true;
+}
+
+function headersOf(pairs: HeaderList): EnvelopeHeaders {
+  if (lastHeaders !== null && samePairs(pairs, lastHeaders.pairs)) return lastHeaders;
+  // No prototype: a function's header may be named "constructor" or "__proto__".
+  const headers: Record<string, string> = Object.create(null);
+  for (const [name, value] of pairs) {
+    headers[name] = headers[name] ? `${headers[name]}, ${value}` : value;
+  }
+  const found = { pairs, json: JSON.stringify(headers), type: headers["content-type"] ?? "" };
+  // Kept when small (comparing long ones costs as much as building them); a copy, so that nothing changes it.
+  if (pairs.length <= 16 && found.json.length <= 2048) {
+    lastHeaders = { ...found, pairs: pairs.map(([name, value]) => [name, value]) };
+  }
+  return found;
 }
 
 /**
@@ -149,15 +191,11 @@ function isJson(text: string): boolean {
  * stringify per call), text as a string, other bytes as base64.
  */
 export function envelopeText(result: InvokeResult): string {
-  // No prototype: a function's header may be named "constructor" or "__proto__".
-  const headers: Record<string, string> = Object.create(null);
-  for (const [name, value] of result.headers) {
-    headers[name] = headers[name] ? `${headers[name]}, ${value}` : value;
-  }
+  const headers = headersOf(result.headers);
   let body = "null";
   let encoding = "";
   if (result.body.byteLength > 0) {
-    const kind = kindOf(headers["content-type"] ?? "");
+    const kind = kindOf(headers.type);
     let text: string | null = null;
     if (kind !== "bytes") {
       try {
@@ -171,7 +209,7 @@ export function envelopeText(result: InvokeResult): string {
       encoding = ',"body_encoding":"base64"';
     } else body = kind === "json" && isJson(text) ? text : JSON.stringify(text);
   }
-  const data = `"status":${result.status},"headers":${JSON.stringify(headers)},"body":${body}${encoding},` +
+  const data = `"status":${result.status},"headers":${headers.json},"body":${body}${encoding},` +
     `"logs":${JSON.stringify(result.logs)},"duration_ms":${result.duration_ms}`;
   return `{"data":{${data}},"meta":null}`;
 }
@@ -294,9 +332,7 @@ export async function callFunction(
   const ctx = {
     ref: caller.project.ref,
     requestId,
-    clientId: caller.user
-      ? `user:${caller.user.sub}`
-      : `${caller.role}:${clientAddressOf(env, headers.get("x-forwarded-for") ?? undefined)}`,
+    clientId: caller.user ? `user:${caller.user.sub}` : `${caller.role}:${clientAddressOf(env, headers)}`,
     user: caller.user ? { ...caller.user } : undefined,
   };
   const invoker = platform.functions.invoker;

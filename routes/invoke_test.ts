@@ -53,6 +53,30 @@ Deno.test("invoke envelope: a JSON body keeps the function's exact text (numbers
   assertEquals(envelope(result("application/vnd.api+json", bytes(' [1, "two"]\n'))).data.body, [1, "two"]);
 });
 
+Deno.test("invoke envelope: answers one after another each get their own headers and body", () => {
+  const json = result("application/json", bytes('{"a":1}'), [["x-n", "1"]]);
+  const same = result("application/json", bytes('{"a":1}'), [["x-n", "1"]]);
+  const otherValue = result("application/json", bytes('{"a":'), [["x-n", "2"]]);
+  const text = result("text/plain", bytes('{"a":1}'));
+  const named = result("text/plain", bytes("x"), [["constructor", "c"], ["__proto__", "p"]]);
+  for (let round = 0; round < 2; round++) {
+    assertEquals(envelope(json).data.headers, { "content-type": "application/json", "x-n": "1" });
+    assertEquals(envelope(same).data.body, { a: 1 });
+    assertEquals(envelope(otherValue).data.headers, { "content-type": "application/json", "x-n": "2" });
+    assertEquals(envelope(otherValue).data.body, '{"a":');
+    // The same bytes under a text type are a string, even right after they were JSON.
+    assertEquals(envelope(text).data.body, '{"a":1}');
+    assertEquals(envelope(json).data.body, { a: 1 });
+    const headers = envelope(named).data.headers;
+    assertEquals([headers.constructor, headers.__proto__, headers["content-type"]], ["c", "p", "text/plain"]);
+  }
+  // A header list changed after its answer was rendered does not change what the next identical answer gets.
+  const mutable = result("text/plain", bytes("x"), [["x-m", "1"]]);
+  envelopeText(mutable);
+  mutable.headers[1]![1] = "changed";
+  assertEquals(envelope(result("text/plain", bytes("x"), [["x-m", "1"]])).data.headers["x-m"], "1");
+});
+
 Deno.test("invoke: the edge matches the route's own path, in short form and (for its body) long form", () => {
   const request = (path: string, method = "POST") => new Request(`http://localhost${path}`, { method });
   const short = "/v1/functions/hello/invoke";

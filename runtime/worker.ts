@@ -333,6 +333,12 @@ function initOf(method: string): RequestInit {
   return init;
 }
 
+/** What a handler gets as its second argument (as under Deno.serve): the same for every call, frozen. */
+const SERVE_INFO = Object.freeze({
+  remoteAddr: Object.freeze({ transport: "tcp", hostname: "0.0.0.0", port: 0 }),
+  completed: Promise.resolve(),
+});
+
 async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<void> {
   const call = hold(msg.id);
   try {
@@ -343,16 +349,12 @@ async function serveDeno(msg: RequestMessage, body: Uint8Array | null): Promise<
     );
     // Set one by one rather than given in the init, which converts a header list for more (the names are unique).
     for (const [name, value] of msg.headers) req.headers.set(name, value);
-    const info = {
-      remoteAddr: { transport: "tcp", hostname: "0.0.0.0", port: 0 },
-      completed: Promise.resolve(),
-    };
-    const res = await handler!(req, info);
+    const res = await handler!(req, SERVE_INFO);
     if (!(res instanceof Response)) {
       throw new TypeError(`Handler returned ${res === null ? "null" : typeof res}, not a Response`);
     }
     if (msg.stream && res.body && !NULL_BODY.has(res.status)) return await streamAnswer(msg.id, call, res);
-    const out = new Uint8Array(await res.arrayBuffer());
+    const out = await res.bytes();
     if (out.byteLength > MAX_RESPONSE_BYTES) {
       throw new RangeError(`Response is larger than ${MAX_RESPONSE_BYTES} bytes`);
     }

@@ -50,15 +50,19 @@ export async function readBody(req: Request, limits: BodyLimits): Promise<Uint8A
   // A declared length needs no look at `req.body`, which would build a stream that `bytes()` then goes without.
   const body = declared === null ? req.body : undefined;
   if (body === null) return new Uint8Array(0);
-  let read!: PendingRead;
-  const late = new Promise<never>((_, reject) => {
-    read = { deadline: performance.now() + limits.timeoutMs, fail: reject, error: limits.timedOut };
-  });
+  // One promise settled by the read or, past the deadline, by the sweep (no race of two per request).
+  const { promise, resolve, reject } = Promise.withResolvers<Uint8Array>();
+  const read: PendingRead = {
+    deadline: performance.now() + limits.timeoutMs,
+    fail: reject,
+    error: limits.timedOut,
+  };
   pending.add(read);
   sweeper ??= setInterval(sweep, SWEEP_MS);
   read.reading = body === undefined ? req.bytes() : readChunks(body, limits);
+  read.reading.then(resolve, reject);
   try {
-    return await Promise.race([read.reading, late]);
+    return await promise;
   } catch (err) {
     // Past a limit, the limit's own error; a broken chunked encoding or a reset stream is the client's fault.
     throw err instanceof AppError ? err : errors.unreadableBody();

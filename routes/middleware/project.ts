@@ -24,6 +24,26 @@ export function projectFromHost(host: string, baseDomain: string, defaultRef: st
   return null;
 }
 
+/** The refs of the hosts seen lately, for the settings they were found under (cleared whole when full). */
+let hostRefs = { base: "", defaultRef: "", refs: new Map<string, string | null>() };
+const MAX_HOST_REFS = 1024;
+
+/** {@linkcode projectFromHost}, remembered: every request asks it, almost always for the same few hosts. */
+function refOfHost(host: string, baseDomain: string, defaultRef: string): string | null {
+  if (hostRefs.base !== baseDomain || hostRefs.defaultRef !== defaultRef) {
+    hostRefs = { base: baseDomain, defaultRef, refs: new Map() };
+  }
+  let ref = hostRefs.refs.get(host);
+  if (ref === undefined) {
+    ref = projectFromHost(host, baseDomain, defaultRef);
+    if (host.length <= 256) {
+      if (hostRefs.refs.size >= MAX_HOST_REFS) hostRefs.refs.clear();
+      hostRefs.refs.set(host, ref);
+    }
+  }
+  return ref;
+}
+
 /**
  * The project of `req`: the one its long-form path named (`env.project`), else the one its host selects;
  * 404 PROJECT_NOT_FOUND otherwise. Answered synchronously when the project is cached.
@@ -40,7 +60,7 @@ export function projectOf(c: Context<AppEnv>): Project | Promise<Project> {
 /** The project `host` selects: see {@linkcode projectFromHost}. */
 function projectFor(platform: Platform, host: string): Project | Promise<Project> {
   const { config, projects } = platform;
-  const ref = projectFromHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
+  const ref = refOfHost(host, config.BASE_DOMAIN, config.DEFAULT_PROJECT_REF);
   if (!ref) throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
   const cached = projects.cached(ref);
   if (cached === null) throw errors.projectNotFound(ref);

@@ -14,13 +14,17 @@ let trusted: { list: string; ranges: Cidr[] } | undefined;
  * (`TRUSTED_PROXIES`); never the Host header or anything else a client sets. "unknown" for in-process calls.
  */
 export function clientAddress(c: Context<AppEnv>): string {
-  return clientAddressOf(c.env, c.req.header("x-forwarded-for"));
+  return clientAddressOf(c.env, c.req.raw.headers);
 }
 
-/** {@linkcode clientAddress} for the paths served in front of Hono (invoke). */
-export function clientAddressOf(env: EdgeEnv, forwardedFor: string | undefined): string {
+/**
+ * {@linkcode clientAddress} for the paths served in front of Hono (invoke). `X-Forwarded-For` is looked at
+ * only when there are trusted proxies: without them it counts for nothing.
+ */
+export function clientAddressOf(env: EdgeEnv, headers: Headers): string {
   const list = env.platform.config.TRUSTED_PROXIES;
   if (trusted?.list !== list) trusted = { list, ranges: parseTrustedProxies(list) ?? [] };
+  const forwardedFor = trusted.ranges.length > 0 ? headers.get("x-forwarded-for") ?? undefined : undefined;
   return addressOf(peerOf(env.info), forwardedFor, trusted.ranges);
 }
 
