@@ -26,7 +26,8 @@ export async function readMigrations(set: MigrationSet): Promise<Migration[]> {
 const LOCK_KEY = 7_302_215_001;
 
 /**
- * Applies the migrations of `set` that `db` has not seen, each in its own transaction, under an advisory lock.
+ * Applies the migrations of `set` that `db` has not seen, all in one transaction under an advisory lock: they
+ * land together or not at all, and instances starting together apply each once.
  * Running it again does nothing: applied names are recorded in `platform.migrations`.
  */
 export async function migrate(db: Db, migrations: Migration[]): Promise<string[]> {
