@@ -1,9 +1,9 @@
 import { encodeBase64 } from "../lib/encoding.ts";
 import { assert, assertEquals } from "./assert.ts";
 import {
+  callChild,
   type ChildPlatform,
   type Json,
-  json,
   makeSandbox,
   ownDataDir,
   projectSql,
@@ -62,15 +62,8 @@ if (serverUrl) {
       });
       const places: Sandbox[] = [sandbox, await ownDataDir(sandbox), await ownDataDir(sandbox)];
       const instances: ChildPlatform[] = [];
-      const headers = { apikey: sandbox.secretKey, "content-type": "application/json" };
-      const call = async (child: ChildPlatform, method: string, path: string, body?: unknown) =>
-        await json(
-          await fetch(`${child.url}${path}`, {
-            method,
-            headers,
-            body: body === undefined ? undefined : JSON.stringify(body),
-          }),
-        );
+      const call = (child: ChildPlatform, method: string, path: string, body?: unknown) =>
+        callChild(child, sandbox.secretKey, method, path, body);
       try {
         for (const place of places) instances.push(await spawnPlatform(place.env));
         assertEquals(new Set(places.map((p) => p.env.KV_PATH ?? `${p.env.DATA_DIR}/kv.sqlite3`)).size, 3);
@@ -192,11 +185,8 @@ if (serverUrl) {
       const sandbox = await makeSandbox({ FUNCTIONS_ALLOW_PRIVATE_NET: "127.0.0.1", JOBS_SWEEP_SECS: "0" });
       const other = await ownDataDir(sandbox);
       const instances: ChildPlatform[] = [];
-      const headers = { apikey: sandbox.secretKey, "content-type": "application/json" };
-      const post = async (child: ChildPlatform, path: string, body: unknown) =>
-        await json(
-          await fetch(`${child.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) }),
-        );
+      const post = (child: ChildPlatform, path: string, body: unknown) =>
+        callChild(child, sandbox.secretKey, "POST", path, body);
       try {
         const small = await spawnPlatform({ ...sandbox.env, JOBS_CONCURRENCY: "2" });
         instances.push(small, await spawnPlatform({ ...other.env, JOBS_CONCURRENCY: "8" }));

@@ -365,3 +365,20 @@ export type Json = any;
 export async function json(res: Response): Promise<{ status: number; body: Json }> {
   return { status: res.status, body: await res.json() };
 }
+
+/** Calls a platform running in a child process with `apikey` and a JSON body (if any); status and parsed body. */
+export async function callChild(
+  child: ChildPlatform,
+  apikey: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Json }> {
+  return await json(
+    await fetch(`${child.url}${path}`, {
+      method,
+      headers: { apikey, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
+}

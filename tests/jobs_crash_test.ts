@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "./assert.ts";
-import { type ChildPlatform, type Json, json, makeSandbox, spawnPlatform } from "./harness.ts";
+import { callChild, type ChildPlatform, type Json, makeSandbox, spawnPlatform } from "./harness.ts";
 import { assertEffectivelyOnce, effectServer, waitUntil } from "./jobs_fixtures.ts";
 
 /** How a crash case runs: how many jobs, how they are posted, and when the platform is killed. */
@@ -22,9 +22,8 @@ async function crashAndRecover(o: CrashCase): Promise<void> {
     JOBS_SWEEP_SECS: "1",
     JOBS_CONCURRENCY: String(o.concurrency),
   });
-  const headers = { apikey: sandbox.secretKey, "content-type": "application/json" };
-  const post = async (child: ChildPlatform, path: string, body: unknown) =>
-    await json(await fetch(`${child.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
+  const post = (child: ChildPlatform, path: string, body: unknown) =>
+    callChild(child, sandbox.secretKey, "POST", path, body);
   let child: ChildPlatform | null = await spawnPlatform(sandbox.env);
   try {
     const fn = await post(child, "/v1/functions", {
@@ -53,7 +52,7 @@ async function crashAndRecover(o: CrashCase): Promise<void> {
     const c = child;
     let jobs: Json[] = [];
     await waitUntil("every job to end", async () => {
-      const res = await json(await fetch(`${c.url}/v1/functions/jobs?limit=500`, { headers }));
+      const res = await callChild(c, sandbox.secretKey, "GET", "/v1/functions/jobs?limit=500");
       jobs = res.body.data;
       return jobs.length === o.jobs && jobs.every((j) => j.status === "completed" || j.status === "dead");
     }, 60_000);

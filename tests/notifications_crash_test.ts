@@ -1,6 +1,6 @@
 import { encodeBase64 } from "../lib/encoding.ts";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
-import { type ChildPlatform, type Json, json, makeSandbox, spawnPlatform } from "./harness.ts";
+import { callChild, type ChildPlatform, type Json, makeSandbox, spawnPlatform } from "./harness.ts";
 import { webhookReceiver } from "./notification_fakes.ts";
 
 const SECRET = `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
@@ -34,15 +34,8 @@ async function crashAndRedeliver(o: CrashCase): Promise<void> {
     NOTIFY_LEASE_SECS: "2",
     NOTIFY_SWEEP_SECS: "1",
   });
-  const headers = { apikey: sandbox.secretKey, "content-type": "application/json" };
-  const call = async (child: ChildPlatform, method: string, path: string, body?: unknown) =>
-    await json(
-      await fetch(`${child.url}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-    );
+  const call = (child: ChildPlatform, method: string, path: string, body?: unknown) =>
+    callChild(child, sandbox.secretKey, method, path, body);
   let child: ChildPlatform | null = await spawnPlatform(sandbox.env);
   try {
     await call(child, "PATCH", "/v1/notifications/settings", { webhook: { secret: SECRET } });
@@ -121,16 +114,9 @@ Deno.test("a send longer than its lease keeps it: renewed while in flight, sent 
     NOTIFY_LEASE_SECS: "2",
     NOTIFY_SWEEP_SECS: "1",
   });
-  const headers = { apikey: sandbox.secretKey, "content-type": "application/json" };
   const child = await spawnPlatform(sandbox.env);
-  const call = async (method: string, path: string, body?: unknown) =>
-    await json(
-      await fetch(`${child.url}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-    );
+  const call = (method: string, path: string, body?: unknown) =>
+    callChild(child, sandbox.secretKey, method, path, body);
   try {
     await call("PATCH", "/v1/notifications/settings", { webhook: { secret: SECRET } });
     const { body } = await call("POST", "/v1/notifications/send", {
