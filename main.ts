@@ -5,6 +5,7 @@ import { describeError, log } from "./lib/log.ts";
 import { closePlatform, openPlatform, type Platform } from "./services/platform.ts";
 import { startWorkers } from "./workers/mod.ts";
 import { serve } from "./lib/serve.ts";
+import { restCollector } from "./lib/rest_gc.ts";
 
 /** Prints what `supabase start` prints: where the platform listens, the default project's keys, the admin. */
 async function printBanner(platform: Platform, url: string): Promise<void> {
@@ -47,6 +48,9 @@ if (import.meta.main) {
   // hash, a first start's databases); readiness and every other request wait for it (routes/starting.ts).
   const opening = openPlatform(config);
   const handlers = opening.then((platform) => createHandler(platform));
+  // Memory that a stretch of requests left behind goes back once they stop (lib/rest_gc.ts).
+  const rest = restCollector(config.REST_GC_SECS * 1000);
+  const handle = whileOpening(handlers);
   let listening: (port: number) => void;
   const port = new Promise<number>((resolve) => listening = resolve);
   const server = serve({
@@ -54,7 +58,10 @@ if (import.meta.main) {
     hostname: config.HOSTNAME,
     idleTimeoutMs: config.IDLE_TIMEOUT_MS,
     onListen: ({ port }) => listening(port),
-  }, whileOpening(handlers));
+  }, (req, info) => {
+    rest.touch();
+    return handle(req, info);
+  });
   let platform: Platform;
   try {
     platform = await opening;

@@ -10,6 +10,7 @@ import { vector } from "@electric-sql/pglite-pgvector";
 import { quoteIdent } from "./driver.ts";
 import { pglitePipeline } from "./pglite_pipeline.ts";
 import { startParams } from "./pglite_start.ts";
+import { restCollector } from "../lib/rest_gc.ts";
 import type { ExtensionFile } from "./pglite_vector.ts";
 import {
   type SerializedError,
@@ -21,6 +22,8 @@ import {
   type WorkerRequest,
 } from "./pglite_protocol.ts";
 
+/** How long without a call before this thread's heap is collected. */
+const REST_GC_MS = 10_000;
 /** How often this thread's event loop says it runs (the platform's stall detector reads it). */
 const BEAT_MS = 250;
 /** The engine's imports that reach files and the clock: where a fenced thread stops. */
@@ -316,8 +319,12 @@ async function answer(req: WorkerRequest): Promise<unknown> {
   }
 }
 
+/** The engine's JavaScript garbage goes back once the database rests (lib/rest_gc.ts). */
+const rest = restCollector(REST_GC_MS);
+
 self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   const req = e.data;
+  rest.touch();
   if (req.op === "begin") return begin(req.id);
   if (req.op === "decide") {
     // Unanswered: the pipeline's own answer follows.

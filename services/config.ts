@@ -29,6 +29,7 @@ export const Env = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  REST_GC_SECS: z.coerce.number().int().min(1).max(3600).default(10),
   // On SIGTERM/SIGINT: how long readiness answers 503 while the listener still accepts, then how long the
   // requests in flight may take to finish before the databases are closed anyway.
   DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),

@@ -139,8 +139,13 @@ export class FunctionService {
     return await this.cipher.encrypt(JSON.stringify(env));
   }
 
-  private check(name: string, runtime: "deno" | "wasm", code: string, permissions: Permissions): void {
-    if (runtime === "deno") checkDenoCode(name, code);
+  private async check(
+    name: string,
+    runtime: "deno" | "wasm",
+    code: string,
+    permissions: Permissions,
+  ): Promise<void> {
+    if (runtime === "deno") await checkDenoCode(name, code);
     else checkWasmCode(name, code, permissions.memory_mb);
   }
 
@@ -155,7 +160,7 @@ export class FunctionService {
     codeHash: string,
     current: FunctionRow | null,
   ): Promise<BundleChoice> {
-    if (runtime !== "deno" || !needsBundle(checkDenoCode(name, code))) return NO_BUNDLE;
+    if (runtime !== "deno" || !needsBundle(await checkDenoCode(name, code))) return NO_BUNDLE;
     if (current?.runtime === "deno" && current.code_hash === codeHash && current.bundle_hash) {
       return { bundle_hash: current.bundle_hash, dependencies: current.dependencies ?? {} };
     }
@@ -205,7 +210,7 @@ export class FunctionService {
         existing ? storedPermissions(existing.permissions) : DEFAULT_PERMISSIONS,
         input.permissions,
       );
-      this.check(input.name, input.runtime, input.code, permissions);
+      await this.check(input.name, input.runtime, input.code, permissions);
       const write: FunctionWrite = {
         name: input.name,
         runtime: input.runtime,
@@ -254,7 +259,7 @@ export class FunctionService {
       );
       const code = input.code ?? current.code;
       if (input.code !== undefined || input.permissions?.memory_mb !== undefined) {
-        this.check(current.name, current.runtime, code, permissions);
+        await this.check(current.name, current.runtime, code, permissions);
       }
       const kept = { bundle_hash: current.bundle_hash ?? null, dependencies: current.dependencies ?? {} };
       if (bundle) await this.storeBundle(tx, bundle);

@@ -1,4 +1,3 @@
-import { parse } from "@babel/parser";
 import { capMemory, PAGE_BYTES } from "../../runtime/wasm/memory_cap.ts";
 import { decodeBase64 } from "../../lib/encoding.ts";
 import { errors } from "../../lib/errors.ts";
@@ -20,7 +19,9 @@ export function checkName(name: string): void {
  * 400 with the parser's message or the import refused. Returns its imports (static, and dynamic ones written
  * as a literal).
  */
-export function checkDenoCode(name: string, code: string): string[] {
+export async function checkDenoCode(name: string, code: string): Promise<string[]> {
+  // The parser loads on first use: a process that never takes a deploy does not hold it.
+  const { parse } = await import("@babel/parser");
   let ast;
   try {
     ast = parse(code, { sourceType: "module", plugins: ["typescript"], errorRecovery: false });

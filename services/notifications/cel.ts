@@ -1,16 +1,24 @@
-import { Environment } from "@marcbachmann/cel-js";
 import { errors } from "../../lib/errors.ts";
 
-// `type` is a CEL built-in: the event is exposed as the variable `event` (event.type, event.data.…).
-const env = new Environment({
-  limits: {
-    maxAstNodes: 2000,
-    maxDepth: 50,
-    maxListElements: 1000,
-    maxMapEntries: 1000,
-    maxCallArguments: 16,
-  },
-}).registerVariable("event", "map");
+type Environment = InstanceType<typeof import("@marcbachmann/cel-js").Environment>;
+let environment: Promise<Environment> | undefined;
+
+/** The CEL environment, loaded on first use: a process that never meets a rule does not hold the package. */
+function celEnvironment(): Promise<Environment> {
+  // `type` is a CEL built-in: the event is exposed as the variable `event` (event.type, event.data.…).
+  environment ??= import("@marcbachmann/cel-js").then(({ Environment }) =>
+    new Environment({
+      limits: {
+        maxAstNodes: 2000,
+        maxDepth: 50,
+        maxListElements: 1000,
+        maxMapEntries: 1000,
+        maxCallArguments: 16,
+      },
+    }).registerVariable("event", "map")
+  );
+  return environment;
+}
 
 function firstLine(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
@@ -21,8 +29,13 @@ function firstLine(err: unknown): string {
  * Type-checks a CEL expression over `event` when a rule is saved; `expect` is the result type it must have
  * (`dyn` also passes, since event fields are dynamic). Invalid expressions are 400 VALIDATION_ERROR.
  */
-export function checkExpression(field: string, source: string, expect: "bool" | "string"): void {
+export async function checkExpression(
+  field: string,
+  source: string,
+  expect: "bool" | "string",
+): Promise<void> {
   if (source.length > 4000) throw errors.validation(`${field} is longer than 4000 characters`);
+  const env = await celEnvironment();
   let result: { valid: boolean; type?: string; error?: unknown };
   try {
     result = env.check(source);
@@ -44,7 +57,8 @@ export interface CelEvent {
 }
 
 /** Evaluates a checked expression; throws an Error with a one-line message when evaluation fails. */
-export function evaluateExpression(source: string, event: CelEvent): unknown {
+export async function evaluateExpression(source: string, event: CelEvent): Promise<unknown> {
+  const env = await celEnvironment();
   try {
     return env.evaluate(source, { event });
   } catch (err) {

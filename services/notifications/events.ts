@@ -30,7 +30,7 @@ export async function ingestEvent(
   const matched: typeof rules = [];
   for (const rule of rules) {
     try {
-      const verdict = evaluateExpression(rule.condition, event);
+      const verdict = await evaluateExpression(rule.condition, event);
       if (typeof verdict !== "boolean") throw new Error("condition did not return a bool");
       if (verdict) matched.push(rule);
     } catch (err) {
@@ -43,7 +43,7 @@ export async function ingestEvent(
   const sent: string[] = [];
   for (const rule of matched) {
     try {
-      const recipient = evaluateExpression(rule.recipient_expr, event);
+      const recipient = await evaluateExpression(rule.recipient_expr, event);
       if (typeof recipient !== "string" || recipient === "") {
         throw new Error("recipient_expr did not return a string");
       }

@@ -1,4 +1,3 @@
-import { Liquid } from "liquidjs";
 import { errors } from "../../lib/errors.ts";
 
 /** Limits of template rendering: source size, parse cost, render time and memory. */
@@ -15,26 +14,35 @@ export const TEMPLATE_LIMITS = {
   maxOutputChars: 1_000_000,
 };
 
-const engine = new Liquid({
-  ownPropertyOnly: true,
-  strictVariables: true,
-  strictFilters: true,
-  parseLimit: TEMPLATE_LIMITS.parseLimit,
-  renderLimit: TEMPLATE_LIMITS.renderLimitMs,
-  memoryLimit: TEMPLATE_LIMITS.memoryLimit,
-  cache: 500,
-  relativeReference: false,
-  // No file system: `include` and `render` tags find nothing.
-  fs: {
-    exists: () => Promise.resolve(false),
-    existsSync: () => false,
-    readFile: () => Promise.reject(new Error("Templates cannot include files")),
-    readFileSync: () => {
-      throw new Error("Templates cannot include files");
-    },
-    resolve: (_root: string, file: string) => file,
-  },
-});
+type Liquid = InstanceType<typeof import("liquidjs").Liquid>;
+let liquid: Promise<Liquid> | undefined;
+
+/** The template engine, loaded on first use: a process that never meets a template does not hold the package. */
+function engine(): Promise<Liquid> {
+  liquid ??= import("liquidjs").then(({ Liquid }) =>
+    new Liquid({
+      ownPropertyOnly: true,
+      strictVariables: true,
+      strictFilters: true,
+      parseLimit: TEMPLATE_LIMITS.parseLimit,
+      renderLimit: TEMPLATE_LIMITS.renderLimitMs,
+      memoryLimit: TEMPLATE_LIMITS.memoryLimit,
+      cache: 500,
+      relativeReference: false,
+      // No file system: `include` and `render` tags find nothing.
+      fs: {
+        exists: () => Promise.resolve(false),
+        existsSync: () => false,
+        readFile: () => Promise.reject(new Error("Templates cannot include files")),
+        readFileSync: () => {
+          throw new Error("Templates cannot include files");
+        },
+        resolve: (_root: string, file: string) => file,
+      },
+    })
+  );
+  return liquid;
+}
 
 function firstLine(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
@@ -42,12 +50,13 @@ function firstLine(err: unknown): string {
 }
 
 /** Checks that a template parses; throws 400 VALIDATION_ERROR naming the field otherwise. */
-export function checkTemplate(field: string, source: string): void {
+export async function checkTemplate(field: string, source: string): Promise<void> {
   if (source.length > TEMPLATE_LIMITS.maxSourceChars) {
     throw errors.validation(`Template ${field} is longer than ${TEMPLATE_LIMITS.maxSourceChars} characters`);
   }
+  const liquid = await engine();
   try {
-    engine.parse(source);
+    liquid.parse(source);
   } catch (err) {
     throw errors.validation(`Template ${field} does not parse: ${firstLine(err)}`);
   }
@@ -62,9 +71,10 @@ export async function renderTemplate(
   source: string,
   variables: Record<string, unknown>,
 ): Promise<string> {
-  checkTemplate(field, source);
+  await checkTemplate(field, source);
+  const liquid = await engine();
   try {
-    const out = await engine.parseAndRender(source, structuredClone(variables));
+    const out = await liquid.parseAndRender(source, structuredClone(variables));
     if (out.length > TEMPLATE_LIMITS.maxOutputChars) {
       throw new Error(`output is longer than ${TEMPLATE_LIMITS.maxOutputChars} characters`);
     }

@@ -15,10 +15,10 @@ import {
 export { listRules, type Rule, type RuleInput, rulesFor } from "./store.ts";
 
 async function validate(db: Queryable, rule: RuleInput): Promise<void> {
-  checkExpression("condition", rule.condition, "bool");
-  checkExpression("recipient_expr", rule.recipient_expr, "string");
-  if (rule.subject) checkTemplate("subject", rule.subject);
-  if (rule.body) checkTemplate("body", rule.body);
+  await checkExpression("condition", rule.condition, "bool");
+  await checkExpression("recipient_expr", rule.recipient_expr, "string");
+  if (rule.subject) await checkTemplate("subject", rule.subject);
+  if (rule.body) await checkTemplate("body", rule.body);
   if (rule.template_id) {
     const channel = await templateChannel(db, rule.template_id);
     if (!channel) throw errors.validation(`template_id: template "${rule.template_id}" does not exist`);

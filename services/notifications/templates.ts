@@ -24,8 +24,8 @@ export async function createTemplate(
   db: Queryable,
   input: { name: string; channel: Channel; subject?: string | null; body: string },
 ): Promise<Template> {
-  if (input.subject) checkTemplate("subject", input.subject);
-  checkTemplate("body", input.body);
+  if (input.subject) await checkTemplate("subject", input.subject);
+  await checkTemplate("body", input.body);
   return await insertTemplate(db, input);
 }
 
@@ -35,8 +35,8 @@ export async function updateTemplate(
   id: string,
   input: { name?: string; subject?: string | null; body?: string },
 ): Promise<Template> {
-  if (input.subject) checkTemplate("subject", input.subject);
-  if (input.body !== undefined) checkTemplate("body", input.body);
+  if (input.subject) await checkTemplate("subject", input.subject);
+  if (input.body !== undefined) await checkTemplate("body", input.body);
   const row = await updateTemplateRow(db, id, input);
   if (!row) throw errors.notFound(`Template "${id}" does not exist`);
   return row;

@@ -1,0 +1,50 @@
+/**
+ * One full garbage collection when a process comes to rest. V8 collects when it needs room; the memory reducer
+ * that would shrink an idle process's heap waits for idle-time notifications Deno's runtime does not send. So a
+ * platform left alone after some traffic kept its grown young generation and its garbage resident (measured in
+ * PostgreSQL mode: 117–120 MB at rest, 104–107 MB after one full collection). A collection `restMs` after the
+ * last sign of work gives that memory back, once per stretch of work, for a few milliseconds of CPU.
+ *
+ * `gc` is reached the way Node programs do: the `--expose-gc` flag set at run time, read from a new context. The
+ * flag is process-wide: threads started later in this process (the embedded engines' threads) see a global
+ * `gc` too. Functions' code never runs in this process (it runs in host processes of its own), so no user code
+ * can call it.
+ */
+import v8 from "node:v8";
+import vm from "node:vm";
+
+export interface RestCollector {
+  /** Marks work: the next rest ends with a collection. Cheap enough for every request. */
+  touch(): void;
+  stop(): void;
+}
+
+let exposed: (() => void) | undefined;
+
+function collector(): () => void {
+  if (!exposed) {
+    v8.setFlagsFromString("--expose-gc");
+    exposed = vm.runInNewContext("gc") as () => void;
+  }
+  return exposed;
+}
+
+/** Collects once after each stretch of work followed by `restMs` without a touch. */
+export function restCollector(restMs: number): RestCollector {
+  const gc = collector();
+  let worked = true; // starting is work too
+  let lastWork = Date.now();
+  const timer = setInterval(() => {
+    if (!worked || Date.now() - lastWork < restMs) return;
+    worked = false;
+    gc();
+  }, Math.max(100, restMs / 2));
+  Deno.unrefTimer(timer);
+  return {
+    touch() {
+      lastWork = Date.now();
+      worked = true;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
