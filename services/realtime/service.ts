@@ -6,7 +6,7 @@ import { describeError, log } from "../../lib/log.ts";
 import type { Project, ProjectService } from "../projects/projects.ts";
 import { FilterError, parseFilter } from "./filter.ts";
 import { PRIVATE_PREFIX, ProjectHub } from "./project_hub.ts";
-import { realtimeStore } from "./store.ts";
+import { realtimeStore, REPLAY_KEEP_SECONDS } from "./store.ts";
 import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
 import { encodeJson } from "./json_protocol.ts";
 import { channelAccess } from "./visibility.ts";
@@ -47,8 +47,7 @@ export interface RealtimeDeps {
 /** WebSocket close codes of the protocol. */
 export const CLOSE = { invalidToken: 4001, slowConsumer: 4008, shutdown: 1001 } as const;
 
-/** How long a stored broadcast is kept at most (3 days), and how many one join replays at most (Supabase's). */
-export const REPLAY_KEEP_SECONDS = 3 * 24 * 3600;
+/** How many stored broadcasts one join replays at most (Supabase's). */
 export const REPLAY_MAX = 25;
 
 const encoder = new TextEncoder();
@@ -253,6 +252,7 @@ export class RealtimeService {
           tenantDb,
           instanceId: this.instanceId,
           useBus: this.deps.dbs.kind === "postgres",
+          maxPayloadBytes: this.options.maxMessageBytes,
           deliver: this.deliver,
           resting: () => this.deps.dbs.resting(ref),
           inBackground: (fn) => this.deps.dbs.inBackground(fn),
