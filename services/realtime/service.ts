@@ -8,9 +8,10 @@ import { FilterError, parseFilter } from "./filter.ts";
 import { PRIVATE_PREFIX, ProjectHub } from "./project_hub.ts";
 import { realtimeStore, REPLAY_KEEP_SECONDS } from "./store.ts";
 import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
-import { encodeJson } from "./json_protocol.ts";
+import { encodeJson, jsonBroadcasts } from "./json_protocol.ts";
 import { channelAccess } from "./visibility.ts";
 import {
+  broadcastFrame,
   type ChangeSpec,
   type ChannelAccess,
   type Connection,
@@ -99,6 +100,7 @@ export class RealtimeService {
 
   /** The platform's own protocol (docs/realtime.md): JSON objects with a `type`. */
   readonly jsonProtocol: Protocol = {
+    broadcasts: jsonBroadcasts,
     encode: (_conn, event) => encodeJson(event),
     fatal: (_conn, error) => [JSON.stringify({ type: "error", ...error })],
     receive: (conn, data) => {
@@ -174,6 +176,7 @@ export class RealtimeService {
       channels: new Map(),
       sink,
       protocol,
+      broadcasts: protocol.broadcasts,
       closed: false,
     };
     if (this.closing) {
@@ -207,10 +210,15 @@ export class RealtimeService {
     hub?.drop(conn);
   }
 
-  /** Delivers a hub event in the connection's protocol (see {@linkcode send}). */
+  /**
+   * Delivers a hub event in the connection's protocol (see {@linkcode send}). A broadcast is the same frame for
+   * every connection of a protocol: the fan-out takes it from the event's cache, in either protocol alike.
+   */
   deliver = (conn: Connection, event: ServerEvent): void => {
     if (conn.closed) return;
-    const frame = conn.protocol.encode(conn, event);
+    const frame = event.kind === "broadcast"
+      ? broadcastFrame(conn.broadcasts, event)
+      : conn.protocol.encode(conn, event);
     if (frame !== null) this.send(conn, frame, event.kind);
   };
 
