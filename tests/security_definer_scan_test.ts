@@ -62,6 +62,7 @@ Deno.test("no SECURITY DEFINER object in any migrated database is owned by a sup
     assertEquals(scanned.definers, [
       "realtime.capture() by platform_realtime",
       "realtime.publish(text,text) by platform_realtime",
+      "realtime.publish_message() by platform_realtime",
       "realtime.register(regclass) by platform_realtime",
     ]);
     const [role] = await project.query<{ rolsuper: boolean; rolcanlogin: boolean }>(

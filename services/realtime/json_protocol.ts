@@ -1,23 +1,25 @@
-import type { ServerEvent } from "./types.ts";
+import type { BroadcastEncoder, BroadcastEvent, ServerEvent } from "./types.ts";
+
+/** The platform's own protocol's broadcasts (one encoder for all its connections; null for raw bytes). */
+export const jsonBroadcasts: BroadcastEncoder = {
+  key: "json",
+  encode: (event: BroadcastEvent) =>
+    event.payload instanceof Uint8Array ? null : JSON.stringify({
+      type: "event",
+      channel: event.channel,
+      event: "broadcast",
+      payload: { event: event.event, payload: event.payload },
+    }),
+};
 
 /**
- * Encodes a hub event as the platform's own protocol (docs/realtime.md): one JSON text, computed once per
- * event whatever the number of connections it goes to. Null for a broadcast of raw bytes (sent by a
- * supabase-js client), which a JSON protocol cannot carry.
+ * Encodes a change or a presence as the platform's own protocol (docs/realtime.md): one JSON text, computed once
+ * per event whatever the number of connections it goes to. Broadcasts are {@linkcode jsonBroadcasts}'.
  */
-export function encodeJson(event: ServerEvent): string | null {
+export function encodeJson(event: Exclude<ServerEvent, BroadcastEvent>): string {
   let text = event.cache.get("json") as string | undefined;
   if (text !== undefined) return text;
   switch (event.kind) {
-    case "broadcast":
-      if (event.payload instanceof Uint8Array) return null;
-      text = JSON.stringify({
-        type: "event",
-        channel: event.channel,
-        event: "broadcast",
-        payload: { event: event.event, payload: event.payload },
-      });
-      break;
     case "presence_state":
       text = JSON.stringify({ type: "presence_state", channel: event.channel, state: event.state });
       break;

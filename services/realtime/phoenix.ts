@@ -3,6 +3,7 @@ import { AppError, errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
 import { CLOSE, privateChannel, type RealtimeService } from "./service.ts";
 import { CHANNEL_NAME } from "./protocol.ts";
+import { PRIVATE_PREFIX } from "./project_hub.ts";
 import {
   decodeFrame,
   encodeMessage,
@@ -12,6 +13,8 @@ import {
   type Vsn,
 } from "./phoenix_codec.ts";
 import {
+  type BroadcastEncoder,
+  type BroadcastEvent,
   type ChangeSpec,
   type Connection,
   type Frame,
@@ -22,6 +25,38 @@ import {
 } from "./types.ts";
 
 const encoder = new TextEncoder();
+
+/**
+ * The broadcasts of each version, shared by all its connections. Phoenix pushes a broadcast to a channel's
+ * members with no `ref` nor `join_ref` (realtime-js matches it by topic), as Supabase Realtime does, so every
+ * member gets the same frame. The topic is the channel's name after `realtime:` (a private channel's without
+ * the hub's prefix). vsn 2.0.0: a kind 4 binary frame (a JSON array frame when the topic or the event is too
+ * long for its header); vsn 1.0.0 has no binary frame, and gets no raw bytes (Supabase drops them too).
+ */
+const BROADCASTS: Record<Vsn, BroadcastEncoder> = {
+  "1.0.0": { key: "phx1.0.0", encode: (event) => broadcastMessage("1.0.0", event) },
+  "2.0.0": {
+    key: "phx2.0.0",
+    encode: (event) =>
+      encodeUserBroadcast(topicOf(event.channel), event.event, event.payload) ??
+        broadcastMessage("2.0.0", event),
+  },
+};
+
+function topicOf(channel: string): string {
+  return `realtime:${channel.startsWith(PRIVATE_PREFIX) ? channel.slice(PRIVATE_PREFIX.length) : channel}`;
+}
+
+function broadcastMessage(vsn: Vsn, event: BroadcastEvent): string | null {
+  if (event.payload instanceof Uint8Array) return null;
+  return encodeMessage(vsn, {
+    topic: topicOf(event.channel),
+    event: "broadcast",
+    payload: { type: "broadcast", event: event.event, payload: event.payload },
+    ref: null,
+    join_ref: null,
+  });
+}
 
 /** A stored broadcast's time to live: `true` for the longest, or `{ttl}` seconds (realtime-js's `persist`). */
 const Persist = z.union([z.literal(true), z.object({ ttl: z.number().int().min(1) })]);
@@ -92,30 +127,18 @@ export class PhoenixProtocol implements Protocol {
   private readonly byChannel = new Map<string, Topic>();
   private presenceRefs = 0;
 
-  constructor(private readonly service: RealtimeService, readonly vsn: Vsn) {}
+  /** This version's broadcasts (the service takes them from the event's cache, the same for every member). */
+  readonly broadcasts: BroadcastEncoder;
 
-  /** Encodes a hub event for this connection, or null when it has nothing for it. */
-  encode(_conn: Connection, event: ServerEvent): Frame | null {
+  constructor(private readonly service: RealtimeService, readonly vsn: Vsn) {
+    this.broadcasts = BROADCASTS[vsn];
+  }
+
+  /** Encodes a change or a presence for this connection, or null when it has nothing for it. */
+  encode(_conn: Connection, event: Exclude<ServerEvent, BroadcastEvent>): Frame | null {
     const topic = this.byChannel.get(event.channel);
     if (!topic) return null;
     switch (event.kind) {
-      case "broadcast": {
-        const key = `phx${this.vsn}`;
-        const cached = event.cache.get(key);
-        if (cached !== undefined) return cached;
-        const binary = event.payload instanceof Uint8Array;
-        // Raw bytes reach vsn 2.0.0 clients only: vsn 1.0.0 has no binary frame (Supabase drops them too).
-        if (binary && this.vsn === "1.0.0") return null;
-        const frame =
-          (this.vsn === "2.0.0" ? encodeUserBroadcast(topic.topic, event.event, event.payload) : null) ??
-            (binary ? null : this.push(topic.topic, "broadcast", {
-              type: "broadcast",
-              event: event.event,
-              payload: event.payload,
-            }));
-        if (frame !== null) event.cache.set(key, frame);
-        return frame;
-      }
       case "postgres_changes": {
         const { change } = event;
         const matched = topic.changes.flatMap((spec, i) => specMatches(spec, change, event.row) ? [i] : []);

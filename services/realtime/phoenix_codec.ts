@@ -170,13 +170,14 @@ export function encodeMessage(vsn: Vsn, m: PhoenixMessage): string {
  * Kind 4 (vsn 2.0.0): [4, topic len, event len, meta len, encoding, topic, event, meta, payload]. A `Uint8Array`
  * payload goes as raw bytes (encoding 0), anything else as JSON (encoding 1); `meta` (a replayed message's
  * `{replayed, id}`) as JSON. Null when the topic, the event or the meta is longer than a one-byte length allows.
+ * The frame is a whole ArrayBuffer, which a WebSocket sends with less work than a view.
  */
 export function encodeUserBroadcast(
   topic: string,
   event: string,
   payload: unknown,
   meta?: Record<string, unknown>,
-): Uint8Array | null {
+): ArrayBuffer | null {
   const t = encoder.encode(topic);
   const e = encoder.encode(event);
   const m = meta ? encoder.encode(JSON.stringify(meta)) : new Uint8Array(0);
@@ -189,5 +190,5 @@ export function encodeUserBroadcast(
   out.set(e, 5 + t.length);
   out.set(m, 5 + t.length + e.length);
   out.set(body, 5 + t.length + e.length + m.length);
-  return out;
+  return out.buffer;
 }

@@ -26,6 +26,8 @@ export interface ProjectHubOptions {
   useBus: boolean;
   /** Delivers one server event to a connection in its protocol, enforcing its buffer bound. */
   deliver: (conn: Connection, event: ServerEvent) => void;
+  /** The largest broadcast payload, in bytes: `realtime.send()` from SQL refuses a larger one. */
+  maxPayloadBytes?: number;
   /** True while the project database rests (closed when idle): the cleanup then leaves it closed. */
   resting?: () => boolean;
   /** Runs the cleanup as a periodic check, which does not keep an idle database open. */
@@ -38,6 +40,15 @@ type BusBody =
   | { kind: "presence"; channel: string; state: PresenceState }
   | { kind: "presence_sync"; channel: string };
 type BusMessage = BusBody & { from: string };
+
+/** A row of realtime.messages sent from SQL (`realtime.send()`), as its trigger publishes it on `realtime`. */
+interface SqlBroadcast {
+  kind: "broadcast";
+  topic: string;
+  event: string;
+  private: boolean;
+  payload: unknown;
+}
 
 /** The prefix of private channels in the hub (see RealtimeService's privateChannel). */
 export const PRIVATE_PREFIX = "!private:";
@@ -72,6 +83,9 @@ export class ProjectHub {
   /** Starts listening; resolves once the LISTENs are in place, so that no later change is missed. */
   async start(): Promise<void> {
     const { db } = this.options;
+    if (this.options.maxPayloadBytes !== undefined) {
+      await realtimeStore.setPayloadLimit(db, this.options.maxPayloadBytes);
+    }
     this.unlisten.push(await db.listen("realtime", (text) => this.onChange(text)));
     if (this.options.useBus) {
       this.unlisten.push(await db.listen("realtime_bus", (text) => this.onBus(text)));
@@ -277,7 +291,15 @@ export class ProjectHub {
     return payload;
   }
 
-  // ---- changes (CDC) ----
+  // ---- changes (CDC) and broadcasts from SQL ----
+
+  /**
+   * Delivers a broadcast that SQL sent (`realtime.send()`) to the subscribers here: every instance hears the
+   * notification, so nothing goes on the bus.
+   */
+  private deliverSqlBroadcast(m: SqlBroadcast): void {
+    this.deliverBroadcast(null, m.private ? PRIVATE_PREFIX + m.topic : m.topic, m.event, m.payload);
+  }
 
   private onChange(text: string): void {
     if (this.pending >= MAX_PENDING_CHANGES) {
@@ -295,7 +317,10 @@ export class ProjectHub {
   }
 
   private async processChange(text: string): Promise<void> {
-    const change = JSON.parse(await this.resolveOverflow(text)) as Change;
+    const published = JSON.parse(await this.resolveOverflow(text)) as Change | SqlBroadcast;
+    // A broadcast sent from SQL keeps its place among the changes of the same commits.
+    if ("kind" in published) return this.deliverSqlBroadcast(published);
+    const change = published;
     const conns = this.tables.get(`${change.schema}.${change.table}`);
     if (!conns?.size) return;
     const row = change.type === "DELETE" ? change.old_record : change.record;

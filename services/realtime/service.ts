@@ -6,11 +6,12 @@ import { describeError, log } from "../../lib/log.ts";
 import type { Project, ProjectService } from "../projects/projects.ts";
 import { FilterError, parseFilter } from "./filter.ts";
 import { PRIVATE_PREFIX, ProjectHub } from "./project_hub.ts";
-import { realtimeStore } from "./store.ts";
+import { realtimeStore, REPLAY_KEEP_SECONDS } from "./store.ts";
 import { type ClientMessage, parseClientMessage, type ProtocolError } from "./protocol.ts";
-import { encodeJson } from "./json_protocol.ts";
+import { encodeJson, jsonBroadcasts } from "./json_protocol.ts";
 import { channelAccess } from "./visibility.ts";
 import {
+  broadcastFrame,
   type ChangeSpec,
   type ChannelAccess,
   type Connection,
@@ -47,8 +48,7 @@ export interface RealtimeDeps {
 /** WebSocket close codes of the protocol. */
 export const CLOSE = { invalidToken: 4001, slowConsumer: 4008, shutdown: 1001 } as const;
 
-/** How long a stored broadcast is kept at most (3 days), and how many one join replays at most (Supabase's). */
-export const REPLAY_KEEP_SECONDS = 3 * 24 * 3600;
+/** How many stored broadcasts one join replays at most (Supabase's). */
 export const REPLAY_MAX = 25;
 
 const encoder = new TextEncoder();
@@ -100,6 +100,7 @@ export class RealtimeService {
 
   /** The platform's own protocol (docs/realtime.md): JSON objects with a `type`. */
   readonly jsonProtocol: Protocol = {
+    broadcasts: jsonBroadcasts,
     encode: (_conn, event) => encodeJson(event),
     fatal: (_conn, error) => [JSON.stringify({ type: "error", ...error })],
     receive: (conn, data) => {
@@ -175,6 +176,7 @@ export class RealtimeService {
       channels: new Map(),
       sink,
       protocol,
+      broadcasts: protocol.broadcasts,
       closed: false,
     };
     if (this.closing) {
@@ -208,10 +210,15 @@ export class RealtimeService {
     hub?.drop(conn);
   }
 
-  /** Delivers a hub event in the connection's protocol (see {@linkcode send}). */
+  /**
+   * Delivers a hub event in the connection's protocol (see {@linkcode send}). A broadcast is the same frame for
+   * every connection of a protocol: the fan-out takes it from the event's cache, in either protocol alike.
+   */
   deliver = (conn: Connection, event: ServerEvent): void => {
     if (conn.closed) return;
-    const frame = conn.protocol.encode(conn, event);
+    const frame = event.kind === "broadcast"
+      ? broadcastFrame(conn.broadcasts, event)
+      : conn.protocol.encode(conn, event);
     if (frame !== null) this.send(conn, frame, event.kind);
   };
 
@@ -253,6 +260,7 @@ export class RealtimeService {
           tenantDb,
           instanceId: this.instanceId,
           useBus: this.deps.dbs.kind === "postgres",
+          maxPayloadBytes: this.options.maxMessageBytes,
           deliver: this.deliver,
           resting: () => this.deps.dbs.resting(ref),
           inBackground: (fn) => this.deps.dbs.inBackground(fn),

@@ -8,6 +8,9 @@ export interface PolicyRow {
   qual: string | null;
 }
 
+/** How long a stored broadcast is kept at most (3 days), Supabase's. */
+export const REPLAY_KEEP_SECONDS = 3 * 24 * 3600;
+
 /** The SQL of realtime in a project database: captured tables, the bus, overflow payloads, visibility. */
 export const realtimeStore = {
   /** Deletes overflow payloads older than `seconds`. */
@@ -120,9 +123,25 @@ export const realtimeStore = {
     );
   },
 
-  /** Deletes stored broadcasts past their time. */
-  async pruneStoredBroadcasts(db: Queryable): Promise<void> {
+  /**
+   * Deletes stored broadcasts past their time: those stored with a time to live, and those sent from SQL
+   * (`realtime.send()`, no `expires_at`) after `keepSeconds`.
+   */
+  async pruneStoredBroadcasts(db: Queryable, keepSeconds = REPLAY_KEEP_SECONDS): Promise<void> {
     await db.query("delete from realtime.messages where expires_at <= now()");
+    await db.query(
+      `delete from realtime.messages where expires_at is null
+          and inserted_at < (now() at time zone 'utc') - make_interval(secs => $1::int)`,
+      [Math.trunc(keepSeconds)],
+    );
+  },
+
+  /** Sets the largest payload `realtime.send()` accepts (it reads realtime.settings). */
+  async setPayloadLimit(db: Queryable, bytes: number): Promise<void> {
+    await db.query(
+      "update realtime.settings set max_payload_bytes = $1::int where max_payload_bytes <> $1::int",
+      [Math.trunc(bytes)],
+    );
   },
 
   /** Sets `realtime.topic()` for the rest of the transaction. */

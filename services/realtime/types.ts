@@ -15,8 +15,11 @@ export interface Credentials {
   expiresAt?: number;
 }
 
-/** One encoded server message: JSON text, or bytes (binary frames of the Phoenix protocol vsn 2.0.0). */
-export type Frame = string | Uint8Array;
+/**
+ * One encoded server message: JSON text, or bytes (binary frames of the Phoenix protocol vsn 2.0.0). Bytes are
+ * a whole ArrayBuffer: a WebSocket sends one with less work than a view on it.
+ */
+export type Frame = string | ArrayBuffer;
 
 /** A transport to one client: a WebSocket or an SSE stream. */
 export interface Sink {
@@ -55,7 +58,8 @@ export interface ChangePayload {
 
 /**
  * What the hub fans out to the connections of a channel. Each connection's protocol encodes it; encodings are
- * cached on the event by the protocol's key, so a fan-out to N connections of one protocol encodes once.
+ * cached on the event by the protocol's key (null: nothing to send in that protocol), so a fan-out to N
+ * connections of one protocol encodes once.
  */
 export type ServerEvent =
   & (
@@ -68,12 +72,43 @@ export type ServerEvent =
       row: Record<string, unknown> | null;
     }
   )
-  & { cache: Map<string, Frame> };
+  & { cache: Map<string, Frame | null> };
+
+/** A broadcast as the hub fans it out. */
+export type BroadcastEvent = Extract<ServerEvent, { kind: "broadcast" }>;
+
+/**
+ * How a protocol (one version of it) encodes a broadcast: one object shared by all its connections, since a
+ * broadcast is the same frame for every member of a channel. A fan-out encodes once per encoder and sends the
+ * cached frame to the others (see {@linkcode broadcastFrame}).
+ */
+export interface BroadcastEncoder {
+  /** Where the frame is cached on the event: one constant string per encoder. */
+  readonly key: string;
+  /** The frame, or null when the protocol cannot carry this broadcast (raw bytes in a JSON protocol). */
+  encode(event: BroadcastEvent): Frame | null;
+}
+
+/**
+ * The frame of a broadcast for a connection using `encoder`: encoded by the first connection of the fan-out,
+ * read from the event's cache by the others. Per connection: one map lookup, no allocation, whatever the
+ * protocol.
+ */
+export function broadcastFrame(encoder: BroadcastEncoder, event: BroadcastEvent): Frame | null {
+  let frame = event.cache.get(encoder.key);
+  if (frame === undefined) {
+    frame = encoder.encode(event);
+    event.cache.set(encoder.key, frame);
+  }
+  return frame;
+}
 
 /** A wire protocol over a connection: the platform's JSON messages, or the Phoenix channel protocol. */
 export interface Protocol {
-  /** Encodes an event for `conn`, or null when it has nothing to send (a presence diff without change). */
-  encode(conn: Connection, event: ServerEvent): Frame | null;
+  /** Encodes the connection's broadcasts, the same for every connection of the protocol and version. */
+  readonly broadcasts: BroadcastEncoder;
+  /** Encodes a change or a presence for `conn`, or null when it has nothing to send (a presence diff without change). */
+  encode(conn: Connection, event: Exclude<ServerEvent, BroadcastEvent>): Frame | null;
   /** The frames telling the client why its connection ends. */
   fatal(conn: Connection, error: { code: string; message: string }): Frame[];
   /** Handles one client frame. */
@@ -111,6 +146,8 @@ export interface Connection {
   channels: Map<string, Subscription>;
   sink: Sink;
   protocol: Protocol;
+  /** The protocol's broadcast encoder, kept here so that a fan-out reads nothing of the protocol's state. */
+  broadcasts: BroadcastEncoder;
   closed: boolean;
 }
 
