@@ -324,6 +324,8 @@ Deno.test("data API request context, response settings, Server-Timing and data s
             plan: false,
             server_timing: false,
             pre_request: null,
+            role_settings: {},
+            app_settings: {},
           },
           meta: null,
         });
@@ -353,6 +355,8 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           plan: true,
           server_timing: false,
           pre_request: null,
+          role_settings: {},
+          app_settings: {},
         });
         // null goes back to the platform's default (the test platforms' DATA_AGGREGATES is true).
         const reset = await patchSettings(p, { aggregates: null, plan: null });
@@ -362,6 +366,8 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           plan: false,
           server_timing: false,
           pre_request: null,
+          role_settings: {},
+          app_settings: {},
         });
       },
     );
