@@ -259,7 +259,10 @@ Deno.test("data requests take their role's settings, a function's hoisted settin
 
     await t.step("app_settings: every request reads them as app.settings.<name>", async () => {
       const set = await patchSettings(p, { app_settings: { name: "café ☕", jwt_secret: "s3cret'; --" } });
-      assertEquals([set.status, set.body.data.app_settings], [200, { name: "café ☕", jwt_secret: "s3cret'; --" }]);
+      assertEquals([set.status, set.body.data.app_settings], [200, {
+        name: "café ☕",
+        jwt_secret: "s3cret'; --",
+      }]);
       await runWireCase(p, {
         name: "service role",
         url: "rpc/gucs",
@@ -289,59 +292,61 @@ Deno.test("data requests take their role's settings, a function's hoisted settin
       assertEquals(after, before);
     });
 
-    await t.step("the catalog's role settings (an operator's alter role): in this database over role-wide", async () => {
-      await patchSettings(p, { role_settings: null, app_settings: null });
-      await operatorSql(
-        p,
-        `alter role authenticated set lock_timeout = '9s';
+    await t.step(
+      "the catalog's role settings (an operator's alter role): in this database over role-wide",
+      async () => {
+        await patchSettings(p, { role_settings: null, app_settings: null });
+        await operatorSql(
+          p,
+          `alter role authenticated set lock_timeout = '9s';
          alter role authenticated in database $DB set lock_timeout = '4s';
          alter role authenticated in database $DB set statement_timeout = '5s';
          alter role authenticated in database $DB set default_transaction_isolation = 'serializable';`,
-      );
-      try {
-        const token = await signUpToken(p);
-        await runWireCase(p, {
-          name: "authenticated",
-          url: "rpc/gucs",
-          headers: { authorization: `Bearer ${token}` },
-          anon: true,
-          status: 200,
-          json: seen({
-            statement_timeout: "5s",
-            lock_timeout: "4s",
-            isolation: "serializable",
-            user: "authenticated",
-          }),
-        });
-        await patchSettings(p, { role_settings: { authenticated: { lock_timeout: "2s" } } });
-        await runWireCase(p, {
-          name: "the project's role_settings over the catalog's",
-          url: "rpc/gucs",
-          headers: { authorization: `Bearer ${token}` },
-          anon: true,
-          status: 200,
-          json: seen({
-            statement_timeout: "5s",
-            lock_timeout: "2s",
-            isolation: "serializable",
-            user: "authenticated",
-          }),
-        });
-      } finally {
-        await operatorSql(
-          p,
-          `alter role authenticated reset lock_timeout;
-           alter role authenticated in database $DB reset all;`,
         );
-      }
-      await runWireCase(p, {
-        name: "reset: the defaults again",
-        url: "rpc/gucs",
-        status: 200,
-        json: seen(),
-      });
-    });
-
+        try {
+          const token = await signUpToken(p);
+          await runWireCase(p, {
+            name: "authenticated",
+            url: "rpc/gucs",
+            headers: { authorization: `Bearer ${token}` },
+            anon: true,
+            status: 200,
+            json: seen({
+              statement_timeout: "5s",
+              lock_timeout: "4s",
+              isolation: "serializable",
+              user: "authenticated",
+            }),
+          });
+          await patchSettings(p, { role_settings: { authenticated: { lock_timeout: "2s" } } });
+          await runWireCase(p, {
+            name: "the project's role_settings over the catalog's",
+            url: "rpc/gucs",
+            headers: { authorization: `Bearer ${token}` },
+            anon: true,
+            status: 200,
+            json: seen({
+              statement_timeout: "5s",
+              lock_timeout: "2s",
+              isolation: "serializable",
+              user: "authenticated",
+            }),
+          });
+        } finally {
+          await operatorSql(
+            p,
+            `alter role authenticated reset lock_timeout;
+           alter role authenticated in database $DB reset all;`,
+          );
+        }
+        await runWireCase(p, {
+          name: "reset: the defaults again",
+          url: "rpc/gucs",
+          status: 200,
+          json: seen(),
+        });
+      },
+    );
   } finally {
     await p.close();
   }

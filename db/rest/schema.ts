@@ -127,7 +127,11 @@ export interface SchemaCache {
  * The settings of a function's `set` clause its call's whole transaction takes (PostgREST's default
  * db-hoisted-tx-settings), so that a function's `statement_timeout` bounds its call.
  */
-export const HOISTED_SETTINGS: ReadonlySet<string> = new Set(["statement_timeout", "plan_filter.statement_cost_limit", "default_transaction_isolation"]);
+export const HOISTED_SETTINGS: ReadonlySet<string> = new Set([
+  "statement_timeout",
+  "plan_filter.statement_cost_limit",
+  "default_transaction_isolation",
+]);
 
 /** The exposed schema when none is configured. */
 export const EXPOSED_SCHEMA = "public";
@@ -357,7 +361,9 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
     result = { kind: "scalar", set: f.set, type: f.ret_type, udt: f.ret_udt, columns: [], table: null };
   }
   const info: FunctionInfo = { name: f.name, params, result, volatility: f.volatility };
-  const settings = f.config.map((c): [string, string] => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1)])
+  const settings = f.config.map((
+    c,
+  ): [string, string] => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1)])
     .filter(([name]) => HOISTED_SETTINGS.has(name.toLowerCase()));
   if (settings.length > 0) info.settings = settings.map(([n, v]) => [n.toLowerCase(), v]);
   return info;
@@ -431,5 +437,13 @@ export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA)
   }
   const roleSettings: RoleSettings = {};
   for (const [role, name, value] of raw.role_settings) (roleSettings[role] ??= {})[name] = value;
-  return { schema, tables, foreignKeys, functions, computedRelationships, roleSettings, loadedAt: Date.now() };
+  return {
+    schema,
+    tables,
+    foreignKeys,
+    functions,
+    computedRelationships,
+    roleSettings,
+    loadedAt: Date.now(),
+  };
 }

@@ -97,7 +97,9 @@ function withSettings(base: RequestGucs, settings: Record<string, string>, platf
     if (name === "statement_timeout") {
       const ms = durationMs(value);
       // 0 turns the timeout off: the platform's bound stays.
-      if (ms !== null) result.timeoutMs = ms > 0 ? Math.max(1, Math.min(platformMs, Math.round(ms))) : platformMs;
+      if (ms !== null) {
+        result.timeoutMs = ms > 0 ? Math.max(1, Math.min(platformMs, Math.round(ms))) : platformMs;
+      }
     } else if (name === "default_transaction_isolation") {
       const level = isolationOf(value);
       if (level) result.isolation = level;
@@ -110,4 +112,3 @@ function withSettings(base: RequestGucs, settings: Record<string, string>, platf
   result.settings.push(...base.settings.filter(([n]) => !names.has(n)));
   return result;
 }
-

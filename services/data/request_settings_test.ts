@@ -89,7 +89,11 @@ Deno.test("roleGucs and callGucs: the project's over the catalog's, the function
   });
   assertEquals(callGucs(base, fn(), 8000), base);
   assertEquals(
-    callGucs(base, fn([["statement_timeout", "7s"], ["default_transaction_isolation", "read committed"]]), 8000),
+    callGucs(
+      base,
+      fn([["statement_timeout", "7s"], ["default_transaction_isolation", "read committed"]]),
+      8000,
+    ),
     { timeoutMs: 7000, isolation: "read committed", settings: base.settings },
   );
   assertEquals(

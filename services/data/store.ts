@@ -109,7 +109,9 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 /** The string fields of an object, or null when it is none. */
 function stringRecord(value: unknown): Record<string, string> | null {
   if (!isRecord(value)) return null;
-  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === "string"));
+  return Object.fromEntries(
+    Object.entries(value).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
 }
 
 /** The SQL of `platform.project_data_settings` in the control database. */
