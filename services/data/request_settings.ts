@@ -76,8 +76,11 @@ interface Layers {
 
 /** The transaction settings of a request role with `layers` (a later layer wins a name). */
 export function roleGucs(layers: Layers): RequestGucs {
-  const merged: Record<string, string> = { ...layers.catalog, ...layers.project };
-  const app = Object.entries(layers.app ?? {}).map(([k, v]): [string, string] => [`app.settings.${k}`, v]);
+  // The project's settings were checked when set; checked again, so that no other name ever reaches the SQL.
+  const project = Object.entries(layers.project ?? {}).filter(([k, v]) => roleSettingProblem(k, v) === null);
+  const merged: Record<string, string> = { ...layers.catalog, ...Object.fromEntries(project) };
+  const app = Object.entries(layers.app ?? {}).filter(([k]) => appSettingNameValid(k))
+    .map(([k, v]): [string, string] => [`app.settings.${k}`, v]);
   return withSettings({ timeoutMs: layers.platformMs, settings: app }, merged, layers.platformMs);
 }
 

@@ -79,6 +79,11 @@ Deno.test("roleGucs and callGucs: the project's over the catalog's, the function
     settings: [["lock_timeout", "2s"], ["app.settings.name", "x"]],
   });
   assertEquals(roleGucs({ platformMs: 8000, project: { statement_timeout: "1h" } }).timeoutMs, 8000);
+  // Stored settings that were never valid (written around the API) are dropped.
+  assertEquals(
+    roleGucs({ platformMs: 8000, project: { role: "postgres", lock_timeout: "1s" }, app: { "a.b": "x" } }),
+    { timeoutMs: 8000, settings: [["lock_timeout", "1s"]] },
+  );
   assertEquals(roleGucs({ platformMs: 8000, project: { statement_timeout: "0" } }).timeoutMs, 8000);
   const fn = (settings?: [string, string][]): FunctionInfo => ({
     name: "f",
