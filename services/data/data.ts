@@ -153,7 +153,7 @@ export { transactionSetup }; // the bare-server benchmark starts its transaction
 export class DataService {
   /** The schema caches of every project, one per exposed schema. */
   readonly schemas: SchemaCaches;
-  /** The per-project data settings (exposed schemas, aggregates, plans, Server-Timing), cached. */
+  /** The per-project data settings (exposed schemas, aggregates, plans, Server-Timing, role and app settings). */
   readonly settings: ReturnType<typeof dataSettings>;
   /** The transaction settings of each role, by the catalog's role settings and the project's settings. */
   private readonly gucs = new WeakMap<RoleSettings, WeakMap<DataSettings, Map<string, RequestGucs>>>();
