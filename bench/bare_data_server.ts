@@ -112,7 +112,10 @@ if (import.meta.main) {
     representation: true,
   });
   // The platform's own first statement: the same role, claims and settings.
-  const setup = transactionSetup({ role: "authenticated", claims: spec.claims }, spec.statementTimeoutMs);
+  const setup = transactionSetup({ role: "authenticated", claims: spec.claims }, {
+    timeoutMs: spec.statementTimeoutMs,
+    settings: [],
+  });
   const server = Deno.serve({
     port: 0,
     hostname: "127.0.0.1",

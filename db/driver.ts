@@ -24,11 +24,22 @@ export type PipelineEnd =
   | "rollback"
   | ((rows: Record<string, unknown>[][]) => "commit" | "rollback");
 
+/** A transaction isolation level, as `begin isolation level …` takes it. */
+export type IsolationLevel = "read committed" | "repeatable read" | "serializable";
+
+/** The statement that starts a pipelined transaction: `begin`, then its isolation level and access mode. */
+export function beginSql(o: { readOnly?: boolean; isolation?: IsolationLevel }): string {
+  const isolation = o.isolation ? ` isolation level ${o.isolation}` : "";
+  return `begin${isolation}${o.readOnly ? " read only" : ""}`;
+}
+
 /** Options of {@linkcode Db.pipeline}. */
 export interface PipelineOptions {
   end: PipelineEnd;
   /** Start the transaction read only (PostgREST runs GET and HEAD so). */
   readOnly?: boolean;
+  /** The transaction's isolation level (absent: the session's default, read committed). */
+  isolation?: IsolationLevel;
   /**
    * The `statement_timeout` the statements set for themselves, in milliseconds. PostgreSQL enforces it; PGlite
    * cannot interrupt a statement, so its driver fails a pipeline that runs this long with the same error (57014)

@@ -1,5 +1,6 @@
 import {
   type Db,
+  type IsolationLevel,
   type PipelineOptions,
   type PipelineStatement,
   type Queryable,
@@ -126,6 +127,7 @@ class PgliteClient {
     decide: (rows: Record<string, unknown>[][]) => "commit" | "rollback",
     readOnly: boolean,
     timeoutMs: number | undefined,
+    isolation?: IsolationLevel,
   ): Promise<Record<string, unknown>[][]> {
     const id = this.nextId++;
     let thrown: { err: unknown } | undefined;
@@ -146,6 +148,7 @@ class PgliteClient {
       statements,
       end: "decide",
       readOnly,
+      isolation,
     }, { id, timeoutMs });
     return done.then((rows) => {
       if (thrown) throw thrown.err;
@@ -498,12 +501,18 @@ class EmbeddedDatabase implements Monitored {
     }
   }
 
-  pipeline(statements: PipelineStatement[], { end, readOnly = false, timeoutMs }: PipelineOptions) {
+  pipeline(
+    statements: PipelineStatement[],
+    { end, readOnly = false, timeoutMs, isolation }: PipelineOptions,
+  ) {
     const client = this.use();
     const run = (c: PgliteClient) =>
       typeof end === "function"
-        ? c.decidedPipeline(statements, end, readOnly, timeoutMs)
-        : c.call<Record<string, unknown>[][]>({ op: "pipeline", statements, end, readOnly }, { timeoutMs });
+        ? c.decidedPipeline(statements, end, readOnly, timeoutMs, isolation)
+        : c.call<Record<string, unknown>[][]>(
+          { op: "pipeline", statements, end, readOnly, isolation },
+          { timeoutMs },
+        );
     return client instanceof Promise ? client.then(run) : run(client);
   }
 

@@ -1,5 +1,5 @@
 import { type PGlite, types } from "@electric-sql/pglite";
-import type { PipelineStatement } from "./driver.ts";
+import { beginSql, type IsolationLevel, type PipelineStatement } from "./driver.ts";
 import { type BackendMessage, type DatabaseError, readBackend } from "./pg_backend.ts";
 import { WireWriter } from "./pg_wire.ts";
 import { concatBytes } from "../lib/encoding.ts";
@@ -20,6 +20,7 @@ export interface PglitePipelineOptions {
     | "rollback"
     | ((rows: Record<string, unknown>[][]) => "commit" | "rollback" | Promise<"commit" | "rollback">);
   readOnly?: boolean;
+  isolation?: IsolationLevel;
   /** Called when the pipeline gets the engine (it may wait for other calls first). */
   onStart?: () => void;
 }
@@ -188,11 +189,11 @@ export function pglitePipeline(pg: PGlite, options: PipelineEngineOptions = {}) 
     (messages.find((m) => m.type === "error") as { error: DatabaseError } | undefined)?.error;
   const run = async (
     statements: PipelineStatement[],
-    { end, readOnly }: PglitePipelineOptions,
+    { end, readOnly, isolation }: PglitePipelineOptions,
     retried: boolean,
   ) => {
     const batch = new Batch(cache);
-    batch.add(readOnly ? "begin read only" : "begin", [], false);
+    batch.add(beginSql({ readOnly, isolation }), [], false);
     for (const s of statements) batch.add(s.sql, s.params.map(asText), true);
     if (typeof end === "string") batch.add(end, [], false);
     const messages = await send(batch.message());

@@ -1,4 +1,4 @@
-import type { PipelineStatement } from "./driver.ts";
+import type { IsolationLevel, PipelineStatement } from "./driver.ts";
 import type { ExtensionFile } from "./pglite_vector.ts";
 
 /**
@@ -33,6 +33,7 @@ export type WorkerCall =
     statements: PipelineStatement[];
     end: "commit" | "rollback" | "decide";
     readOnly: boolean;
+    isolation?: IsolationLevel;
     watch?: boolean;
   }
   | { op: "decide"; pipeline: number; decision: "commit" | "rollback" }

@@ -284,7 +284,12 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       }
       const onStart = watch ? () => started(id) : undefined;
       try {
-        return await pipeline(req.statements, { end, readOnly: req.readOnly, onStart });
+        return await pipeline(req.statements, {
+          end,
+          readOnly: req.readOnly,
+          isolation: req.isolation,
+          onStart,
+        });
       } finally {
         if (watch) gate.finish(id);
       }

@@ -1,5 +1,6 @@
 import postgres from "postgres";
 import {
+  beginSql,
   type Db,
   type PipelineOptions,
   type PipelineStatement,
@@ -121,12 +122,12 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         return await fn(wrap(tx, options?.prepare));
       }) as T;
     },
-    async pipeline(statements: PipelineStatement[], { end, readOnly }: PipelineOptions) {
+    async pipeline(statements: PipelineStatement[], { end, readOnly, isolation }: PipelineOptions) {
       // One reserved connection; postgres.js writes queries issued without awaiting in one batch, so BEGIN, the
       // statements and a fixed COMMIT reach the server together. A COMMIT after a failed statement rolls back.
       const conn = await sql.reserve();
       try {
-        const begin = conn.unsafe(readOnly ? "begin read only" : "begin").execute();
+        const begin = conn.unsafe(beginSql({ readOnly, isolation })).execute();
         const backend = await backendOf(begin as unknown as SentQuery);
         const kept = backend ? statementsOf(backend) : undefined;
         const keep = new Set(statements.map((s) => s.sql));

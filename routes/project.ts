@@ -2,6 +2,12 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { allow, authenticate } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
 import type { DataSettings as DataSettingsInForce } from "../services/data/settings.ts";
+import {
+  APP_SETTINGS_LIMITS,
+  appSettingNameValid,
+  REQUEST_ROLES,
+  roleSettingProblem,
+} from "../services/data/request_settings.ts";
 import { failures, jsonBody, ok, PROJECT_SECURITY } from "./schemas.ts";
 
 const CurrentProject = z.object({
@@ -41,7 +47,37 @@ const DataSettings = z.object({
   plan: z.boolean(),
   server_timing: z.boolean(),
   pre_request: z.string().nullable().openapi({ description: "Function run before every request, or null" }),
+  role_settings: z.partialRecord(z.string(), z.record(z.string(), z.string())).openapi({
+    description: "Settings of the request roles (anon, authenticated, service_role), applied on each request",
+  }),
+  app_settings: z.record(z.string(), z.string()).openapi({
+    description: "Values each request's SQL reads as current_setting('app.settings.<name>')",
+  }),
 }).openapi("DataSettings");
+
+const RoleSettingsPatch = z.partialRecord(
+  z.enum(REQUEST_ROLES as [string, ...string[]]),
+  z.record(z.string().max(63), z.string().min(1).max(64)),
+).superRefine((roles, ctx) => {
+  for (const [role, settings] of Object.entries(roles)) {
+    for (const [name, value] of Object.entries(settings ?? {})) {
+      const problem = roleSettingProblem(name, value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem, path: [role, name] });
+    }
+  }
+}).openapi({
+  description: "By role, the settings its requests take: statement_timeout, lock_timeout, " +
+    "idle_in_transaction_session_timeout, default_transaction_isolation, plan_filter.statement_cost_limit",
+});
+
+const AppSettingsPatch = z.record(
+  z.string().refine(appSettingNameValid, { message: "must be letters, digits and underscores" }),
+  z.string().max(APP_SETTINGS_LIMITS.valueChars).refine((v) => !v.includes("\0"), {
+    message: "must not hold a NUL character",
+  }),
+).refine((settings) => Object.keys(settings).length <= APP_SETTINGS_LIMITS.count, {
+  message: `must hold at most ${APP_SETTINGS_LIMITS.count} settings`,
+}).openapi({ description: "Values read as current_setting('app.settings.<name>') on every request" });
 
 const DataSettingsPatch = z.strictObject({
   schemas: z.array(SchemaName).min(1).max(20)
@@ -53,6 +89,8 @@ const DataSettingsPatch = z.strictObject({
   pre_request: z.string().min(1).max(127).refine(printable, { message: "must not hold control characters" })
     .regex(/^[^.]+(\.[^.]+)?$/, "must be a function name, schema-qualified or not")
     .nullable().optional(),
+  role_settings: RoleSettingsPatch.nullable().optional(),
+  app_settings: AppSettingsPatch.nullable().optional(),
 }).openapi("DataSettingsPatch", {
   description: "Fields to change; null resets one to the platform's default",
 });
@@ -65,6 +103,8 @@ function dataSettingsView(s: DataSettingsInForce) {
     plan: s.plan,
     server_timing: s.serverTiming,
     pre_request: s.preRequest ?? null,
+    role_settings: s.roleSettings,
+    app_settings: s.appSettings,
   };
 }
 
@@ -148,7 +188,8 @@ projectRoutes.openapi(
     method: "get",
     path: "/v1/project/data-settings",
     tags: ["Project"],
-    summary: "The project's data API settings: exposed schemas, aggregates, plans, Server-Timing",
+    summary: "The project's data API settings: exposed schemas, aggregates, plans, Server-Timing, " +
+      "pre-request, role settings and app.settings",
     security: PROJECT_SECURITY,
     middleware: [allow("service_role")] as const,
     responses: { 200: ok(DataSettings, "The settings in force"), ...failures(401, 403) },

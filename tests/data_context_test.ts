@@ -33,6 +33,10 @@ create function headers_number() returns int language plpgsql as $$ begin
   perform set_config('response.headers', '[{"X-A":1}]', true);
   return 1;
 end $$;
+create function unicode_header() returns int language plpgsql as $$ begin
+  perform set_config('response.headers', '[{"X-Name":"café ☕"}]', true);
+  return 1;
+end $$;
 create function status_text() returns int language plpgsql as $$ begin
   perform set_config('response.status', 'teapot', true);
   return 1;
@@ -112,6 +116,13 @@ const CASES: WireCase[] = [
     url: "rpc/headers_number",
     status: 500,
     json: err("PGRST111", HEADERS_ERROR),
+  },
+  {
+    name: "response.headers beyond ASCII: sent as its UTF-8 bytes, as PostgREST sends them",
+    url: "rpc/unicode_header",
+    status: 200,
+    json: 1,
+    expect: { "x-name": String.fromCharCode(...new TextEncoder().encode("café ☕")) },
   },
   {
     name: "response.status not a number → 500 PGRST112",
@@ -324,6 +335,8 @@ Deno.test("data API request context, response settings, Server-Timing and data s
             plan: false,
             server_timing: false,
             pre_request: null,
+            role_settings: {},
+            app_settings: {},
           },
           meta: null,
         });
@@ -353,6 +366,8 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           plan: true,
           server_timing: false,
           pre_request: null,
+          role_settings: {},
+          app_settings: {},
         });
         // null goes back to the platform's default (the test platforms' DATA_AGGREGATES is true).
         const reset = await patchSettings(p, { aggregates: null, plan: null });
@@ -362,6 +377,8 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           plan: false,
           server_timing: false,
           pre_request: null,
+          role_settings: {},
+          app_settings: {},
         });
       },
     );

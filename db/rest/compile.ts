@@ -659,8 +659,16 @@ export class Compiler {
     if (!o.representation) {
       return `select count(*)::int8 as page_total, null::text as body${location}${inserted} from pgrst_source`;
     }
-    const columns = this.projection(t, alias, this.query.select, "");
     const order = this.orderBy(t, alias, this.node("").order, { select: this.query.select, path: "" });
+    if (aggregates(this.query.select)) {
+      // Aggregates group the written rows; as in PostgREST, the rows counted are then the body's (a singular
+      // answer, `max-affected` and `Content-Range` see the groups).
+      const { columns, groupBy } = this.selectList(t, alias, this.query.select, "");
+      this.checkPaths();
+      return `select count(*)::int8 as page_total, coalesce(${this.aggregate()}, '[]')::text as body` +
+        `${location}${inserted} from (select ${columns} from pgrst_source ${alias}${groupBy}${order}) _t`;
+    }
+    const columns = this.projection(t, alias, this.query.select, "");
     this.checkPaths();
     return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
       `coalesce((select ${this.aggregate()} from (select ${columns} from pgrst_source ${alias}${order}) _t), '[]')::text ` +

@@ -98,7 +98,15 @@ export interface FunctionInfo {
   result: FunctionResult;
   /** `i`mmutable, `s`table or `v`olatile. */
   volatility: "i" | "s" | "v";
+  /**
+   * The settings of its `set` clause that its call's whole transaction takes (PostgREST's hoisted settings:
+   * `statement_timeout`, `plan_filter.statement_cost_limit`, `default_transaction_isolation`); absent: none.
+   */
+  settings?: [string, string][];
 }
+
+/** The settings of the request roles in the catalog (`alter role … [in database …] set`), by role. */
+export type RoleSettings = Record<string, Record<string, string>>;
 
 /** What the data API knows of a project's exposed schema (`public`). */
 export interface SchemaCache {
@@ -110,8 +118,20 @@ export interface SchemaCache {
   functions: Map<string, FunctionInfo[]>;
   /** Functions that embed a table's related rows, by the name they embed under. */
   computedRelationships?: ComputedRelationship[];
+  /** The request roles' own settings, which `set role` does not apply (PostgREST applies them per request). */
+  roleSettings?: RoleSettings;
   loadedAt: number;
 }
+
+/**
+ * The settings of a function's `set` clause its call's whole transaction takes (PostgREST's default
+ * db-hoisted-tx-settings), so that a function's `statement_timeout` bounds its call.
+ */
+export const HOISTED_SETTINGS: ReadonlySet<string> = new Set([
+  "statement_timeout",
+  "plan_filter.statement_cost_limit",
+  "default_transaction_isolation",
+]);
 
 /** The exposed schema when none is configured. */
 export const EXPOSED_SCHEMA = "public";
@@ -210,7 +230,8 @@ select json_build_object(
           ) order by a.i)
           from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality a(t, i)
           join pg_type t on t.oid = a.t
-        ), '[]') as args
+        ), '[]') as args,
+        coalesce(p.proconfig, '{}') as config
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
       where n.nspname = $1 and p.prokind = 'f'
         and (rt.typtype <> 'p' or rt.typname in ('void', 'record'))
@@ -231,6 +252,24 @@ select json_build_object(
     left join pg_class rc on rc.reltype = p.prorettype and rc.relnamespace = n.oid
       and rc.relkind in ('r', 'v', 'm', 'f', 'p')
     where n.nspname = $1 and p.prokind = 'f' and p.pronargs = 1 and rt.typtype <> 'p'
+  ), '[]'),
+  -- The request roles' settings, as PostgREST reads them: those of this database over the role-wide ones, and
+  -- only settings any role may change (context user); role and session_authorization never.
+  'role_settings', coalesce((
+    select json_agg(json_build_array(s.role, s.name, s.value)) from (
+      select distinct on (r.rolname, kv.name) r.rolname as role, ps.name, kv.value
+      from pg_db_role_setting d
+      join pg_roles r on r.oid = d.setrole
+      cross join lateral (
+        select substr(c, 1, strpos(c, '=') - 1) as name, substr(c, strpos(c, '=') + 1) as value
+        from unnest(d.setconfig) c
+      ) kv
+      join pg_settings ps on lower(ps.name) = lower(kv.name) and ps.context = 'user'
+      where r.rolname in ('anon', 'authenticated', 'service_role')
+        and lower(kv.name) not in ('role', 'session_authorization')
+        and d.setdatabase in (0, (select oid from pg_database where datname = current_database()))
+      order by r.rolname, kv.name, d.setdatabase desc
+    ) s
   ), '[]')
 )::text as cache`;
 
@@ -258,6 +297,7 @@ interface RawCache {
     function: string;
   }[];
   functions: RawFunction[];
+  role_settings: [string, string, string][];
   computed: {
     name: string;
     table: string;
@@ -280,6 +320,8 @@ interface RawFunction {
   ret_table: string | null;
   ret_columns: { name: string; type: string; udt: string }[];
   args: { name: string; mode: string; type: string; udt: string; pseudo: boolean }[];
+  /** `pg_proc.proconfig`: `name=value` each. */
+  config: string[];
 }
 
 function resultColumn(c: { name: string; type: string; udt: string }): ColumnInfo {
@@ -318,7 +360,13 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
   } else {
     result = { kind: "scalar", set: f.set, type: f.ret_type, udt: f.ret_udt, columns: [], table: null };
   }
-  return { name: f.name, params, result, volatility: f.volatility };
+  const info: FunctionInfo = { name: f.name, params, result, volatility: f.volatility };
+  const settings = f.config.map((
+    c,
+  ): [string, string] => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1)])
+    .filter(([name]) => HOISTED_SETTINGS.has(name.toLowerCase()));
+  if (settings.length > 0) info.settings = settings.map(([n, v]) => [n.toLowerCase(), v]);
+  return info;
 }
 
 /** The cast functions of each domain by its name, as a column carries them. */
@@ -387,5 +435,15 @@ export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA)
       table.computed.set(c.name, { name: c.name, function: c.name, type: c.type, udt: c.udt });
     }
   }
-  return { schema, tables, foreignKeys, functions, computedRelationships, loadedAt: Date.now() };
+  const roleSettings: RoleSettings = {};
+  for (const [role, name, value] of raw.role_settings) (roleSettings[role] ??= {})[name] = value;
+  return {
+    schema,
+    tables,
+    foreignKeys,
+    functions,
+    computedRelationships,
+    roleSettings,
+    loadedAt: Date.now(),
+  };
 }

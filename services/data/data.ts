@@ -1,6 +1,6 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Db, PipelineOptions } from "../../db/driver.ts";
-import type { SchemaCache } from "../../db/rest/schema.ts";
+import type { RoleSettings, SchemaCache } from "../../db/rest/schema.ts";
 import { errors } from "../../lib/errors.ts";
 import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
@@ -22,6 +22,7 @@ import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "
 import { type SqlResponse, sqlResponse } from "./response_settings.ts";
 import { SchemaCaches } from "./schema_caches.ts";
 import { type DataSettings, dataSettings } from "./settings.ts";
+import { callGucs, type RequestGucs, roleGucs } from "./request_settings.ts";
 import { preRequestCall, type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
@@ -129,6 +130,9 @@ interface Profile {
 
 const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
 
+/** The catalog's role settings of a schema cache that holds none. */
+const NO_ROLE_SETTINGS: RoleSettings = {};
+
 /** The media type of an answer: negotiated on `/rest/v1`; on `/v1/db` JSON, one object when asked for. */
 function mediaOf(accept: string | null | undefined, strict: boolean | undefined, plan?: boolean): Media {
   if (strict) return negotiate(accept, { plan });
@@ -149,8 +153,10 @@ export { transactionSetup }; // the bare-server benchmark starts its transaction
 export class DataService {
   /** The schema caches of every project, one per exposed schema. */
   readonly schemas: SchemaCaches;
-  /** The per-project data settings (exposed schemas, aggregates, plans, Server-Timing), cached. */
+  /** The per-project data settings (exposed schemas, aggregates, plans, Server-Timing, role and app settings). */
   readonly settings: ReturnType<typeof dataSettings>;
+  /** The transaction settings of each role, by the catalog's role settings and the project's settings. */
+  private readonly gucs = new WeakMap<RoleSettings, WeakMap<DataSettings, Map<string, RequestGucs>>>();
 
   constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {
     this.schemas = new SchemaCaches(limits.schemas?.length ? limits.schemas : ["public"]);
@@ -214,16 +220,40 @@ export class DataService {
   }
 
   /**
-   * Runs `statements` in one transaction, sent in one go, after the caller's role, claims, timeout and request
-   * context, and before the read of what its SQL set for the answer (noted on `identity.request`).
+   * The transaction settings of `identity`'s role in a project with `settings` whose catalog `cache` read:
+   * its role settings (the catalog's under the project's) and `app.settings.*`, worked out once per pair.
+   */
+  private gucsOf(settings: DataSettings, cache: SchemaCache, identity: DataIdentity): RequestGucs {
+    const catalog = cache.roleSettings ?? NO_ROLE_SETTINGS;
+    let bySettings = this.gucs.get(catalog);
+    if (!bySettings) this.gucs.set(catalog, bySettings = new WeakMap());
+    let byRole = bySettings.get(settings);
+    if (!byRole) bySettings.set(settings, byRole = new Map());
+    let gucs = byRole.get(identity.role);
+    if (!gucs) {
+      gucs = roleGucs({
+        platformMs: this.limits.statementTimeoutMs,
+        catalog: catalog[identity.role],
+        project: settings.roleSettings[identity.role],
+        app: settings.appSettings,
+      });
+      byRole.set(identity.role, gucs);
+    }
+    return gucs;
+  }
+
+  /**
+   * Runs `statements` in one transaction, sent in one go, after the caller's role, claims, timeout, request
+   * context and `gucs`, and before the read of what its SQL set for the answer (noted on `identity.request`).
    */
   private async pipeline(
     db: Db,
     identity: DataIdentity,
     statements: Statement[],
-    options: PipelineOptions,
+    options: PipelineOptions & { gucs: RequestGucs },
   ): Promise<Record<string, unknown>[][]> {
-    const setup = transactionSetup(identity, this.limits.statementTimeoutMs);
+    const { gucs, ...pipelineOptions } = options;
+    const setup = transactionSetup(identity, gucs);
     // One prepared statement per role: PostgreSQL rewrites and plans a statement again whenever the role that
     // runs it changes (row security is per role), so anon and signed-in requests sharing one would each undo
     // the other's plan. The role is one of three fixed names.
@@ -236,9 +266,10 @@ export class DataService {
       // A check before the transaction ends sees the setup and the caller's statements, as without the extras.
       const end = options.end;
       results = await db.pipeline([...before, ...own, RESPONSE_SETTINGS], {
-        ...options,
+        ...pipelineOptions,
         end: typeof end === "function" ? (rows) => end([rows[0]!, ...rows.slice(before.length, -1)]) : end,
-        timeoutMs: this.limits.statementTimeoutMs,
+        timeoutMs: gucs.timeoutMs,
+        isolation: gucs.isolation,
       });
     } catch (err) {
       throw fromDatabaseError(err, identity.role);
@@ -274,13 +305,13 @@ export class DataService {
     identity: DataIdentity,
     st: Statement,
     media: Media,
-    readOnly: boolean,
+    o: { readOnly: boolean; gucs: RequestGucs },
   ): Promise<DataResult> {
     const { format, options } = media.plan!;
     const explain = `explain (${[`format ${format}`, ...options].join(", ")}) ${st.sql}`;
     const [rows] = await this.pipeline(db, identity, [{ sql: explain, params: st.params }], {
       end: "rollback",
-      readOnly,
+      ...o,
     });
     const lines = rows!.map((r) => r["QUERY PLAN"]);
     // The drivers read a JSON plan as a value: written back with PostgreSQL's indentation, one line each.
@@ -308,6 +339,7 @@ export class DataService {
     if (req.method === "PUT" && hasRange(query.nodes.get("")!)) throw restErrors.putRange();
     if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""), schema);
     const { db, cache, settings } = await this.open(ref, (c) => c.tables.has(req.table), schema);
+    const gucs = this.gucsOf(settings, cache, identity);
     const prefer = parsePrefer(req.prefer);
     if (identity.request) identity.request.timezone = prefer.timezone;
     const compiler = new Compiler(cache, query);
@@ -320,7 +352,7 @@ export class DataService {
     compiler.aggregatesEnabled = settings.aggregates;
     const applied: string[] = [];
     const pipeline = (statements: Statement[], options: PipelineOptions) =>
-      this.pipeline(db, identity, statements, options);
+      this.pipeline(db, identity, statements, { ...options, gucs });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
     const headers = (extra: Record<string, string>) => withApplied(extra, applied);
 
@@ -335,7 +367,7 @@ export class DataService {
           count: prefer.count === "exact",
           maxRows: this.limits.maxRows,
         });
-        return this.explain(db, identity, st, media, true);
+        return this.explain(db, identity, st, media, { readOnly: true, gucs });
       }
       let total: number | null = null;
       let exact = prefer.count === "exact";
@@ -411,7 +443,7 @@ export class DataService {
     if (!put && (root.limit !== undefined || root.offset !== undefined)) {
       throw restErrors.parse("limit and offset apply to reads only", "filter the rows to change instead");
     }
-    if (media.kind === "plan") return this.explain(db, identity, st, media, false);
+    if (media.kind === "plan") return this.explain(db, identity, st, media, { readOnly: false, gucs });
     const strict = prefer.handling === "strict" && prefer.maxAffected !== undefined &&
       (req.method === "PATCH" || req.method === "DELETE");
     /** Checks the affected rows (throws when one fails) and shapes the answer. */
@@ -528,10 +560,12 @@ export class DataService {
     compiler.aggregatesEnabled = settings.aggregates;
     const exact = prefer.count === "exact";
     const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
-    if (media.kind === "plan") return this.explain(db, identity, st, media, !post);
+    // The function's hoisted settings (`set statement_timeout …`) over the role's, for the whole transaction.
+    const gucs = callGucs(this.gucsOf(settings, cache, identity), fn, this.limits.statementTimeoutMs);
+    if (media.kind === "plan") return this.explain(db, identity, st, media, { readOnly: !post, gucs });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
     // GET and HEAD run read only, as in PostgREST: a function that writes is 405 there, and callable by POST.
-    const [rows] = await this.pipeline(db, identity, [st], { end, readOnly: !post });
+    const [rows] = await this.pipeline(db, identity, [st], { end, readOnly: !post, gucs });
     const row = rows![0] as unknown as ReadRow;
     if (fn.result.kind === "void") {
       return { status: 204, body: null, headers: withApplied({}, applied), singular: false };

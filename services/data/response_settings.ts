@@ -36,7 +36,7 @@ export function sqlResponse(row: Record<string, unknown> | undefined): SqlRespon
       if (entries.length !== 1 || typeof value !== "string" || !validHeader(name!, value)) {
         throw new RestError(500, "PGRST111", HEADERS_MESSAGE);
       }
-      out.headers.push([name!.toLowerCase(), value]);
+      out.headers.push([name!.toLowerCase(), wireText(value)]);
     }
   }
   const status = row?.status;
@@ -47,6 +47,17 @@ export function sqlResponse(row: Record<string, unknown> | undefined): SqlRespon
     out.status = n;
   }
   return out;
+}
+
+/**
+ * A header value as the bytes PostgREST sends: UTF-8. Headers carry bytes (a JavaScript header string is one
+ * character per byte), so text beyond ASCII goes as its UTF-8 bytes, never refused.
+ */
+function wireText(value: string): string {
+  if (/^[\t -~]*$/.test(value)) return value; // ASCII (validHeader refused the other control characters)
+  let bytes = "";
+  for (const byte of new TextEncoder().encode(value)) bytes += String.fromCharCode(byte);
+  return bytes;
 }
 
 /** A header HTTP can carry (a name of token characters, a value without control characters). */

@@ -14,12 +14,16 @@ export interface DataSettings {
   serverTiming: boolean;
   /** A function run before every request, in its transaction (PostgREST's db-pre-request); none by default. */
   preRequest?: string | null;
+  /** Settings of the request roles, by role, over the catalog's (PostgREST's impersonated role settings). */
+  roleSettings: Partial<Record<string, Record<string, string>>>;
+  /** Values read as `current_setting('app.settings.<name>')` on every request (PostgREST's app.settings.*). */
+  appSettings: Record<string, string>;
 }
 
 /** The per-project data settings over the platform's defaults (`DATA_*`). */
 export function dataSettings(
   control: Queryable,
-  defaults: DataSettings,
+  defaults: Omit<DataSettings, "roleSettings" | "appSettings">,
 ): ProjectSettings<StoredDataSettings, DataSettings> {
   return new ProjectSettings(control, dataSettingsStore, (s): DataSettings => ({
     schemas: s.schemas?.length ? s.schemas : defaults.schemas,
@@ -27,5 +31,7 @@ export function dataSettings(
     plan: s.plan ?? defaults.plan,
     serverTiming: s.server_timing ?? defaults.serverTiming,
     preRequest: s.pre_request,
+    roleSettings: s.role_settings ?? {},
+    appSettings: s.app_settings ?? {},
   }));
 }

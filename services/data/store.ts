@@ -1,5 +1,6 @@
 import { type PipelineStatement, type Queryable, quoteIdent } from "../../db/driver.ts";
 import type { DataIdentity } from "./data.ts";
+import type { RequestGucs } from "./request_settings.ts";
 
 // The data API's only hand-written SQL (its transactions' first and last statements, and the projects' data
 // settings in the control database); its other statements come from the PostgREST compiler (db/rest/).
@@ -30,26 +31,41 @@ const SETUP_SQL = "select set_config('role', $1, true), set_config('request.jwt.
   "set_config('request.cookies', $7, true), set_config('response.headers', '', true), " +
   "set_config('response.status', '', true)";
 
-/** The same, with `Prefer: timezone` (a text of its own: the common one stays as it is prepared). */
-const SETUP_TIMEZONE_SQL = `${SETUP_SQL}, set_config('timezone', $8, true)`;
+/**
+ * SETUP_SQL with `Prefer: timezone` and with `extra` settings after the request's own (the role's, a called
+ * function's, `app.settings.*`), names and values as parameters: one text per shape, so each stays prepared.
+ */
+function setupSql(timezone: boolean, extra: number): string {
+  const key = extra * 2 + (timezone ? 1 : 0);
+  let sql = SETUP_TEXTS[key];
+  if (sql === undefined) {
+    sql = SETUP_SQL + (timezone ? ", set_config('timezone', $8, true)" : "");
+    const first = timezone ? 9 : 8;
+    for (let i = 0; i < extra; i++) sql += `, set_config($${first + 2 * i}, $${first + 2 * i + 1}, true)`;
+    if (key < 1000) SETUP_TEXTS[key] = sql;
+  }
+  return sql;
+}
+const SETUP_TEXTS: string[] = [];
 
-/** The statement that starts a data transaction as `identity` for `request` (see SETUP_SQL). */
+/** The statement that starts a data transaction as `identity` for `request` with `gucs` (see SETUP_SQL). */
 export function transactionSetup(
   identity: DataIdentity,
-  statementTimeoutMs: number,
+  gucs: RequestGucs,
   request: RequestContext = identity.request ?? NO_REQUEST,
 ): PipelineStatement {
-  const params = [
+  const params: unknown[] = [
     identity.role,
     JSON.stringify(identity.claims),
-    String(statementTimeoutMs),
+    String(gucs.timeoutMs),
     request.method,
     request.path,
     JSON.stringify(request.headers),
     JSON.stringify(request.cookies),
   ];
-  if (request.timezone === undefined) return { sql: SETUP_SQL, params };
-  return { sql: SETUP_TIMEZONE_SQL, params: [...params, request.timezone] };
+  if (request.timezone !== undefined) params.push(request.timezone);
+  for (const [name, value] of gucs.settings) params.push(name, value);
+  return { sql: setupSql(request.timezone !== undefined, gucs.settings.length), params };
 }
 
 /** The last statement of every data transaction: what its SQL set for the answer (empty: nothing). */
@@ -66,6 +82,10 @@ export interface StoredDataSettings {
   plan: boolean | null;
   server_timing: boolean | null;
   pre_request: string | null;
+  /** Settings of the request roles, by role (PostgREST's impersonated role settings). */
+  role_settings: Partial<Record<string, Record<string, string>>> | null;
+  /** Values read as `current_setting('app.settings.<name>')` (PostgREST's app.settings.*). */
+  app_settings: Record<string, string> | null;
 }
 
 const NONE: StoredDataSettings = {
@@ -74,32 +94,60 @@ const NONE: StoredDataSettings = {
   plan: null,
   server_timing: null,
   pre_request: null,
+  role_settings: null,
+  app_settings: null,
 };
+
+/** A jsonb column as the drivers give it (parsed on PostgreSQL, text on some), or null. */
+function jsonColumn(value: unknown): unknown {
+  return typeof value === "string" ? JSON.parse(value) : value ?? null;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** The string fields of an object, or null when it is none. */
+function stringRecord(value: unknown): Record<string, string> | null {
+  if (!isRecord(value)) return null;
+  return Object.fromEntries(
+    Object.entries(value).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+}
 
 /** The SQL of `platform.project_data_settings` in the control database. */
 export const dataSettingsStore = {
   /** The settings `ref` stored; every field null when it stored none. */
   async find(db: Queryable, ref: string): Promise<StoredDataSettings> {
-    const [row] = await db.query<StoredDataSettings & { schemas: unknown }>(
-      "select schemas, aggregates, plan, server_timing, pre_request from platform.project_data_settings " +
-        "where project_ref = $1",
+    const [row] = await db.query<Record<keyof StoredDataSettings, unknown>>(
+      "select schemas, aggregates, plan, server_timing, pre_request, role_settings, app_settings " +
+        "from platform.project_data_settings where project_ref = $1",
       [ref],
     );
     if (!row) return { ...NONE };
-    // jsonb arrives parsed on PostgreSQL and as text on some drivers.
-    const schemas = typeof row.schemas === "string" ? JSON.parse(row.schemas) : row.schemas;
-    return { ...row, schemas: Array.isArray(schemas) ? schemas : null };
+    const schemas = jsonColumn(row.schemas);
+    const roles = jsonColumn(row.role_settings);
+    return {
+      schemas: Array.isArray(schemas) ? schemas : null,
+      aggregates: row.aggregates as boolean | null,
+      plan: row.plan as boolean | null,
+      server_timing: row.server_timing as boolean | null,
+      pre_request: row.pre_request as string | null,
+      role_settings: isRecord(roles)
+        ? Object.fromEntries(Object.entries(roles).map(([role, s]) => [role, stringRecord(s) ?? {}]))
+        : null,
+      app_settings: stringRecord(jsonColumn(row.app_settings)),
+    };
   },
 
   /** Writes every field of `s` (null resets one to the default). */
   async save(db: Queryable, ref: string, s: StoredDataSettings): Promise<void> {
     await db.query(
       `insert into platform.project_data_settings
-         (project_ref, schemas, aggregates, plan, server_timing, pre_request)
-       values ($1, $2::text::jsonb, $3, $4, $5, $6)
+         (project_ref, schemas, aggregates, plan, server_timing, pre_request, role_settings, app_settings)
+       values ($1, $2::text::jsonb, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb)
        on conflict (project_ref) do update set schemas = excluded.schemas, aggregates = excluded.aggregates,
          plan = excluded.plan, server_timing = excluded.server_timing, pre_request = excluded.pre_request,
-         updated_at = now()`,
+         role_settings = excluded.role_settings, app_settings = excluded.app_settings, updated_at = now()`,
       [
         ref,
         s.schemas === null ? null : JSON.stringify(s.schemas),
@@ -107,6 +155,8 @@ export const dataSettingsStore = {
         s.plan,
         s.server_timing,
         s.pre_request,
+        s.role_settings === null ? null : JSON.stringify(s.role_settings),
+        s.app_settings === null ? null : JSON.stringify(s.app_settings),
       ],
     );
   },
