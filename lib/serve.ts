@@ -95,13 +95,15 @@ interface Connection {
   active: number;
   /** When the connection last became idle. */
   idleSince: number;
+  /** Hands the socket to its open WebSocket: the engine's loop for this connection must not close it. */
+  detach(): void;
 }
 
 /** While stopping, how long a connection that went idle may stay open for its last answer to be flushed. */
 const STOP_LINGER_MS = 200;
 
 /** The connection each request of a running server arrived on, for `upgradeWebSocket`. */
-const arrivedOn = new WeakMap<Request, { conn: Connection; detach: (conn: Connection) => void }>();
+const arrivedOn = new WeakMap<Request, Connection>();
 
 /**
  * Deno.upgradeWebSocket for a request that `serve` handed to its handler, whose WebSocket outlives the engine's
@@ -112,17 +114,16 @@ export function upgradeWebSocket(
   req: Request,
   options?: Deno.UpgradeWebSocketOptions,
 ): Deno.WebSocketUpgrade {
-  const origin = arrivedOn.get(req);
+  const conn = arrivedOn.get(req);
   const upgrade = Deno.upgradeWebSocket(req, options);
-  if (!origin) return upgrade;
-  const { conn, detach } = origin;
+  if (!conn) return upgrade;
   conn.active++; // the sweep must not close the connection before its WebSocket has taken the socket
   let settled = false;
   const settle = (open: boolean) => {
     if (settled) return;
     settled = true;
     conn.active--;
-    if (open) detach(conn);
+    if (open) conn.detach();
   };
   upgrade.socket.addEventListener("open", () => settle(true));
   upgrade.socket.addEventListener("error", () => settle(false));
@@ -145,13 +146,8 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
     if (!connections.delete(conn)) return;
     if (stopping && connections.size === 0) closedAll?.();
   };
-  /** Closes an idle connection (one waiting for, or reading, a request head) by ending its engine. */
+  /** Ends a connection's engine: an idle connection's socket closes; a detached one stays with its WebSocket. */
   const close = (conn: Connection) => {
-    core.tryClose(conn.rid);
-    forget(conn);
-  };
-  /** Hands the socket to its open WebSocket: the engine's loop for this connection must not close it. */
-  const detach = (conn: Connection) => {
     core.tryClose(conn.rid);
     forget(conn);
   };
@@ -164,7 +160,7 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
   let sweep = sweepEvery(Math.max(50, Math.min(1000, options.idleTimeoutMs / 4)));
 
   const serveConnection = (tcp: Deno.Conn) => {
-    const conn = { active: 0, idleSince: Date.now() } as Connection;
+    const conn = { active: 0, idleSince: Date.now(), detach: () => close(conn) } as Connection;
     // The engine's own info reads the address from the request, and throws once the answer is sent.
     const info: ServeInfo = { remoteAddr: tcp.remoteAddr };
     const done = () => {
@@ -175,7 +171,7 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
       conn.active++;
       // Settles once the whole answer has been handed to the engine (a stream's last chunk), or the client left.
       engineInfo.completed.then(done, done);
-      arrivedOn.set(req, { conn, detach });
+      arrivedOn.set(req, conn);
       if (!stopping) return handler(req, info);
       return Promise.resolve(handler(req, info)).then((response) => {
         try {
