@@ -46,7 +46,7 @@ export interface Server {
 }
 
 /** The Deno release whose internals this server was written against (see the header). */
-export const ENGINE_DENO_VERSION = "2.9.6";
+const ENGINE_DENO_VERSION = "2.9.6";
 
 /** What Deno.serve's engine returns for one connection. */
 interface EngineServer {
@@ -95,11 +95,13 @@ interface Connection {
   active: number;
   /** When the connection last became idle. */
   idleSince: number;
+  /** An answer said `Connection: close`: the connection closes once idle and flushed, even mid request body. */
+  closeWhenIdle: boolean;
   /** Hands the socket to its open WebSocket: the engine's loop for this connection must not close it. */
   detach(): void;
 }
 
-/** While stopping, how long a connection that went idle may stay open for its last answer to be flushed. */
+/** How long a connection to close (stopping, or after `Connection: close`) may stay idle for its answer to flush. */
 const STOP_LINGER_MS = 200;
 
 /** The connection each request of a running server arrived on, for `upgradeWebSocket`. */
@@ -154,13 +156,21 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
 
   const sweepEvery = (ms: number) =>
     setInterval(() => {
-      const expired = Date.now() - (stopping ? STOP_LINGER_MS : options.idleTimeoutMs);
-      for (const conn of connections) if (conn.active === 0 && conn.idleSince <= expired) close(conn);
+      const now = Date.now();
+      for (const conn of connections) {
+        const limit = stopping || conn.closeWhenIdle ? STOP_LINGER_MS : options.idleTimeoutMs;
+        if (conn.active === 0 && conn.idleSince <= now - limit) close(conn);
+      }
     }, ms);
   let sweep = sweepEvery(Math.max(50, Math.min(1000, options.idleTimeoutMs / 4)));
 
   const serveConnection = (tcp: Deno.Conn) => {
-    const conn = { active: 0, idleSince: Date.now(), detach: () => close(conn) } as Connection;
+    const conn = {
+      active: 0,
+      idleSince: Date.now(),
+      closeWhenIdle: false,
+      detach: () => close(conn),
+    } as Connection;
     // The engine's own info reads the address from the request, and throws once the answer is sent.
     const info: ServeInfo = { remoteAddr: tcp.remoteAddr };
     const done = () => {
@@ -172,13 +182,20 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
       // Settles once the whole answer has been handed to the engine (a stream's last chunk), or the client left.
       engineInfo.completed.then(done, done);
       arrivedOn.set(req, conn);
-      if (!stopping) return handler(req, info);
-      return Promise.resolve(handler(req, info)).then((response) => {
+      const response = handler(req, info);
+      return response instanceof Promise ? response.then(closeIfAsked) : closeIfAsked(response);
+    };
+    // The engine would go on reading (and discarding) a body the client keeps sending after such an answer.
+    const closeIfAsked = (response: Response) => {
+      if (stopping && response.status !== 101) {
         try {
-          if (response.status !== 101) response.headers.set("connection", "close");
-        } catch { /* immutable headers: the linger sweep closes it */ }
-        return response;
-      });
+          response.headers.set("connection", "close");
+        } catch { /* immutable headers: closed all the same */ }
+      }
+      if (stopping || response.headers.get("connection")?.toLowerCase() === "close") {
+        conn.closeWhenIdle = true;
+      }
+      return response;
     };
     conn.engine = serveHttpOnConnection(tcp, undefined, answer, onError, () => {});
     // The engine's resource is the last one it created, and nothing else ran since: the next id is ours.

@@ -204,7 +204,11 @@ Deno.test("a handler that throws is answered by onError and the connection serve
 });
 
 Deno.test("an answer with Connection: close ends the connection while the client still sends its body", async () => {
-  const server = start(() => new Response("too slow", { status: 408, headers: { connection: "close" } }));
+  // An idle timeout far longer than the test: the answer's Connection: close is what closes the connection.
+  const server = serve(
+    { hostname: "127.0.0.1", port: 0, idleTimeoutMs: 60_000 },
+    () => new Response("too slow", { status: 408, headers: { connection: "close" } }),
+  );
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
   try {
     await conn.write(encoder.encode("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 100000\r\n\r\n{"));
