@@ -1,9 +1,25 @@
 /**
- * The platform's HTTP server: Deno's HTTP engine fed by our own accept loop, so that a connection that sends no
- * complete request within `idleTimeoutMs` is closed, whether it is idle between requests or sending its headers
+ * The platform's HTTP server: Deno.serve's HTTP engine fed by our own accept loop, so that a connection that sends
+ * no complete request within `idleTimeoutMs` is closed, whether it is idle between requests or sending its headers
  * slowly. Deno.serve has no such limit (measured on Deno 2.9: a silent client kept its socket over 75 s), which
  * lets a few thousand idle sockets exhaust the process's file descriptors. One timer sweeps every connection; no
  * request pays for a timer of its own. Request bodies have their own deadline where they are read.
+ *
+ * Each accepted connection is served by the engine's per-connection entry point, which Deno keeps internal
+ * (`Deno[Deno.internal].serveHttpOnConnection`, the function behind Deno.serve): about twice as fast as Deno's
+ * legacy per-connection API (`Deno.serveHttp`), which this server used before. An idle connection is closed by
+ * closing that engine's resource for it. A connection is idle from the moment its last answer has been handed to
+ * the engine in full (a stream's last chunk), so a slow answer or a long stream is never cut.
+ *
+ * One catch, and why the Deno version is pinned: when a WebSocket takes an upgraded connection's socket, the
+ * engine's loop for that connection ends and shuts its engine down, which force-closes every WebSocket that engine
+ * upgraded (the client sees close 1005 right after the 101). A WebSocket made with `upgradeWebSocket` below (never
+ * `Deno.upgradeWebSocket` on a request this server handed over) detaches its connection first: its open event
+ * closes the connection's engine resource, so that shutdown finds nothing to close. This relies on facts of Deno
+ * 2.9.6 that no API promises: the open event is delivered before the loop's end (both follow from one step of the
+ * engine, the socket handed over just before the loop returns), and the engine's resource is the one created just
+ * before a resource made right after it. `serve` refuses to start on another Deno version or without these
+ * internals, and checks the resource on its first connection, rather than serve WebSockets that drop.
  */
 export interface ServeInfo {
   remoteAddr: Deno.Addr;
@@ -29,92 +45,175 @@ export interface Server {
   finished: Promise<void>;
 }
 
-/** Deno's per-connection HTTP API (`Deno.serveHttp`): still in the runtime, no longer in its type library. */
-interface RequestEvent {
-  readonly request: Request;
-  respondWith(response: Response): Promise<void>;
+/** The Deno release whose internals this server was written against (see the header). */
+const ENGINE_DENO_VERSION = "2.9.6";
+
+/** What Deno.serve's engine returns for one connection. */
+interface EngineServer {
+  finished: Promise<void>;
 }
-interface HttpConn {
-  nextRequest(): Promise<RequestEvent | null>;
-  close(): void;
+
+interface Internals {
+  serveHttpOnConnection(
+    conn: Deno.Conn,
+    signal: AbortSignal | undefined,
+    handler: (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>,
+    onError: (err: unknown) => Response,
+    onListen: () => void,
+  ): EngineServer;
+  core: {
+    createCancelHandle(): number;
+    close(rid: number): void;
+    tryClose(rid: number): void;
+    resources(): Record<string, string>;
+  };
 }
-const serveHttp = (Deno as unknown as { serveHttp(conn: Deno.Conn): HttpConn }).serveHttp;
+
+/** Deno's internals, or why they cannot be used. */
+function internals(): Internals {
+  const deno = Deno as unknown as Record<symbol, unknown> & { internal?: symbol };
+  const found = deno.internal ? deno[deno.internal] as Partial<Internals> | undefined : undefined;
+  const core = found?.core;
+  if (
+    Deno.version.deno !== ENGINE_DENO_VERSION || typeof found?.serveHttpOnConnection !== "function" ||
+    typeof core?.createCancelHandle !== "function" || typeof core.close !== "function" ||
+    typeof core.tryClose !== "function" || typeof core.resources !== "function"
+  ) {
+    throw new Error(
+      `lib/serve.ts needs Deno ${ENGINE_DENO_VERSION} (found ${Deno.version.deno}): it serves each connection with ` +
+        "Deno.serve's internal per-connection engine and relies on how that release ends an upgraded connection",
+    );
+  }
+  return found as Internals;
+}
 
 interface Connection {
-  http: HttpConn;
-  /** Requests being answered; the idle clock runs only at zero. */
+  engine: EngineServer;
+  /** The engine's resource for this connection; closing it detaches an upgraded WebSocket (see the header). */
+  rid: number;
+  /** Requests whose answer is not yet fully written, and WebSockets not yet open; the idle clock runs only at zero. */
   active: number;
   /** When the connection last became idle. */
   idleSince: number;
+  /** An answer said `Connection: close`: the connection closes once idle and flushed, even mid request body. */
+  closeWhenIdle: boolean;
+  /** Hands the socket to its open WebSocket: the engine's loop for this connection must not close it. */
+  detach(): void;
 }
 
-/** While stopping, how long a connection that went idle may stay open for its last answer to be flushed. */
+/** How long a connection to close (stopping, or after `Connection: close`) may stay idle for its answer to flush. */
 const STOP_LINGER_MS = 200;
 
+/** The connection each request of a running server arrived on, for `upgradeWebSocket`. */
+const arrivedOn = new WeakMap<Request, Connection>();
+
+/**
+ * Deno.upgradeWebSocket for a request that `serve` handed to its handler, whose WebSocket outlives the engine's
+ * loop for its connection (see the header); Deno.upgradeWebSocket's own would be closed at once. Any other request
+ * (one of a plain Deno.serve) gets Deno.upgradeWebSocket's.
+ */
+export function upgradeWebSocket(
+  req: Request,
+  options?: Deno.UpgradeWebSocketOptions,
+): Deno.WebSocketUpgrade {
+  const conn = arrivedOn.get(req);
+  const upgrade = Deno.upgradeWebSocket(req, options);
+  if (!conn) return upgrade;
+  conn.active++; // the sweep must not close the connection before its WebSocket has taken the socket
+  let settled = false;
+  const settle = (open: boolean) => {
+    if (settled) return;
+    settled = true;
+    conn.active--;
+    if (open) conn.detach();
+  };
+  upgrade.socket.addEventListener("open", () => settle(true));
+  upgrade.socket.addEventListener("error", () => settle(false));
+  upgrade.socket.addEventListener("close", () => settle(false));
+  return upgrade;
+}
+
 export function serve(options: ServeOptions, handler: ServeHandler): Server {
+  const { serveHttpOnConnection, core } = internals();
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
   const addr = listener.addr as Deno.NetAddr;
-  // Connections that may still carry a request; an upgraded one belongs to its WebSocket and leaves the set.
+  // Connections that may still carry a request; one whose WebSocket has opened leaves the set.
   const connections = new Set<Connection>();
   let stopping = false;
   let closedAll: (() => void) | null = null;
+  let checked = false;
 
+  const onError = (err: unknown) => options.onError?.(err) ?? new Response(null, { status: 500 });
   const forget = (conn: Connection) => {
     if (!connections.delete(conn)) return;
-    try {
-      conn.http.close();
-    } catch { /* already closed by the client */ }
     if (stopping && connections.size === 0) closedAll?.();
   };
-
-  const sweep = setInterval(() => {
-    const expired = Date.now() - (stopping ? STOP_LINGER_MS : options.idleTimeoutMs);
-    for (const conn of connections) if (conn.active === 0 && conn.idleSince <= expired) forget(conn);
-  }, Math.max(50, Math.min(1000, options.idleTimeoutMs / 4)));
-
-  /** Answers one request; true when it upgraded the connection (a 101), which then carries no more requests. */
-  const answer = async (conn: Connection, event: RequestEvent, info: ServeInfo, upgrade: boolean) => {
-    conn.active++;
-    let response: Response | undefined;
-    try {
-      try {
-        response = await handler(event.request, info);
-      } catch (err) {
-        response = options.onError?.(err) ?? new Response(null, { status: 500 });
-      }
-      if (stopping && !upgrade) {
-        try {
-          response.headers.set("connection", "close"); // the engine closes the socket once this is written
-        } catch { /* immutable headers: the linger sweep closes it */ }
-      }
-      await event.respondWith(response);
-    } catch {
-      // The client went away before the answer was written: nothing to tell anyone.
-    } finally {
-      conn.active--;
-      conn.idleSince = Date.now();
-      if (upgrade) connections.delete(conn);
-    }
-    return upgrade && response?.status === 101;
+  /** Ends a connection's engine: an idle connection's socket closes; a detached one stays with its WebSocket. */
+  const close = (conn: Connection) => {
+    core.tryClose(conn.rid);
+    forget(conn);
   };
 
-  const serveConnection = async (tcp: Deno.Conn) => {
-    const conn: Connection = { http: serveHttp(tcp), active: 0, idleSince: Date.now() };
-    connections.add(conn);
-    const info = { remoteAddr: tcp.remoteAddr };
-    try {
-      for (let event; (event = await conn.http.nextRequest());) {
-        const upgrade = event.request.headers.has("upgrade");
-        const answered = answer(conn, event, info, upgrade);
-        // After a 101 the socket belongs to its WebSocket: asking for a next request would leave this loop, its
-        // connection record and a pending promise held for as long as the WebSocket lives.
-        if (upgrade && await answered) return;
+  const sweepEvery = (ms: number) =>
+    setInterval(() => {
+      const now = Date.now();
+      for (const conn of connections) {
+        const limit = stopping || conn.closeWhenIdle ? STOP_LINGER_MS : options.idleTimeoutMs;
+        if (conn.active === 0 && conn.idleSince <= now - limit) close(conn);
       }
-    } catch {
-      // A malformed request or a reset connection ends this connection only.
-    } finally {
-      if (conn.active === 0) forget(conn);
+    }, ms);
+  let sweep = sweepEvery(Math.max(50, Math.min(1000, options.idleTimeoutMs / 4)));
+
+  const serveConnection = (tcp: Deno.Conn) => {
+    const conn = {
+      active: 0,
+      idleSince: Date.now(),
+      closeWhenIdle: false,
+      detach: () => close(conn),
+    } as Connection;
+    // The engine's own info reads the address from the request, and throws once the answer is sent.
+    const info: ServeInfo = { remoteAddr: tcp.remoteAddr };
+    const done = () => {
+      conn.active--;
+      conn.idleSince = Date.now();
+    };
+    const answer = (req: Request, engineInfo: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
+      conn.active++;
+      // Settles once the whole answer has been handed to the engine (a stream's last chunk), or the client left.
+      engineInfo.completed.then(done, done);
+      arrivedOn.set(req, conn);
+      const response = handler(req, info);
+      return response instanceof Promise ? response.then(closeIfAsked) : closeIfAsked(response);
+    };
+    // The engine would go on reading (and discarding) a body the client keeps sending after such an answer.
+    const closeIfAsked = (response: Response) => {
+      if (stopping && response.status !== 101) {
+        try {
+          response.headers.set("connection", "close");
+        } catch { /* immutable headers: closed all the same */ }
+      }
+      if (stopping || response.headers.get("connection")?.toLowerCase() === "close") {
+        conn.closeWhenIdle = true;
+      }
+      return response;
+    };
+    conn.engine = serveHttpOnConnection(tcp, undefined, answer, onError, () => {});
+    // The engine's resource is the last one it created, and nothing else ran since: the next id is ours.
+    const probe = core.createCancelHandle();
+    core.close(probe);
+    conn.rid = probe - 1;
+    if (!checked) {
+      checked = true;
+      if (core.resources()[conn.rid] !== "http") {
+        throw new Error(
+          "lib/serve.ts cannot find the engine's connection resource: Deno's internals have changed",
+        );
+      }
     }
+    connections.add(conn);
+    conn.engine.finished.catch(() => {/* a reset connection ends this connection only */}).finally(() =>
+      forget(conn)
+    );
   };
 
   const accepting = (async () => {
@@ -129,7 +228,6 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
         await new Promise((r) => setTimeout(r, 20));
         continue;
       }
-      (tcp as Deno.TcpConn).setNoDelay(true);
       serveConnection(tcp);
     }
   })();
@@ -140,8 +238,10 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
     stopping = true;
     listener.close();
     await accepting;
+    clearInterval(sweep);
+    sweep = sweepEvery(STOP_LINGER_MS / 4);
     const allClosed = new Promise<void>((resolve) => (closedAll = resolve));
-    for (const conn of connections) if (conn.active === 0) forget(conn);
+    for (const conn of connections) if (conn.active === 0) close(conn);
     if (connections.size > 0) await allClosed;
     clearInterval(sweep);
     finish();

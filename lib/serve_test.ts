@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../tests/assert.ts";
-import { serve } from "./serve.ts";
+import { serve, upgradeWebSocket } from "./serve.ts";
 
 const IDLE_MS = 300;
 const encoder = new TextEncoder();
@@ -79,26 +79,85 @@ Deno.test("a request answered slower than the idle timeout is not cut, nor a str
   }
 });
 
-Deno.test("a WebSocket outlives the idle timeout", async () => {
+Deno.test("a WebSocket outlives the idle timeout and its connection's HTTP loop, both ways", async () => {
   const server = start((req) => {
-    const { socket, response } = Deno.upgradeWebSocket(req);
+    const { socket, response } = upgradeWebSocket(req);
+    socket.onopen = () => setTimeout(() => socket.send("unprompted"), IDLE_MS * 3);
     socket.onmessage = (e) => socket.send(`echo ${e.data}`);
     return response;
   });
   const ws = new WebSocket(`ws://127.0.0.1:${server.addr.port}/`);
+  const received: string[] = [];
+  let arrived = () => {};
+  ws.onmessage = (e) => {
+    received.push(e.data);
+    arrived();
+  };
+  ws.onclose = (e) => {
+    received.push(`closed ${e.code}`);
+    arrived();
+  };
+  const next = () => new Promise<string>((resolve) => (arrived = () => resolve(received.shift()!)));
   try {
     await new Promise((resolve, reject) => {
       ws.onopen = resolve;
       ws.onerror = reject;
     });
-    await new Promise((r) => setTimeout(r, IDLE_MS * 4));
-    const answer = new Promise<string>((resolve) => (ws.onmessage = (e) => resolve(e.data)));
-    ws.send("hi");
-    assertEquals(await answer, "echo hi");
+    assertEquals(await next(), "unprompted");
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, IDLE_MS * 2));
+      const answer = next();
+      ws.send(`hi ${i}`);
+      assertEquals(await answer, `echo hi ${i}`);
+    }
+    assertEquals(ws.readyState, WebSocket.OPEN);
   } finally {
-    const closed = new Promise((r) => (ws.onclose = r));
-    ws.close();
-    await closed;
+    if (ws.readyState !== WebSocket.CLOSED) {
+      const closed = new Promise((r) => ws.addEventListener("close", r));
+      ws.close();
+      await closed;
+    }
+    await server.shutdown();
+  }
+});
+
+Deno.test("WebSockets and plain requests share the server; requests before and after an upgrade are answered", async () => {
+  const server = start((req) => {
+    if (req.headers.get("upgrade") !== "websocket") return new Response("plain");
+    const { socket, response } = upgradeWebSocket(req);
+    socket.onmessage = (e) => socket.send(`echo ${e.data}`);
+    return response;
+  });
+  const base = `127.0.0.1:${server.addr.port}`;
+  const sockets = Array.from({ length: 5 }, () => new WebSocket(`ws://${base}/`));
+  const opened = Promise.all(sockets.map((ws) =>
+    new Promise((resolve, reject) => {
+      ws.onopen = resolve;
+      ws.onerror = reject;
+    })
+  ));
+  try {
+    assertEquals(await (await fetch(`http://${base}/`)).text(), "plain");
+    await opened;
+    await new Promise((r) => setTimeout(r, IDLE_MS * 2));
+    assertEquals(await (await fetch(`http://${base}/`)).text(), "plain");
+    const echoes = await Promise.all(sockets.map((ws, i) => {
+      if (ws.readyState !== WebSocket.OPEN) return `closed before message ${i}`;
+      const answer = new Promise<string>((resolve) => {
+        ws.onmessage = (e) => resolve(e.data);
+        ws.onclose = (e) => resolve(`closed ${e.code}`);
+      });
+      ws.send(`${i}`);
+      return answer;
+    }));
+    assertEquals(echoes, ["echo 0", "echo 1", "echo 2", "echo 3", "echo 4"]);
+  } finally {
+    await Promise.all(sockets.map((ws) => {
+      if (ws.readyState === WebSocket.CLOSED) return;
+      const closed = new Promise((r) => ws.addEventListener("close", r));
+      ws.close();
+      return closed;
+    }));
     await server.shutdown();
   }
 });
@@ -145,7 +204,11 @@ Deno.test("a handler that throws is answered by onError and the connection serve
 });
 
 Deno.test("an answer with Connection: close ends the connection while the client still sends its body", async () => {
-  const server = start(() => new Response("too slow", { status: 408, headers: { connection: "close" } }));
+  // An idle timeout far longer than the test: the answer's Connection: close is what closes the connection.
+  const server = serve(
+    { hostname: "127.0.0.1", port: 0, idleTimeoutMs: 60_000 },
+    () => new Response("too slow", { status: 408, headers: { connection: "close" } }),
+  );
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
   try {
     await conn.write(encoder.encode("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 100000\r\n\r\n{"));

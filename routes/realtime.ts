@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errors } from "../lib/errors.ts";
+import { upgradeWebSocket } from "../lib/serve.ts";
 import { CHANNEL_NAME } from "../services/realtime/protocol.ts";
 import { PhoenixProtocol } from "../services/realtime/phoenix.ts";
 import { serveSse, serveWebSocket } from "../services/realtime/transports.ts";
@@ -64,7 +65,7 @@ realtimeRoutes.openapi(
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
       throw errors.validation('Expected a WebSocket upgrade request ("Upgrade: websocket")');
     }
-    const { socket, response } = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: 60 });
+    const { socket, response } = upgradeWebSocket(c.req.raw, { idleTimeout: 60 });
     serveWebSocket(platform.realtime, socket, project, credentials);
     return response;
   },
@@ -137,7 +138,7 @@ realtimeRoutes.openapi(
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
       throw errors.validation('Expected a WebSocket upgrade request ("Upgrade: websocket")');
     }
-    const { socket, response } = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: 60 });
+    const { socket, response } = upgradeWebSocket(c.req.raw, { idleTimeout: 60 });
     serveWebSocket(
       platform.realtime,
       socket,
