@@ -18,9 +18,12 @@
  * closes the connection's engine resource, so that shutdown finds nothing to close. This relies on facts of Deno
  * 2.9.6 that no API promises: the open event is delivered before the loop's end (both follow from one step of the
  * engine, the socket handed over just before the loop returns), and the engine's resource is the one created just
- * before a resource made right after it. `serve` refuses to start on another Deno version or without these
- * internals, and checks the resource on its first connection, rather than serve WebSockets that drop.
+ * before a resource made right after it. On another Deno version, or without these internals, `serve` runs
+ * Deno.serve itself (with a warning: idle and slow connections are then not closed) rather than serve WebSockets
+ * that drop; it checks the engine's resource on its first connection.
  */
+import { log } from "./log.ts";
+
 export interface ServeInfo {
   remoteAddr: Deno.Addr;
 }
@@ -69,8 +72,8 @@ interface Internals {
   };
 }
 
-/** Deno's internals, or why they cannot be used. */
-function internals(): Internals {
+/** Deno's internals, or null when this Deno is not the one this server was written against. */
+function internals(): Internals | null {
   const deno = Deno as unknown as Record<symbol, unknown> & { internal?: symbol };
   const found = deno.internal ? deno[deno.internal] as Partial<Internals> | undefined : undefined;
   const core = found?.core;
@@ -78,12 +81,7 @@ function internals(): Internals {
     Deno.version.deno !== ENGINE_DENO_VERSION || typeof found?.serveHttpOnConnection !== "function" ||
     typeof core?.createCancelHandle !== "function" || typeof core.close !== "function" ||
     typeof core.tryClose !== "function" || typeof core.resources !== "function"
-  ) {
-    throw new Error(
-      `lib/serve.ts needs Deno ${ENGINE_DENO_VERSION} (found ${Deno.version.deno}): it serves each connection with ` +
-        "Deno.serve's internal per-connection engine and relies on how that release ends an upgraded connection",
-    );
-  }
+  ) return null;
   return found as Internals;
 }
 
@@ -133,8 +131,27 @@ export function upgradeWebSocket(
   return upgrade;
 }
 
+/** Deno.serve as it is: every feature but the closing of idle and slow connections. */
+function serveWithoutIdleLimit(options: ServeOptions, handler: ServeHandler): Server {
+  log.warn("idle and slow connections are not closed on this Deno version", {
+    found: Deno.version.deno,
+    needed: ENGINE_DENO_VERSION,
+  });
+  const server = Deno.serve({
+    hostname: options.hostname,
+    port: options.port,
+    onListen: () => {},
+    onError: (err) => options.onError?.(err) ?? new Response(null, { status: 500 }),
+  }, (req, info) => handler(req, { remoteAddr: info.remoteAddr }));
+  const addr = server.addr as Deno.NetAddr;
+  Promise.resolve(options.onListen?.(addr)).catch(() => {});
+  return { addr, shutdown: () => server.shutdown(), finished: server.finished };
+}
+
 export function serve(options: ServeOptions, handler: ServeHandler): Server {
-  const { serveHttpOnConnection, core } = internals();
+  const engine = internals();
+  if (!engine) return serveWithoutIdleLimit(options, handler);
+  const { serveHttpOnConnection, core } = engine;
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
   const addr = listener.addr as Deno.NetAddr;
   // Connections that may still carry a request; one whose WebSocket has opened leaves the set.
@@ -228,6 +245,7 @@ export function serve(options: ServeOptions, handler: ServeHandler): Server {
         await new Promise((r) => setTimeout(r, 20));
         continue;
       }
+      (tcp as Deno.TcpConn).setNoDelay(true);
       serveConnection(tcp);
     }
   })();

@@ -229,3 +229,20 @@ Deno.test("an answer with Connection: close ends the connection while the client
     await server.shutdown();
   }
 });
+
+Deno.test("the platform's routes upgrade WebSockets only through lib/serve.ts's upgradeWebSocket", async () => {
+  // Deno.upgradeWebSocket on a request this server handed over makes a WebSocket the engine closes at once.
+  const offenders: string[] = [];
+  const root = new URL("../", import.meta.url);
+  const walk = async (dir: URL) => {
+    for await (const entry of Deno.readDir(dir)) {
+      const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
+      if (entry.isDirectory) await walk(url);
+      else if (entry.name.endsWith(".ts") && !entry.name.endsWith("_test.ts")) {
+        if ((await Deno.readTextFile(url)).includes("Deno.upgradeWebSocket(")) offenders.push(url.pathname);
+      }
+    }
+  };
+  for (const dir of ["routes/", "services/", "workers/"]) await walk(new URL(dir, root));
+  assertEquals(offenders, []);
+});
