@@ -20,13 +20,18 @@ export function decodeBase64Url(text: string): Uint8Array {
   return decodeBase64(b64 + "=".repeat((4 - (b64.length % 4)) % 4));
 }
 
-/** Encodes bytes as standard base64. */
-export function encodeBase64(bytes: Uint8Array): string {
+/** Bytes as a string of one character per byte (what `btoa` and HTTP header values take). */
+export function byteString(bytes: Uint8Array): string {
   let bin = "";
   for (let i = 0; i < bytes.length; i += 0x8000) {
     bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   }
-  return btoa(bin);
+  return bin;
+}
+
+/** Encodes bytes as standard base64. */
+export function encodeBase64(bytes: Uint8Array): string {
+  return btoa(byteString(bytes));
 }
 
 /** Decodes standard base64. */

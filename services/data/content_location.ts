@@ -1,3 +1,5 @@
+import { byteString } from "../../lib/encoding.ts";
+
 /**
  * `Content-Location` of a read, as PostgREST writes it: `/{table}` and the query string in canonical form —
  * parameters sorted by name, repeated names joined by commas, every byte but `A-Za-z0-9-_.~` percent-encoded
@@ -37,7 +39,7 @@ function bytesOf(text: string): string {
     } else {
       const cp = s.codePointAt(i)!;
       if (cp > 0xffff) i++;
-      for (const b of utf8.encode(String.fromCodePoint(cp))) out += String.fromCharCode(b);
+      out += byteString(utf8.encode(String.fromCodePoint(cp)));
     }
   }
   return out;

@@ -1,4 +1,5 @@
 import { RestError } from "../../lib/rest_errors.ts";
+import { byteString } from "../../lib/encoding.ts";
 
 /** What a request's SQL asked of its answer through `response.headers` and `response.status`. */
 export interface SqlResponse {
@@ -49,15 +50,15 @@ export function sqlResponse(row: Record<string, unknown> | undefined): SqlRespon
   return out;
 }
 
+const utf8 = new TextEncoder();
+
 /**
  * A header value as the bytes PostgREST sends: UTF-8. Headers carry bytes (a JavaScript header string is one
  * character per byte), so text beyond ASCII goes as its UTF-8 bytes, never refused.
  */
 function wireText(value: string): string {
   if (/^[\t -~]*$/.test(value)) return value; // ASCII (validHeader refused the other control characters)
-  let bytes = "";
-  for (const byte of new TextEncoder().encode(value)) bytes += String.fromCharCode(byte);
-  return bytes;
+  return byteString(utf8.encode(value));
 }
 
 /** A header HTTP can carry (a name of token characters, a value without control characters). */
