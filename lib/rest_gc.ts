@@ -8,10 +8,11 @@
  * `gc` is reached the way Node programs do: the `--expose-gc` flag set at run time, read from a new context. The
  * flag is process-wide: threads started later in this process (the embedded engines' threads) see a global
  * `gc` too. Functions' code never runs in this process (it runs in host processes of its own), so no user code
- * can call it.
+ * can call it. After the collection, malloc's arenas are trimmed (lib/malloc_trim.ts).
  */
 import v8 from "node:v8";
 import vm from "node:vm";
+import { mallocTrim } from "./malloc_trim.ts";
 
 export interface RestCollector {
   /** Marks work: the next rest ends with a collection. Cheap enough for every request. */
@@ -38,6 +39,8 @@ export function restCollector(restMs: number): RestCollector {
     if (!worked || Date.now() - lastWork < restMs) return;
     worked = false;
     gc();
+    // What the collection and the compilers freed is still resident in malloc's arenas until trimmed.
+    mallocTrim();
   }, Math.max(100, restMs / 2));
   Deno.unrefTimer(timer);
   return {
