@@ -468,7 +468,10 @@ dataRoutes.options("/rest/v1/:table", async (c) => {
   const table = decodeOr(c.req.param("table"));
   return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { table }, profileOf(c)));
 });
-dataRoutes.options("/rest/v1/", () => allow("OPTIONS,GET,HEAD"));
+dataRoutes.options("/rest/v1/", async (c) => {
+  await c.env.platform.data.checkOpenApi(c.var.project.ref);
+  return allow("OPTIONS,GET,HEAD");
+});
 // The OpenAPI root: PostgREST's Swagger 2.0 document of the exposed (or Accept-Profile's) schema.
 dataRoutes.on(["GET", "HEAD"], ["/rest/v1/", "/rest/v1"], async (c) => {
   const url = new URL(c.req.url);

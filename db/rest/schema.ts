@@ -99,8 +99,8 @@ export interface FunctionInfo {
   /** `i`mmutable, `s`table or `v`olatile. */
   volatility: "i" | "s" | "v";
   /**
-   * The settings of its `set` clause that its call's whole transaction takes (PostgREST's hoisted settings:
-   * `statement_timeout`, `plan_filter.statement_cost_limit`, `default_transaction_isolation`); absent: none.
+   * The settings of its `set` clause, names lower-case (absent: none). Those the project hoists (PostgREST's
+   * db-hoisted-tx-settings) its call's whole transaction takes; the others stay the function's own.
    */
   settings?: [string, string][];
 }
@@ -122,16 +122,6 @@ export interface SchemaCache {
   roleSettings?: RoleSettings;
   loadedAt: number;
 }
-
-/**
- * The settings of a function's `set` clause its call's whole transaction takes (PostgREST's default
- * db-hoisted-tx-settings), so that a function's `statement_timeout` bounds its call.
- */
-export const HOISTED_SETTINGS: ReadonlySet<string> = new Set([
-  "statement_timeout",
-  "plan_filter.statement_cost_limit",
-  "default_transaction_isolation",
-]);
 
 /** The exposed schema when none is configured. */
 export const EXPOSED_SCHEMA = "public";
@@ -361,11 +351,9 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
     result = { kind: "scalar", set: f.set, type: f.ret_type, udt: f.ret_udt, columns: [], table: null };
   }
   const info: FunctionInfo = { name: f.name, params, result, volatility: f.volatility };
-  const settings = f.config.map((
-    c,
-  ): [string, string] => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1)])
-    .filter(([name]) => HOISTED_SETTINGS.has(name.toLowerCase()));
-  if (settings.length > 0) info.settings = settings.map(([n, v]) => [n.toLowerCase(), v]);
+  const settings = f.config.filter((c) => c.includes("="))
+    .map((c): [string, string] => [c.slice(0, c.indexOf("=")).toLowerCase(), c.slice(c.indexOf("=") + 1)]);
+  if (settings.length > 0) info.settings = settings;
   return info;
 }
 

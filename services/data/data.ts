@@ -22,7 +22,8 @@ import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "
 import { type SqlResponse, sqlResponse } from "./response_settings.ts";
 import { SchemaCaches } from "./schema_caches.ts";
 import { type DataSettings, dataSettings } from "./settings.ts";
-import { callGucs, type RequestGucs, roleGucs } from "./request_settings.ts";
+import { callGucs, DEFAULT_HOISTED, type RequestGucs, roleGucs } from "./request_settings.ts";
+import type { OpenApiMode } from "./store.ts";
 import { preRequestCall, type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
@@ -120,6 +121,12 @@ export interface DataLimits {
    */
   plan?: boolean;
   serverTiming?: boolean;
+  /** Default of the projects' `openapi_mode` (PostgREST's openapi-mode; `follow-privileges` when absent). */
+  openapiMode?: OpenApiMode;
+  /** Default of the projects' `openapi_security_active` (false when absent). */
+  openapiSecurityActive?: boolean;
+  /** Default of the projects' `hoisted_tx_settings` (PostgREST's default when absent). */
+  hoistedTxSettings?: readonly string[];
 }
 
 /** The schema a request runs against, and whether it was negotiated (then the answer names it). */
@@ -165,6 +172,9 @@ export class DataService {
       aggregates: limits.aggregates ?? false,
       plan: limits.plan ?? false,
       serverTiming: limits.serverTiming ?? false,
+      openapiMode: limits.openapiMode ?? "follow-privileges",
+      openapiSecurityActive: limits.openapiSecurityActive ?? false,
+      hoistedTxSettings: new Set((limits.hoistedTxSettings ?? DEFAULT_HOISTED).map((n) => n.toLowerCase())),
     });
   }
 
@@ -561,7 +571,12 @@ export class DataService {
     const exact = prefer.count === "exact";
     const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
     // The function's hoisted settings (`set statement_timeout …`) over the role's, for the whole transaction.
-    const gucs = callGucs(this.gucsOf(settings, cache, identity), fn, this.limits.statementTimeoutMs);
+    const gucs = callGucs(
+      this.gucsOf(settings, cache, identity),
+      fn,
+      this.limits.statementTimeoutMs,
+      settings.hoistedTxSettings,
+    );
     if (media.kind === "plan") return this.explain(db, identity, st, media, { readOnly: !post, gucs });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
     // GET and HEAD run read only, as in PostgREST: a function that writes is 405 there, and callable by POST.
@@ -624,8 +639,17 @@ export class DataService {
   }
 
   /**
+   * 404 PGRST126 when project `ref`'s OpenAPI root is disabled (PostgREST's `openapi-mode = disabled`, which
+   * refuses the root resource before anything else of the request is looked at).
+   */
+  async checkOpenApi(ref: string): Promise<void> {
+    if ((await this.settingsOf(ref)).openapiMode === "disabled") throw restErrors.openApiDisabled();
+  }
+
+  /**
    * PostgREST's OpenAPI root: the Swagger 2.0 document of the schema `profile` selects, as the caller's role
-   * sees it (the tables it holds a privilege on, the functions it may execute). `Accept`: `*\/*`,
+   * sees it (the tables it holds a privilege on, the functions it may execute), or with `ignore-privileges`
+   * every table, view and function of the schema; `disabled`: 404 PGRST126. `Accept`: `*\/*`,
    * `application/openapi+json` or `application/json` (answered as `application/openapi+json`, as PostgREST
    * does); anything else is 406 PGRST107.
    */
@@ -634,16 +658,22 @@ export class DataService {
     identity: DataIdentity,
     req: { profile?: string | null; accept?: string | null; server: OpenApiServer },
   ): Promise<DataResult> {
+    await this.checkOpenApi(ref);
+    const settings = await this.settingsOf(ref);
     const profile = await this.profile(ref, req.profile);
     const media = negotiateOpenApi(req.accept);
     const { cache } = await this.open(ref, () => true, profile.schema);
     let catalog;
     try {
-      catalog = await openApiCatalog(await this.dbs.project(ref), profile.schema, identity.role);
+      catalog = await openApiCatalog(await this.dbs.project(ref), profile.schema, identity.role, {
+        ignorePrivileges: settings.openapiMode === "ignore-privileges",
+      });
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);
     }
-    const body = JSON.stringify(openApiDocument(cache, catalog, req.server));
+    const body = JSON.stringify(
+      openApiDocument(cache, catalog, req.server, { security: settings.openapiSecurityActive }),
+    );
     return withProfile({
       status: 200,
       body,
