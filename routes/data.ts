@@ -306,7 +306,8 @@ function envelopeError(c: Context<AppEnv>, err: unknown): Response {
 
 /** Routes the data API's errors to the serializer of the mount. */
 export function dataError(c: Context<AppEnv>, err: unknown): Response {
-  return c.req.path.startsWith(POSTGREST_PREFIX) ? postgrestError(c, err) : envelopeError(c, err);
+  const postgrest = c.req.path.startsWith(POSTGREST_PREFIX) || c.req.path === "/rest/v1";
+  return postgrest ? postgrestError(c, err) : envelopeError(c, err);
 }
 
 const TableParam = z.object({
