@@ -195,7 +195,9 @@ async function run(p: TestPlatform, c: ModeCase): Promise<void> {
   const res = await p.fetch(`/rest/v1${path}`, { method: c.method ?? "GET", headers });
   const text = await res.text();
   assertEquals(res.status, c.status, text);
-  for (const [name, value] of Object.entries(c.expect ?? {})) assertEquals(res.headers.get(name), value, name);
+  for (const [name, value] of Object.entries(c.expect ?? {})) {
+    assertEquals(res.headers.get(name), value, name);
+  }
   if (c.empty) assertEquals(text, "");
   if (c.json !== undefined) assertEquals(JSON.parse(text), c.json);
   for (const [path, value] of c.at ?? []) assertEquals(pick(JSON.parse(text), path), value, path.join("."));
@@ -254,7 +256,10 @@ Deno.test("data API OpenAPI root: openapi_mode and openapi_security_active", asy
       const after = await (await p.fetch("/v1/project/data-settings", { headers: { apikey: p.secretKey } }))
         .json();
       assertEquals(after, before);
-      assertEquals([after.data.openapi_mode, after.data.openapi_security_active], ["ignore-privileges", true]);
+      assertEquals([after.data.openapi_mode, after.data.openapi_security_active], [
+        "ignore-privileges",
+        true,
+      ]);
     });
     await t.step("another role than the service role cannot change them: 403", async () => {
       const res = await p.fetch("/v1/project/data-settings", {
