@@ -16,7 +16,7 @@ import {
   takesOnlyWholeBody,
 } from "../../db/rest/rpc.ts";
 import { contentLocation } from "./content_location.ts";
-import { type Media, negotiate, negotiateOpenApi } from "./media.ts";
+import { type HandlerLookup, handlerLookup, type Media, negotiate, negotiateOpenApi } from "./media.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
 import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "./prefer.ts";
 import { type SqlResponse, sqlResponse } from "./response_settings.ts";
@@ -141,8 +141,13 @@ const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
 const NO_ROLE_SETTINGS: RoleSettings = {};
 
 /** The media type of an answer: negotiated on `/rest/v1`; on `/v1/db` JSON, one object when asked for. */
-function mediaOf(accept: string | null | undefined, strict: boolean | undefined, plan?: boolean): Media {
-  if (strict) return negotiate(accept, { plan });
+function mediaOf(
+  accept: string | null | undefined,
+  strict: boolean | undefined,
+  plan?: boolean,
+  handlers?: HandlerLookup,
+): Media {
+  if (strict) return negotiate(accept, { plan, handlers });
   const object = (accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
   return {
     kind: object ? "object" : "json",
@@ -354,9 +359,15 @@ export class DataService {
     if (identity.request) identity.request.timezone = prefer.timezone;
     const compiler = new Compiler(cache, query);
     const table = compiler.table(req.table);
-    const media = mediaOf(req.accept, req.negotiate, settings.plan);
+    const media = mediaOf(
+      req.accept,
+      req.negotiate,
+      settings.plan,
+      handlerLookup(cache.mediaHandlers, table.name, defaultSelect(query)),
+    );
     checkStrict(prefer);
     const singular = media.kind === "object";
+    compiler.handler = media.handler;
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
     compiler.aggregatesEnabled = settings.aggregates;
@@ -558,13 +569,20 @@ export class DataService {
       : req.form
       ? queryArguments(fn, req.form)
       : bodyArguments(fn, shape, body);
-    const media = mediaOf(req.accept, req.negotiate, settings.plan);
+    // A function returning a table's rows answers with that table's handlers; another with its own name's.
+    const media = mediaOf(
+      req.accept,
+      req.negotiate,
+      settings.plan,
+      handlerLookup(cache.mediaHandlers, fn.result.table ?? fn.name, defaultSelect(query)),
+    );
     const applied = appliedPreferences(
       { ...prefer, count: prefer.count === "exact" ? "exact" : undefined },
       "call",
     );
     const root = applyRange(query, req.method === "GET" ? req.range : null);
     const compiler = new Compiler(cache, query);
+    compiler.handler = media.handler;
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
     compiler.aggregatesEnabled = settings.aggregates;
@@ -692,6 +710,11 @@ export class DataService {
   async close(): Promise<void> {
     await this.schemas.close();
   }
+}
+
+/** PostgREST's `hasDefaultSelect`: no `select=`, or `select=*` alone (only then a resource's own handlers apply). */
+function defaultSelect(query: ParsedQuery): boolean {
+  return query.select.length === 1 && query.select[0]!.kind === "star";
 }
 
 /** The answer of a negotiated schema names it in `Content-Profile`, as PostgREST's does. */

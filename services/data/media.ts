@@ -1,8 +1,11 @@
 import { restErrors } from "../../lib/rest_errors.ts";
+import type { MediaHandler } from "../../db/rest/schema.ts";
 
 /** What an answer is written as, chosen from `Accept` as PostgREST chooses. */
 export interface Media {
-  kind: "json" | "object" | "csv" | "openapi" | "plan";
+  kind: "json" | "object" | "csv" | "openapi" | "plan" | "custom";
+  /** A media type handler's answer: its aggregate or domain (PostgREST's Media Type Handlers). */
+  handler?: MediaHandler;
   /** `application/vnd.pgrst.plan`: the EXPLAIN format and options asked for. */
   plan?: { format: "json" | "text"; options: string[] };
   /** `nulls=stripped`: null fields are left out of the objects. */
@@ -18,6 +21,8 @@ interface Decoded {
   /** Produced only by the OpenAPI root. */
   openapi?: boolean;
   any?: boolean;
+  /** PostgREST's vendor media types (one object, a stripped array, a plan): never a handler's. */
+  vendor?: boolean;
 }
 
 const JSON_MEDIA: Media = { kind: "json", stripNulls: false, contentType: "application/json; charset=utf-8" };
@@ -69,13 +74,21 @@ function decode(text: string, plan = false): Decoded {
     case "application/vnd.pgrst.object+json":
     case "application/vnd.pgrst.object": {
       const mime = `application/vnd.pgrst.object+json${stripped ? ";nulls=stripped" : ""}`;
-      return { mime, media: { kind: "object", stripNulls: stripped, contentType: `${mime}; charset=utf-8` } };
+      return {
+        mime,
+        vendor: true,
+        media: { kind: "object", stripNulls: stripped, contentType: `${mime}; charset=utf-8` },
+      };
     }
     case "application/vnd.pgrst.array+json":
     case "application/vnd.pgrst.array": {
       if (!stripped) return { mime: "application/json", media: JSON_MEDIA };
       const mime = "application/vnd.pgrst.array+json;nulls=stripped";
-      return { mime, media: { kind: "json", stripNulls: true, contentType: `${mime}; charset=utf-8` } };
+      return {
+        mime,
+        vendor: true,
+        media: { kind: "json", stripNulls: true, contentType: `${mime}; charset=utf-8` },
+      };
     }
     case "application/vnd.pgrst.plan":
     case "application/vnd.pgrst.plan+text":
@@ -88,9 +101,10 @@ function decode(text: string, plan = false): Decoded {
         order.length ? `; options=${order.join("|")}` : ""
       }`;
       // Off (PostgREST's db-plan-enabled, false by default), nothing answers it: 406 PGRST107.
-      if (!plan || forDecoded.media === null) return { mime, media: null };
+      if (!plan || forDecoded.media === null) return { mime, vendor: true, media: null };
       return {
         mime,
+        vendor: true,
         media: {
           kind: "plan",
           plan: { format, options: order },
@@ -111,16 +125,76 @@ function decode(text: string, plan = false): Decoded {
   }
 }
 
+/** The media types PostgREST names with `; charset=utf-8` in `Content-Type` (all it knows but octet-stream). */
+const CHARSET_TYPES = new Set([
+  "application/json",
+  "application/geo+json",
+  "text/csv",
+  "text/plain",
+  "text/xml",
+  "application/openapi+json",
+  "application/x-www-form-urlencoded",
+]);
+
+/** The media type a handler's domain answers, as PostgREST decodes its name; null for a vendor type. */
+export function handlerMediaType(domain: string): string | null {
+  const d = decode(domain);
+  return d.vendor ? null : d.mime;
+}
+
+/** The answer of a media type handler: its `Content-Type` as PostgREST writes it (`toContentType`). */
+export function handlerMedia(handler: MediaHandler): Media {
+  const mime = decode(handler.resolved).mime;
+  const contentType = CHARSET_TYPES.has(mime) ? `${mime}; charset=utf-8` : mime;
+  return { kind: "custom", handler, stripNulls: false, contentType };
+}
+
 /**
- * The media type of a table, view or function answer: the first acceptable one of `Accept` (none: JSON), or
+ * The media type handlers a resource may answer with (PostgREST's `lookupHandler`): for a media type, the
+ * resource's `*∕*` handler, then its handler of that type (both only with the default `select`), then an
+ * `anyelement` handler of that type; undefined: the built-in ones (JSON, CSV).
+ */
+export type HandlerLookup = (mediaType: string) => Media | undefined;
+
+/** The handler lookup of `identifier` (a table or view, or a function's name) among `handlers`. */
+export function handlerLookup(
+  handlers: readonly MediaHandler[] | undefined,
+  identifier: string,
+  defaultSelect: boolean,
+): HandlerLookup | undefined {
+  if (!handlers?.length) return undefined;
+  const key = (h: MediaHandler) => handlerMediaType(h.mediaType);
+  return (mediaType) => {
+    const own = defaultSelect
+      ? handlers.find((h) => h.target === identifier && key(h) === "*/*") ??
+        handlers.find((h) => h.target === identifier && key(h) === mediaType)
+      : undefined;
+    const found = own ?? handlers.find((h) => h.target === null && key(h) === mediaType);
+    return found && handlerMedia(found);
+  };
+}
+
+/**
+ * The media type of a table, view or function answer, as PostgREST's `negotiateContent`: the first media type of
+ * `Accept` (none: `*∕*`) that a vendor type, a media type handler (`handlers`) or a built-in one answers, or
  * 406 PGRST107 naming what was asked for.
  */
-export function negotiate(accept: string | null | undefined, options: { plan?: boolean } = {}): Media {
-  if (accept === null || accept === undefined) return JSON_MEDIA;
-  const decoded = parseAccept(accept).map((text) => decode(text, options.plan));
-  const chosen = decoded.find((d) => d.media !== null);
-  if (!chosen) throw restErrors.mediaType(decoded.map((d) => d.mime));
-  return chosen.media!;
+export function negotiate(
+  accept: string | null | undefined,
+  options: { plan?: boolean; handlers?: HandlerLookup } = {},
+): Media {
+  if ((accept === null || accept === undefined) && !options.handlers) return JSON_MEDIA;
+  const decoded = parseAccept(accept ?? "*/*").map((text) => decode(text, options.plan));
+  for (const d of decoded) {
+    if (d.vendor) {
+      if (d.media) return d.media;
+      continue;
+    }
+    const custom = options.handlers?.(d.mime);
+    if (custom) return custom;
+    if (d.media) return d.media;
+  }
+  throw restErrors.mediaType(decoded.map((d) => d.mime));
 }
 
 /** The media type of the OpenAPI root: `application/openapi+json` for JSON, OpenAPI or anything. */
