@@ -363,7 +363,7 @@ export class DataService {
       req.accept,
       req.negotiate,
       settings.plan,
-      handlerLookup(cache.mediaHandlers, table.name, defaultSelect(query)),
+      handlerLookup(cache.mediaHandlers, { relation: table.name }, defaultSelect(query)),
     );
     checkStrict(prefer);
     const singular = media.kind === "object";
@@ -574,7 +574,11 @@ export class DataService {
       req.accept,
       req.negotiate,
       settings.plan,
-      handlerLookup(cache.mediaHandlers, fn.result.table ?? fn.name, defaultSelect(query)),
+      handlerLookup(
+        cache.mediaHandlers,
+        fn.result.table !== null ? { relation: fn.result.table } : { fn: fn.name },
+        defaultSelect(query),
+      ),
     );
     const applied = appliedPreferences(
       { ...prefer, count: prefer.count === "exact" ? "exact" : undefined },

@@ -156,18 +156,24 @@ export function handlerMedia(handler: MediaHandler): Media {
  */
 export type HandlerLookup = (mediaType: string) => Media | undefined;
 
-/** The handler lookup of `identifier` (a table or view, or a function's name) among `handlers`. */
+/**
+ * The handler lookup of `identifier` among `handlers`: a table or view (`relation`: its aggregates), or a function
+ * not returning a table's rows (its own domain).
+ */
 export function handlerLookup(
   handlers: readonly MediaHandler[] | undefined,
-  identifier: string,
+  identifier: { relation: string } | { fn: string },
   defaultSelect: boolean,
 ): HandlerLookup | undefined {
   if (!handlers?.length) return undefined;
   const key = (h: MediaHandler) => handlerMediaType(h.mediaType);
+  const mine = "relation" in identifier
+    ? (h: MediaHandler) => h.kind === "aggregate" && h.target === identifier.relation
+    : (h: MediaHandler) => h.kind === "cast" && h.target === identifier.fn;
   return (mediaType) => {
     const own = defaultSelect
-      ? handlers.find((h) => h.target === identifier && key(h) === "*/*") ??
-        handlers.find((h) => h.target === identifier && key(h) === mediaType)
+      ? handlers.find((h) => mine(h) && key(h) === "*/*") ??
+        handlers.find((h) => mine(h) && key(h) === mediaType)
       : undefined;
     const found = own ?? handlers.find((h) => h.target === null && key(h) === mediaType);
     return found && handlerMedia(found);
