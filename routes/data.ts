@@ -203,7 +203,9 @@ function serialize(result: DataResult, mount: Mount, head: boolean, times?: Rout
     setType(result.media.contentType);
   } else if (result.media?.kind === "custom") {
     // A media type handler's value as it is (its bytes for a bytea domain); none is an empty body.
-    text = result.body === null ? "" : result.media.handler!.binary
+    text = result.body === null
+      ? ""
+      : result.media.handler!.binary
       ? new Uint8Array(decodeBase64(result.body))
       : result.body;
     setType(result.media.contentType);
