@@ -358,6 +358,15 @@ const CASES: HandlerCase[] = [
     json: err("PT415", "Unsupported Media Type"),
   },
   {
+    name: "*/*: HEAD runs no handler (PostgREST's NoAgg on HEAD): octet-stream, nothing refused",
+    method: "HEAD",
+    url: "lines.xml",
+    accept: "unknown/media",
+    status: 200,
+    text: "",
+    expect: { "content-type": "application/octet-stream" },
+  },
+  {
     name: "*/*: not over a vendor type",
     url: "lines.xml?id=eq.1",
     accept: "application/vnd.pgrst.object+json",

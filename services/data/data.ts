@@ -367,7 +367,8 @@ export class DataService {
     );
     checkStrict(prefer);
     const singular = media.kind === "object";
-    compiler.handler = media.handler;
+    // HEAD runs no handler (PostgREST: no aggregate on HEAD), yet answers its Content-Type.
+    compiler.handler = req.method === "HEAD" ? undefined : media.handler;
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
     compiler.aggregatesEnabled = settings.aggregates;
@@ -586,7 +587,8 @@ export class DataService {
     );
     const root = applyRange(query, req.method === "GET" ? req.range : null);
     const compiler = new Compiler(cache, query);
-    compiler.handler = media.handler;
+    // HEAD runs no handler (PostgREST: no aggregate on HEAD), yet answers its Content-Type.
+    compiler.handler = req.method === "HEAD" ? undefined : media.handler;
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
     compiler.aggregatesEnabled = settings.aggregates;
