@@ -411,6 +411,35 @@ Deno.test("data API media type handlers: PostgREST's domains, functions and aggr
       });
       assertEquals([res.status, (await res.json()).data], [200, [{ id: 1 }, { id: 2 }]]);
     });
+    await t.step("a plan for a handler's media type (db-plan-enabled): the handler's statement", async () => {
+      const set = await p.fetch("/v1/project/data-settings", {
+        method: "PATCH",
+        headers: { apikey: p.secretKey },
+        json: { plan: true },
+      });
+      assertEquals(set.status, 200);
+      await set.body?.cancel();
+      const res = await p.fetch("/rest/v1/lines", {
+        headers: { apikey: p.secretKey, accept: `application/vnd.pgrst.plan+json; for="${GEO}"` },
+      });
+      const body = await res.json();
+      assertEquals(res.status, 200, JSON.stringify(body));
+      assertEquals(
+        res.headers.get("content-type"),
+        `application/vnd.pgrst.plan+json; for="${GEO}"; charset=utf-8`,
+      );
+      assertEquals(typeof body[0].Plan, "object");
+      await run(p, {
+        name: "a plan for a media type nothing answers",
+        url: "lines",
+        accept: 'application/vnd.pgrst.plan+json; for="application/vnd.twkb"',
+        status: 406,
+        json: err(
+          "PGRST107",
+          'None of these media types are available: application/vnd.pgrst.plan+json; for="application/vnd.twkb"',
+        ),
+      });
+    });
     await t.step("a handler dropped: the schema cache forgets it (406 again)", async () => {
       await ownerSql(p, "drop aggregate lines_geo_agg (lines)");
       await run(p, {

@@ -23,6 +23,8 @@ interface Decoded {
   any?: boolean;
   /** PostgREST's vendor media types (one object, a stripped array, a plan): never a handler's. */
   vendor?: boolean;
+  /** A plan `for` a media type no built-in handler answers: the plan, when a handler answers `mime`. */
+  planOf?: { mime: string; media: Media };
 }
 
 const JSON_MEDIA: Media = { kind: "json", stripNulls: false, contentType: "application/json; charset=utf-8" };
@@ -100,18 +102,20 @@ function decode(text: string, plan = false): Decoded {
       const mime = `application/vnd.pgrst.plan+${format}; for="${forDecoded.mime}"${
         order.length ? `; options=${order.join("|")}` : ""
       }`;
-      // Off (PostgREST's db-plan-enabled, false by default), nothing answers it: 406 PGRST107.
-      if (!plan || forDecoded.media === null) return { mime, vendor: true, media: null };
-      return {
-        mime,
-        vendor: true,
-        media: {
-          kind: "plan",
-          plan: { format, options: order },
-          stripNulls: false,
-          contentType: `${mime}; charset=utf-8`,
-        },
+      const planMedia: Media = {
+        kind: "plan",
+        plan: { format, options: order },
+        stripNulls: false,
+        contentType: `${mime}; charset=utf-8`,
       };
+      // Off (PostgREST's db-plan-enabled, false by default), nothing answers it: 406 PGRST107.
+      if (!plan) return { mime, vendor: true, media: null };
+      // The plan of a media type only a handler answers: the plan of the handler's statement, if there is one.
+      if (forDecoded.media === null) {
+        const planOf = forDecoded.vendor ? undefined : { mime: forDecoded.mime, media: planMedia };
+        return { mime, vendor: true, media: null, planOf };
+      }
+      return { mime, vendor: true, media: planMedia };
     }
     case "application/geo+json":
       return { mime: "application/geo+json", media: null };
@@ -194,6 +198,8 @@ export function negotiate(
   for (const d of decoded) {
     if (d.vendor) {
       if (d.media) return d.media;
+      const custom = d.planOf && options.handlers?.(d.planOf.mime);
+      if (custom) return { ...d.planOf!.media, handler: custom.handler };
       continue;
     }
     const custom = options.handlers?.(d.mime);

@@ -63,6 +63,24 @@ Deno.test("negotiate with media type handlers: PostgREST's precedence", () => {
   }
 });
 
+Deno.test("a plan for a handler's media type: answered when plans are on and a handler answers it", () => {
+  const handlers = handlerLookup(HANDLERS, { relation: "lines" }, true);
+  const geo = 'application/vnd.pgrst.plan+json; for="application/vnd.geo+json"';
+  const media = negotiate(geo, { plan: true, handlers });
+  assertEquals([media.kind, media.handler?.sql], ["plan", '"public"."application/vnd.geo+json:lines"']);
+  for (
+    const [accept, plan] of [[geo, false], ['application/vnd.pgrst.plan; for="application/vnd.twkb"', true]]
+  ) {
+    let code = "";
+    try {
+      negotiate(accept as string, { plan: plan as boolean, handlers });
+    } catch (err) {
+      code = (err as { code?: string }).code ?? "";
+    }
+    assertEquals(code, "PGRST107", String(accept));
+  }
+});
+
 Deno.test("handler Content-Type: a known media type with charset, another as named, */* as octet-stream", () => {
   const typeOf = (resolved: string) => handlerMedia({ ...h("x/y", "cast", "f"), resolved }).contentType;
   assertEquals(typeOf("text/csv"), "text/csv; charset=utf-8");
