@@ -17,8 +17,8 @@ export interface Schemas {
   TokenGrant: { grant_type: "password"; email: string; password: string } | { grant_type: "refresh_token"; refresh_token: string };
   CurrentProject: { ref: string; name: string; role: "anon" | "authenticated" | "service_role" | "admin"; user_id: string | null };
   SqlRequest: { query: string; params?: Array<unknown> };
-  DataSettings: { schemas: Array<string>; aggregates: boolean; plan: boolean; server_timing: boolean; pre_request: string | null; role_settings: Record<string, Record<string, string>>; app_settings: Record<string, string> };
-  DataSettingsPatch: { schemas?: Array<string> | null; aggregates?: boolean | null; plan?: boolean | null; server_timing?: boolean | null; pre_request?: string | null; role_settings?: { anon?: Record<string, string>; authenticated?: Record<string, string>; service_role?: Record<string, string> } | null; app_settings?: Record<string, string> | null };
+  DataSettings: { schemas: Array<string>; aggregates: boolean; plan: boolean; server_timing: boolean; pre_request: string | null; role_settings: Record<string, Record<string, string>>; app_settings: Record<string, string>; openapi_mode: "follow-privileges" | "ignore-privileges" | "disabled"; openapi_security_active: boolean; hoisted_tx_settings: Array<string> };
+  DataSettingsPatch: { schemas?: Array<string> | null; aggregates?: boolean | null; plan?: boolean | null; server_timing?: boolean | null; pre_request?: string | null; role_settings?: { anon?: Record<string, string>; authenticated?: Record<string, string>; service_role?: Record<string, string> } | null; app_settings?: Record<string, string> | null; openapi_mode?: "follow-privileges" | "ignore-privileges" | "disabled" | null; openapi_security_active?: boolean | null; hoisted_tx_settings?: Array<string> | null };
   AuthSettings: { site_url: string | null; redirect_urls: Array<string> };
   AuthSettingsPatch: { site_url?: string | null; redirect_urls?: Array<string> | null };
   Notification: Record<string, unknown>;

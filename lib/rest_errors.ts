@@ -89,6 +89,8 @@ export const restErrors = {
     new RestError(406, "PGRST106", `Invalid schema: ${schema}`, {
       hint: `Only the following schemas are exposed: ${exposed.join(", ")}`,
     }),
+  /** PGRST126: the OpenAPI root with `openapi_mode` disabled (PostgREST v13+). */
+  openApiDisabled: () => new RestError(404, "PGRST126", "Root endpoint metadata is disabled"),
   /** PGRST107: nothing the resource produces is acceptable (`Accept`). */
   mediaType: (accepted: string[]) =>
     new RestError(406, "PGRST107", `None of these media types are available: ${accepted.join(", ")}`),

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { decodeBase64 } from "../lib/encoding.ts";
 import { AppError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import { RestError, restErrors } from "../lib/rest_errors.ts";
@@ -182,23 +183,36 @@ interface RouteTimes {
 function serialize(result: DataResult, mount: Mount, head: boolean, times?: RouteTimes): Response {
   const started = performance.now();
   const headers = new Headers(result.headers);
-  // PostgREST: a header the SQL set replaces the one of its name; all of them are sent, in order.
+  // PostgREST: a header the SQL set replaces the one of its name (`Content-Type` too); all of them are sent,
+  // in order.
+  const fromSql = new Set((result.sqlHeaders ?? []).map(([name]) => name.toLowerCase()));
+  const setType = (value: string) => {
+    if (!fromSql.has("content-type")) headers.set("content-type", value);
+  };
   for (const [name] of result.sqlHeaders ?? []) headers.delete(name);
   for (const [name, value] of result.sqlHeaders ?? []) headers.append(name, value);
   if (BODILESS.has(result.status)) {
     return withTiming(new Response(null, { status: result.status, headers }), result, times, started);
   }
-  let text: string | null;
+  let text: string | Uint8Array<ArrayBuffer> | null;
   if (mount === "envelope") {
     text = `{"data":${result.body ?? "null"},"meta":null}`;
     headers.set("content-type", "application/json; charset=utf-8");
   } else if (result.media?.kind === "csv") {
     text = result.body; // written as CSV by the statement
-    headers.set("content-type", result.media.contentType);
+    setType(result.media.contentType);
+  } else if (result.media?.kind === "custom") {
+    // A media type handler's value as it is (its bytes for a bytea domain); none is an empty body.
+    text = result.body === null
+      ? ""
+      : result.media.handler!.binary
+      ? new Uint8Array(decodeBase64(result.body))
+      : result.body;
+    setType(result.media.contentType);
   } else {
     text = result.body;
     if (text !== null || head) {
-      headers.set("content-type", result.media?.contentType ?? "application/json; charset=utf-8");
+      setType(result.media?.contentType ?? "application/json; charset=utf-8");
     }
   }
   return withTiming(
@@ -306,7 +320,8 @@ function envelopeError(c: Context<AppEnv>, err: unknown): Response {
 
 /** Routes the data API's errors to the serializer of the mount. */
 export function dataError(c: Context<AppEnv>, err: unknown): Response {
-  return c.req.path.startsWith(POSTGREST_PREFIX) ? postgrestError(c, err) : envelopeError(c, err);
+  const postgrest = c.req.path.startsWith(POSTGREST_PREFIX) || c.req.path === "/rest/v1";
+  return postgrest ? postgrestError(c, err) : envelopeError(c, err);
 }
 
 const TableParam = z.object({
@@ -468,7 +483,10 @@ dataRoutes.options("/rest/v1/:table", async (c) => {
   const table = decodeOr(c.req.param("table"));
   return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { table }, profileOf(c)));
 });
-dataRoutes.options("/rest/v1/", () => allow("OPTIONS,GET,HEAD"));
+dataRoutes.options("/rest/v1/", async (c) => {
+  await c.env.platform.data.checkOpenApi(c.var.project.ref);
+  return allow("OPTIONS,GET,HEAD");
+});
 // The OpenAPI root: PostgREST's Swagger 2.0 document of the exposed (or Accept-Profile's) schema.
 dataRoutes.on(["GET", "HEAD"], ["/rest/v1/", "/rest/v1"], async (c) => {
   const url = new URL(c.req.url);

@@ -2,9 +2,12 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { allow, authenticate } from "./middleware/auth.ts";
 import type { AppEnv } from "./env.ts";
 import type { DataSettings as DataSettingsInForce } from "../services/data/settings.ts";
+import { OPENAPI_MODES, type OpenApiMode } from "../services/data/store.ts";
 import {
   APP_SETTINGS_LIMITS,
   appSettingNameValid,
+  HOISTED_LIMITS,
+  hoistedSettingProblem,
   REQUEST_ROLES,
   roleSettingProblem,
 } from "../services/data/request_settings.ts";
@@ -53,6 +56,15 @@ const DataSettings = z.object({
   app_settings: z.record(z.string(), z.string()).openapi({
     description: "Values each request's SQL reads as current_setting('app.settings.<name>')",
   }),
+  openapi_mode: z.enum(OPENAPI_MODES as [OpenApiMode, ...OpenApiMode[]]).openapi({
+    description: "What GET /rest/v1/ shows: follow-privileges, ignore-privileges or disabled (404)",
+  }),
+  openapi_security_active: z.boolean().openapi({
+    description: "The OpenAPI document carries the JWT security definition",
+  }),
+  hoisted_tx_settings: z.array(z.string()).openapi({
+    description: "Settings of a called function's set clause that its whole transaction takes",
+  }),
 }).openapi("DataSettings");
 
 const RoleSettingsPatch = z.partialRecord(
@@ -79,6 +91,20 @@ const AppSettingsPatch = z.record(
   message: `must hold at most ${APP_SETTINGS_LIMITS.count} settings`,
 }).openapi({ description: "Values read as current_setting('app.settings.<name>') on every request" });
 
+const HoistedPatch = z.array(
+  z.string().max(HOISTED_LIMITS.nameChars).superRefine((name, ctx) => {
+    const problem = hoistedSettingProblem(name);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }),
+).max(HOISTED_LIMITS.count)
+  .refine((names) => new Set(names.map((n) => n.toLowerCase())).size === names.length, {
+    message: "must not repeat a setting",
+  })
+  .openapi({
+    description: "Setting names (PostgREST's db-hoisted-tx-settings): a called function's set settings " +
+      "among them apply to its whole transaction; [] hoists none",
+  });
+
 const DataSettingsPatch = z.strictObject({
   schemas: z.array(SchemaName).min(1).max(20)
     .refine((names) => new Set(names).size === names.length, { message: "must not repeat a schema" })
@@ -91,6 +117,9 @@ const DataSettingsPatch = z.strictObject({
     .nullable().optional(),
   role_settings: RoleSettingsPatch.nullable().optional(),
   app_settings: AppSettingsPatch.nullable().optional(),
+  openapi_mode: z.enum(OPENAPI_MODES as [OpenApiMode, ...OpenApiMode[]]).nullable().optional(),
+  openapi_security_active: z.boolean().nullable().optional(),
+  hoisted_tx_settings: HoistedPatch.nullable().optional(),
 }).openapi("DataSettingsPatch", {
   description: "Fields to change; null resets one to the platform's default",
 });
@@ -105,6 +134,9 @@ function dataSettingsView(s: DataSettingsInForce) {
     pre_request: s.preRequest ?? null,
     role_settings: s.roleSettings,
     app_settings: s.appSettings,
+    openapi_mode: s.openapiMode,
+    openapi_security_active: s.openapiSecurityActive,
+    hoisted_tx_settings: [...s.hoistedTxSettings],
   };
 }
 
@@ -189,7 +221,7 @@ projectRoutes.openapi(
     path: "/v1/project/data-settings",
     tags: ["Project"],
     summary: "The project's data API settings: exposed schemas, aggregates, plans, Server-Timing, " +
-      "pre-request, role settings and app.settings",
+      "pre-request, role settings, app.settings, OpenAPI mode and hoisted settings",
     security: PROJECT_SECURITY,
     middleware: [allow("service_role")] as const,
     responses: { 200: ok(DataSettings, "The settings in force"), ...failures(401, 403) },

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { MIN_PASSWORD_LENGTH, refuseWeakPassword } from "./auth/password_policy.ts";
 import { parseTrustedProxies } from "../lib/client_address.ts";
+import { DEFAULT_HOISTED, HOISTED_LIMITS, hoistedSettingProblem } from "./data/request_settings.ts";
+import { OPENAPI_MODES, type OpenApiMode } from "./data/store.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const ref = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be a project ref");
@@ -57,6 +59,15 @@ export const Env = z.object({
   DATA_AGGREGATES: bool.default(false),
   DATA_PLAN: bool.default(false),
   DATA_SERVER_TIMING: bool.default(false),
+  /** Defaults of the projects' openapi_mode and openapi_security_active (PostgREST's settings of those names). */
+  DATA_OPENAPI_MODE: z.enum(OPENAPI_MODES as [OpenApiMode, ...OpenApiMode[]]).default("follow-privileges"),
+  DATA_OPENAPI_SECURITY_ACTIVE: bool.default(false),
+  /** Default of the projects' hoisted_tx_settings, comma-separated (PostgREST's db-hoisted-tx-settings). */
+  DATA_HOISTED_TX_SETTINGS: z.string().default(DEFAULT_HOISTED.join(","))
+    .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+    .refine((v) => v.length <= HOISTED_LIMITS.count && v.every((n) => hoistedSettingProblem(n) === null), {
+      message: `must be at most ${HOISTED_LIMITS.count} setting names, comma-separated`,
+    }),
   DATA_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DATA_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(8000),
   QUIET: bool.default(false),

@@ -73,6 +73,17 @@ insert into stamps values (1, '2023-10-18 12:37:59.611+00');
 create function stamp_zone() returns text language sql as $$ select current_setting('timezone') $$;
 `;
 
+/** The OpenAPI and hoisted settings' defaults, as the data settings show them. */
+const OPENAPI_AND_HOISTED = {
+  openapi_mode: "follow-privileges",
+  openapi_security_active: false,
+  hoisted_tx_settings: [
+    "statement_timeout",
+    "plan_filter.statement_cost_limit",
+    "default_transaction_isolation",
+  ],
+};
+
 const HEADERS_ERROR =
   "response.headers guc must be a JSON array composed of objects with a single key and a string value";
 
@@ -337,6 +348,7 @@ Deno.test("data API request context, response settings, Server-Timing and data s
             pre_request: null,
             role_settings: {},
             app_settings: {},
+            ...OPENAPI_AND_HOISTED,
           },
           meta: null,
         });
@@ -368,6 +380,7 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           pre_request: null,
           role_settings: {},
           app_settings: {},
+          ...OPENAPI_AND_HOISTED,
         });
         // null goes back to the platform's default (the test platforms' DATA_AGGREGATES is true).
         const reset = await patchSettings(p, { aggregates: null, plan: null });
@@ -379,6 +392,7 @@ Deno.test("data API request context, response settings, Server-Timing and data s
           pre_request: null,
           role_settings: {},
           app_settings: {},
+          ...OPENAPI_AND_HOISTED,
         });
       },
     );

@@ -23,6 +23,13 @@ create function timed_fn() returns text language sql stable set statement_timeou
   as $$ select 'done' $$;
 create function locked_fn() returns text language sql stable set lock_timeout = '7s'
   as $$ select 'done' $$;
+create function work_fn() returns text language sql stable set work_mem = '1234kB'
+  as $$ select current_setting('work_mem') $$;
+create function long_fn() returns text language sql stable set statement_timeout = '10min'
+  as $$ select 'done' $$;
+create function mixed_fn() returns text language sql stable
+  set statement_timeout = '4s' set lock_timeout = '6s' set work_mem = '2MB'
+  as $$ select 'done' $$;
 -- Run before every request once it is the project's pre_request: what the transaction has, as headers.
 create function observe() returns void language plpgsql as $$ begin
   perform set_config('response.headers', json_build_array(
@@ -30,7 +37,8 @@ create function observe() returns void language plpgsql as $$ begin
     json_build_object('X-Lock', current_setting('lock_timeout')),
     json_build_object('X-Isolation', current_setting('transaction_isolation')),
     json_build_object('X-Cost', coalesce(current_setting('plan_filter.statement_cost_limit', true), '')),
-    json_build_object('X-Secret', coalesce(current_setting('app.settings.jwt_secret', true), ''))
+    json_build_object('X-Secret', coalesce(current_setting('app.settings.jwt_secret', true), '')),
+    json_build_object('X-Work', current_setting('work_mem'))
   )::text, true);
 end $$;
 create table notes (id int primary key, body text);
@@ -133,6 +141,156 @@ const HOISTED: WireCase[] = [
     json: [],
     expect: { "x-timeout": "8s", "x-isolation": "read committed" },
   },
+  {
+    name: "set work_mem: not a hoisted setting, the function keeps it to itself",
+    url: "rpc/work_fn",
+    status: 200,
+    json: "1234kB",
+    expect: { "x-work": "4MB" },
+  },
+];
+
+/** The project's hoisted_tx_settings (PostgREST's db-hoisted-tx-settings), group by group: each PATCHed first. */
+const HOISTED_CONFIGURED: { hoisted: string[] | null; cases: WireCase[] }[] = [
+  {
+    hoisted: ["lock_timeout", "WORK_MEM"],
+    cases: [
+      {
+        name: "lock_timeout now hoisted: the transaction takes it",
+        url: "rpc/locked_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-lock": "7s" },
+      },
+      {
+        name: "work_mem hoisted (named in any case)",
+        url: "rpc/work_fn",
+        status: 200,
+        json: "1234kB",
+        expect: { "x-work": "1234kB" },
+      },
+      {
+        name: "statement_timeout no longer hoisted: the platform's",
+        url: "rpc/timed_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-timeout": "8s" },
+      },
+      {
+        name: "plan_filter.statement_cost_limit no longer hoisted",
+        url: "rpc/costly_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-cost": "" },
+      },
+      {
+        name: "a function's isolation level starts its transaction whether hoisted or not (as PostgREST)",
+        url: "rpc/serial_fn",
+        status: 200,
+        json: "serializable",
+        expect: { "x-isolation": "serializable" },
+      },
+      {
+        name: "only the hoisted ones of several",
+        url: "rpc/mixed_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-timeout": "8s", "x-lock": "6s", "x-work": "2MB" },
+      },
+    ],
+  },
+  {
+    hoisted: [],
+    cases: [
+      {
+        name: "[]: nothing hoisted",
+        url: "rpc/mixed_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-timeout": "8s", "x-lock": "0", "x-work": "4MB" },
+      },
+      {
+        name: "[]: the function still has its own setting inside",
+        url: "rpc/work_fn",
+        status: 200,
+        json: "1234kB",
+        expect: { "x-work": "4MB" },
+      },
+      {
+        name: "[]: the isolation level still applies",
+        url: "rpc/serial_fn",
+        status: 200,
+        json: "serializable",
+        expect: { "x-isolation": "serializable" },
+      },
+    ],
+  },
+  {
+    hoisted: ["statement_timeout"],
+    cases: [
+      {
+        name: "a hoisted timeout past the platform's is held to DATA_STATEMENT_TIMEOUT_MS",
+        url: "rpc/long_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-timeout": "8s" },
+      },
+      {
+        name: "a lower one applies",
+        url: "rpc/mixed_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-timeout": "4s", "x-lock": "0", "x-work": "4MB" },
+      },
+    ],
+  },
+  {
+    hoisted: null,
+    cases: [
+      {
+        name: "null: PostgREST's default three again",
+        url: "rpc/mixed_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-timeout": "4s", "x-lock": "0", "x-work": "4MB" },
+      },
+      {
+        name: "null: plan_filter.statement_cost_limit hoisted again",
+        url: "rpc/costly_fn",
+        status: 200,
+        json: "done",
+        expect: { "x-cost": "5000" },
+      },
+    ],
+  },
+];
+
+/** Bad hoisted_tx_settings: 400, nothing changed. */
+const BAD_HOISTED: unknown[] = [
+  "statement_timeout",
+  "statement_timeout, lock_timeout",
+  [""],
+  ["lock timeout"],
+  ["lock_timeout;"],
+  ["1abc"],
+  ["a..b"],
+  [".a"],
+  ["a."],
+  ["a-b"],
+  ["café"],
+  ["a\u0000b"],
+  [1],
+  [null],
+  ["role"],
+  ["ROLE"],
+  ["session_authorization"],
+  ["request.jwt.claims"],
+  ["response.status"],
+  ["x".repeat(64)],
+  [`${"a".repeat(63)}.${"b".repeat(63)}.c`],
+  ["work_mem", "WORK_MEM"],
+  Array.from({ length: 65 }, (_, i) => `s${i}`),
+  { statement_timeout: true },
 ];
 
 /** The project's role_settings for anon, as each request role sees them. */
@@ -290,6 +448,43 @@ Deno.test("data requests take their role's settings, a function's hoisted settin
       const after = await (await p.fetch("/v1/project/data-settings", { headers: { apikey: p.secretKey } }))
         .json();
       assertEquals(after, before);
+    });
+
+    await t.step("hoisted_tx_settings: PostgREST's default, shown back", async () => {
+      const res = await p.fetch("/v1/project/data-settings", { headers: { apikey: p.secretKey } });
+      assertEquals((await res.json()).data.hoisted_tx_settings, [
+        "statement_timeout",
+        "plan_filter.statement_cost_limit",
+        "default_transaction_isolation",
+      ]);
+    });
+
+    for (const group of HOISTED_CONFIGURED) {
+      const label = `hoisted_tx_settings ${JSON.stringify(group.hoisted)}`;
+      await t.step(`${label}: set`, async () => {
+        const set = await patchSettings(p, { hoisted_tx_settings: group.hoisted });
+        assertEquals(set.status, 200, JSON.stringify(set.body));
+        const shown = group.hoisted?.map((n) => n.toLowerCase()) ??
+          ["statement_timeout", "plan_filter.statement_cost_limit", "default_transaction_isolation"];
+        assertEquals(set.body.data.hoisted_tx_settings, shown);
+      });
+      for (const c of group.cases) await t.step(`${label}: ${c.name}`, () => runWireCase(p, c));
+    }
+
+    await t.step("bad hoisted_tx_settings → 400, nothing changed", async () => {
+      await patchSettings(p, { hoisted_tx_settings: ["lock_timeout", "plan_filter.statement_cost_limit"] });
+      const before = await (await p.fetch("/v1/project/data-settings", { headers: { apikey: p.secretKey } }))
+        .json();
+      for (const bad of BAD_HOISTED) {
+        const res = await patchSettings(p, { hoisted_tx_settings: bad });
+        assertEquals(res.status, 400, JSON.stringify(bad).slice(0, 200));
+        assertEquals(res.body.error.code, "VALIDATION_ERROR", JSON.stringify(res.body));
+      }
+      const after = await (await p.fetch("/v1/project/data-settings", { headers: { apikey: p.secretKey } }))
+        .json();
+      assertEquals(after, before);
+      assertEquals(after.data.hoisted_tx_settings, ["lock_timeout", "plan_filter.statement_cost_limit"]);
+      await patchSettings(p, { hoisted_tx_settings: null });
     });
 
     await t.step(

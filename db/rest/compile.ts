@@ -14,7 +14,7 @@ import type {
 import { FuzzySet } from "../../lib/fuzzy.ts";
 import { RestError, restErrors } from "../../lib/rest_errors.ts";
 import { resolveRelationship } from "./relationships.ts";
-import type { FunctionInfo, SchemaCache, TableInfo } from "./schema.ts";
+import type { FunctionInfo, MediaHandler, SchemaCache, TableInfo } from "./schema.ts";
 
 /** The select list and path of the resource whose conditions are compiled. */
 interface Level {
@@ -172,6 +172,11 @@ export class Compiler {
   csv = false;
   /** Aggregates in `select=` (PostgREST's db-aggregates-enabled); off, they are 400 PGRST123. */
   aggregatesEnabled = false;
+  /**
+   * The media type handler that writes the body (PostgREST's Media Type Handlers): its aggregate over the rows,
+   * or its domain over a function's value; the body is then its text (base64 of its bytes when `binary`).
+   */
+  handler?: MediaHandler;
 
   constructor(private readonly cache: SchemaCache, private readonly query: ParsedQuery) {}
 
@@ -521,6 +526,20 @@ export class Compiler {
     return this.render(this.items(t, alias, select, path));
   }
 
+  /** The body written by `this.handler` over the rows `_t` (`scalar`: their one column); null without one. */
+  private handlerBody(scalar: string | null): string | null {
+    const h = this.handler;
+    if (!h) return null;
+    let value: string;
+    if (h.kind === "cast") {
+      // A function returning a media type domain: its one value, as that domain.
+      value = `(array_agg(_t.${scalar ?? '"_f"'}::${h.sql}))[1]`;
+    } else if (scalar) value = `${h.sql}(_t.${scalar})`;
+    else if (h.target === null) value = `${h.sql}(_t)`;
+    else value = `${h.sql}(_t::${qualified(this.cache.schema, h.target)})`;
+    return h.binary ? `encode((${value})::bytea, 'base64')` : `(${value})::text`;
+  }
+
   private aggregate(): string {
     if (this.csv) return CSV_AGGREGATE;
     return this.stripNulls ? "json_agg(json_strip_nulls(row_to_json(_t)))" : "json_agg(_t)";
@@ -616,9 +635,10 @@ export class Compiler {
       ? `, (select count(*) from ${source} ${alias}${whereSql})::int8 as total`
       : "";
     const aggregate = scalar && !this.csv ? `json_agg(_t.${scalar})` : this.aggregate();
-    const body = shape === "rows" || shape === "values" || this.csv
-      ? `coalesce(${aggregate}, '[]')::text`
-      : `coalesce((${aggregate}->0)::text, 'null')`;
+    const body = this.handlerBody(scalar) ??
+      (shape === "rows" || shape === "values" || this.csv
+        ? `coalesce(${aggregate}, '[]')::text`
+        : `coalesce((${aggregate}->0)::text, 'null')`);
     return {
       sql: `${prefix}select count(*)::int8 as page_total, ${body} as body${total} from (${inner}) _t`,
       params: this.params,
@@ -670,6 +690,12 @@ export class Compiler {
     }
     const columns = this.projection(t, alias, this.query.select, "");
     this.checkPaths();
+    const custom = this.handlerBody(null);
+    if (custom) {
+      return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
+        `(select ${custom} from (select ${columns} from pgrst_source ${alias}${order}) _t) ` +
+        `as body${location}${inserted}`;
+    }
     return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
       `coalesce((select ${this.aggregate()} from (select ${columns} from pgrst_source ${alias}${order}) _t), '[]')::text ` +
       `as body${location}${inserted}`;

@@ -26,7 +26,8 @@ interface CatalogColumn {
   type: string;
 }
 
-// PostgREST's accessible tables (follow-privileges): owned through a role, or any table or column privilege.
+// PostgREST's accessible tables (follow-privileges): owned through a role, or any table or column privilege;
+// with $3 (ignore-privileges) every one of the schema.
 const CATALOG = `
 select json_build_object(
   'description', (select obj_description(n.oid, 'pg_namespace') from pg_namespace n where n.nspname = $1),
@@ -56,7 +57,7 @@ select json_build_object(
     ))
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = $1 and c.relkind in ('r', 'v', 'm', 'f', 'p')
-      and (pg_has_role($2::name, c.relowner, 'USAGE')
+      and ($3::boolean or pg_has_role($2::name, c.relowner, 'USAGE')
         or has_table_privilege($2::name, c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
         or has_any_column_privilege($2::name, c.oid, 'SELECT, INSERT, UPDATE, REFERENCES'))
   ), '[]'),
@@ -64,7 +65,8 @@ select json_build_object(
     select json_agg(json_build_object('name', p.proname, 'description', obj_description(p.oid, 'pg_proc'))
       order by p.oid)
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-    where n.nspname = $1 and p.prokind = 'f' and has_function_privilege($2::name, p.oid, 'EXECUTE')
+    where n.nspname = $1 and p.prokind = 'f'
+      and ($3::boolean or has_function_privilege($2::name, p.oid, 'EXECUTE'))
   ), '[]')
 )::text as catalog`;
 
@@ -78,9 +80,21 @@ interface RawCatalog {
   functions: { name: string; description: string | null }[];
 }
 
-/** Reads what the OpenAPI document needs beyond the schema cache, for `role` in `schema`. */
-export async function openApiCatalog(db: Queryable, schema: string, role: string): Promise<OpenApiCatalog> {
-  const [row] = await db.query<{ catalog: string }>(CATALOG, [schema, role]);
+/**
+ * Reads what the OpenAPI document needs beyond the schema cache, for `role` in `schema`; with
+ * `ignorePrivileges` (PostgREST's `openapi-mode = ignore-privileges`) every table and function of the schema.
+ */
+export async function openApiCatalog(
+  db: Queryable,
+  schema: string,
+  role: string,
+  options: { ignorePrivileges?: boolean } = {},
+): Promise<OpenApiCatalog> {
+  const [row] = await db.query<{ catalog: string }>(CATALOG, [
+    schema,
+    role,
+    options.ignorePrivileges === true,
+  ]);
   const raw = JSON.parse(row!.catalog) as RawCatalog;
   const functions = new Map<string, { description: string | null }>();
   for (const f of raw.functions) {
@@ -396,8 +410,26 @@ function procPath(fn: FunctionInfo, description: string | null): Json {
   };
 }
 
-/** The Swagger 2.0 document of `cache`'s schema as the role of `catalog` sees it. */
-export function openApiDocument(cache: SchemaCache, catalog: OpenApiCatalog, server: OpenApiServer): Json {
+/** PostgREST's security definition (openapi-security-active): a JWT in `Authorization`. */
+const SECURITY_DEFINITIONS = {
+  JWT: {
+    type: "apiKey",
+    in: "header",
+    name: "Authorization",
+    description: 'Add the token prepending "Bearer " (without quotes) to it',
+  },
+};
+
+/**
+ * The Swagger 2.0 document of `cache`'s schema as the role of `catalog` sees it; with `security`, PostgREST's
+ * `securityDefinitions` and `security` (openapi-security-active).
+ */
+export function openApiDocument(
+  cache: SchemaCache,
+  catalog: OpenApiCatalog,
+  server: OpenApiServer,
+  options: { security?: boolean } = {},
+): Json {
   const tables = [...cache.tables.values()].filter((t) => catalog.tables.has(t.name))
     .sort((a, b) => a.name.localeCompare(b.name));
   const functions = [...cache.functions.values()].map((overloads) => overloads[0]!)
@@ -433,6 +465,7 @@ export function openApiDocument(cache: SchemaCache, catalog: OpenApiCatalog, ser
     paths,
     definitions: Object.fromEntries(tables.map((t) => [t.name, tableDefinition(cache, t, catalog)])),
     parameters: parameterDefinitions(tables, catalog),
+    ...(options.security ? { securityDefinitions: SECURITY_DEFINITIONS, security: [{ JWT: [] }] } : {}),
     externalDocs: {
       description: "PostgREST Documentation",
       url: `https://postgrest.org/en/${DOCS_VERSION}/references/api.html`,

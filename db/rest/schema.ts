@@ -99,10 +99,32 @@ export interface FunctionInfo {
   /** `i`mmutable, `s`table or `v`olatile. */
   volatility: "i" | "s" | "v";
   /**
-   * The settings of its `set` clause that its call's whole transaction takes (PostgREST's hoisted settings:
-   * `statement_timeout`, `plan_filter.statement_cost_limit`, `default_transaction_isolation`); absent: none.
+   * The settings of its `set` clause, names lower-case (absent: none). Those the project hoists (PostgREST's
+   * db-hoisted-tx-settings) its call's whole transaction takes; the others stay the function's own.
    */
   settings?: [string, string][];
+}
+
+/**
+ * A media type handler (PostgREST's Media Type Handlers): a domain named after a media type (`"text/csv"`,
+ * `"application/vnd.geo+json"`, `"*∕*"`) returned by an aggregate over a relation's rows (or `anyelement`), or by
+ * a function (not a set) of this schema.
+ */
+export interface MediaHandler {
+  /** The media type it answers, as PostgREST decodes the domain's name lower-case (`*∕*`: any). */
+  mediaType: string;
+  /** Its `Content-Type`, from the domain's name as written (`*∕*`: `application/octet-stream`). */
+  resolved: string;
+  /**
+   * An aggregate over the rows of `target` (a table or view of this schema; null: `anyelement`, any resource), or
+   * the domain a function named `target` returns (`cast`: its value is cast to the domain).
+   */
+  kind: "aggregate" | "cast";
+  target: string | null;
+  /** The aggregate or the domain, quoted and qualified. */
+  sql: string;
+  /** The domain is over `bytea`: the answer is its bytes. */
+  binary: boolean;
 }
 
 /** The settings of the request roles in the catalog (`alter role … [in database …] set`), by role. */
@@ -120,18 +142,10 @@ export interface SchemaCache {
   computedRelationships?: ComputedRelationship[];
   /** The request roles' own settings, which `set role` does not apply (PostgREST applies them per request). */
   roleSettings?: RoleSettings;
+  /** Media type handlers of this schema's resources (and `anyelement` ones of the exposed schemas). */
+  mediaHandlers?: MediaHandler[];
   loadedAt: number;
 }
-
-/**
- * The settings of a function's `set` clause its call's whole transaction takes (PostgREST's default
- * db-hoisted-tx-settings), so that a function's `statement_timeout` bounds its call.
- */
-export const HOISTED_SETTINGS: ReadonlySet<string> = new Set([
-  "statement_timeout",
-  "plan_filter.statement_cost_limit",
-  "default_transaction_isolation",
-]);
 
 /** The exposed schema when none is configured. */
 export const EXPOSED_SCHEMA = "public";
@@ -253,6 +267,38 @@ select json_build_object(
       and rc.relkind in ('r', 'v', 'm', 'f', 'p')
     where n.nspname = $1 and p.prokind = 'f' and p.pronargs = 1 and rt.typtype <> 'p'
   ), '[]'),
+  -- Media type handlers, as PostgREST reads them: domains named after a media type, returned by an aggregate of
+  -- an exposed schema over one relation's row type (or anyelement), or by a function (not a set) of this schema.
+  'media_handlers', coalesce((
+    with media_types as (
+      select t.oid, t.typname, lower(t.typname) as media_type, tn.nspname as schema,
+        case t.typname when '*/*' then 'application/octet-stream' else t.typname end as resolved,
+        (b.typname = 'bytea' or (b.typtype = 'd' and bb.typname = 'bytea')) as "binary"
+      from pg_type t join pg_namespace tn on tn.oid = t.typnamespace
+      join pg_type b on b.oid = t.typbasetype left join pg_type bb on bb.oid = b.typbasetype
+      where t.typtype = 'd' and (t.typname ~ '^[A-Za-z0-9.-]+/[A-Za-z0-9.+-]+$' or t.typname = '*/*')
+    )
+    select json_agg(h) from (
+      select 'aggregate' as kind, ps.nspname as schema, p.proname as name,
+        case when a.typname = 'anyelement' then null else an.nspname end as target_schema,
+        case when a.typname = 'anyelement' then null else a.typname end as target,
+        m.media_type, m.resolved, m."binary"
+      from media_types m
+      join pg_proc p on p.prorettype = m.oid
+      join pg_namespace ps on ps.oid = p.pronamespace
+      join pg_aggregate g on g.aggfnoid = p.oid
+      join pg_type a on a.oid = p.proargtypes[0]
+      join pg_namespace an on an.oid = a.typnamespace
+      where ps.nspname in (select json_array_elements_text($2::text::json)) and p.pronargs = 1
+        and (a.oid = 'anyelement'::regtype or exists (select 1 from pg_class c
+          where c.reltype = a.oid and c.relkind in ('v', 'r', 'm', 'f', 'p')))
+      union all
+      select 'cast', m.schema, m.typname, ps.nspname, p.proname, m.media_type, m.resolved, m."binary"
+      from pg_proc p join pg_namespace ps on ps.oid = p.pronamespace
+      join media_types m on m.oid = p.prorettype
+      where ps.nspname = $1 and not p.proretset and p.prokind = 'f'
+    ) h
+  ), '[]'),
   -- The request roles' settings, as PostgREST reads them: those of this database over the role-wide ones, and
   -- only settings any role may change (context user); role and session_authorization never.
   'role_settings', coalesce((
@@ -298,6 +344,16 @@ interface RawCache {
   }[];
   functions: RawFunction[];
   role_settings: [string, string, string][];
+  media_handlers: {
+    kind: "aggregate" | "cast";
+    schema: string;
+    name: string;
+    target_schema: string | null;
+    target: string | null;
+    media_type: string;
+    resolved: string;
+    binary: boolean;
+  }[];
   computed: {
     name: string;
     table: string;
@@ -361,11 +417,9 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
     result = { kind: "scalar", set: f.set, type: f.ret_type, udt: f.ret_udt, columns: [], table: null };
   }
   const info: FunctionInfo = { name: f.name, params, result, volatility: f.volatility };
-  const settings = f.config.map((
-    c,
-  ): [string, string] => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1)])
-    .filter(([name]) => HOISTED_SETTINGS.has(name.toLowerCase()));
-  if (settings.length > 0) info.settings = settings.map(([n, v]) => [n.toLowerCase(), v]);
+  const settings = f.config.filter((c) => c.includes("="))
+    .map((c): [string, string] => [c.slice(0, c.indexOf("=")).toLowerCase(), c.slice(c.indexOf("=") + 1)]);
+  if (settings.length > 0) info.settings = settings;
   return info;
 }
 
@@ -383,9 +437,16 @@ function domainCasts(
   return casts;
 }
 
-/** Reads tables, columns, types, keys and foreign keys of the exposed schema `schema` from the catalog. */
-export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA): Promise<SchemaCache> {
-  const [row] = await db.query<{ cache: string }>(INTROSPECT, [schema]);
+/**
+ * Reads tables, columns, types, keys and foreign keys of the exposed schema `schema` from the catalog; `exposed`:
+ * all the exposed schemas (media type handlers may be aggregates of another).
+ */
+export async function introspect(
+  db: Queryable,
+  schema: string = EXPOSED_SCHEMA,
+  exposed: readonly string[] = [schema],
+): Promise<SchemaCache> {
+  const [row] = await db.query<{ cache: string }>(INTROSPECT, [schema, JSON.stringify(exposed)]);
   const raw = JSON.parse(row!.cache) as RawCache;
   const tables = new Map<string, TableInfo>();
   const casts = domainCasts(raw.representations);
@@ -437,6 +498,16 @@ export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA)
   }
   const roleSettings: RoleSettings = {};
   for (const [role, name, value] of raw.role_settings) (roleSettings[role] ??= {})[name] = value;
+  const mediaHandlers: MediaHandler[] = raw.media_handlers
+    .filter((h) => h.target === null || h.target_schema === schema)
+    .map((h) => ({
+      mediaType: h.media_type,
+      resolved: h.resolved,
+      kind: h.kind,
+      target: h.target,
+      sql: `${quoteIdent(h.schema)}.${quoteIdent(h.name)}`,
+      binary: h.binary,
+    }));
   return {
     schema,
     tables,
@@ -444,6 +515,7 @@ export async function introspect(db: Queryable, schema: string = EXPOSED_SCHEMA)
     functions,
     computedRelationships,
     roleSettings,
+    mediaHandlers,
     loadedAt: Date.now(),
   };
 }

@@ -16,13 +16,14 @@ import {
   takesOnlyWholeBody,
 } from "../../db/rest/rpc.ts";
 import { contentLocation } from "./content_location.ts";
-import { type Media, negotiate, negotiateOpenApi } from "./media.ts";
+import { type HandlerLookup, handlerLookup, type Media, negotiate, negotiateOpenApi } from "./media.ts";
 import { fromDatabaseError } from "./pg_errors.ts";
 import { appliedPreferences, checkStrict, parsePrefer, type Preferences } from "./prefer.ts";
 import { type SqlResponse, sqlResponse } from "./response_settings.ts";
 import { SchemaCaches } from "./schema_caches.ts";
 import { type DataSettings, dataSettings } from "./settings.ts";
-import { callGucs, type RequestGucs, roleGucs } from "./request_settings.ts";
+import { callGucs, DEFAULT_HOISTED, type RequestGucs, roleGucs } from "./request_settings.ts";
+import type { OpenApiMode } from "./store.ts";
 import { preRequestCall, type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
@@ -120,6 +121,12 @@ export interface DataLimits {
    */
   plan?: boolean;
   serverTiming?: boolean;
+  /** Default of the projects' `openapi_mode` (PostgREST's openapi-mode; `follow-privileges` when absent). */
+  openapiMode?: OpenApiMode;
+  /** Default of the projects' `openapi_security_active` (false when absent). */
+  openapiSecurityActive?: boolean;
+  /** Default of the projects' `hoisted_tx_settings` (PostgREST's default when absent). */
+  hoistedTxSettings?: readonly string[];
 }
 
 /** The schema a request runs against, and whether it was negotiated (then the answer names it). */
@@ -134,8 +141,13 @@ const OBJECT_MEDIA = "application/vnd.pgrst.object+json";
 const NO_ROLE_SETTINGS: RoleSettings = {};
 
 /** The media type of an answer: negotiated on `/rest/v1`; on `/v1/db` JSON, one object when asked for. */
-function mediaOf(accept: string | null | undefined, strict: boolean | undefined, plan?: boolean): Media {
-  if (strict) return negotiate(accept, { plan });
+function mediaOf(
+  accept: string | null | undefined,
+  strict: boolean | undefined,
+  plan?: boolean,
+  handlers?: HandlerLookup,
+): Media {
+  if (strict) return negotiate(accept, { plan, handlers });
   const object = (accept ?? "").toLowerCase().includes(OBJECT_MEDIA);
   return {
     kind: object ? "object" : "json",
@@ -165,6 +177,9 @@ export class DataService {
       aggregates: limits.aggregates ?? false,
       plan: limits.plan ?? false,
       serverTiming: limits.serverTiming ?? false,
+      openapiMode: limits.openapiMode ?? "follow-privileges",
+      openapiSecurityActive: limits.openapiSecurityActive ?? false,
+      hoistedTxSettings: new Set((limits.hoistedTxSettings ?? DEFAULT_HOISTED).map((n) => n.toLowerCase())),
     });
   }
 
@@ -344,9 +359,16 @@ export class DataService {
     if (identity.request) identity.request.timezone = prefer.timezone;
     const compiler = new Compiler(cache, query);
     const table = compiler.table(req.table);
-    const media = mediaOf(req.accept, req.negotiate, settings.plan);
+    const media = mediaOf(
+      req.accept,
+      req.negotiate,
+      settings.plan,
+      handlerLookup(cache.mediaHandlers, { relation: table.name }, defaultSelect(query)),
+    );
     checkStrict(prefer);
     const singular = media.kind === "object";
+    // HEAD runs no handler (PostgREST: no aggregate on HEAD), yet answers its Content-Type.
+    compiler.handler = req.method === "HEAD" ? undefined : media.handler;
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
     compiler.aggregatesEnabled = settings.aggregates;
@@ -548,20 +570,37 @@ export class DataService {
       : req.form
       ? queryArguments(fn, req.form)
       : bodyArguments(fn, shape, body);
-    const media = mediaOf(req.accept, req.negotiate, settings.plan);
+    // A function returning a table's rows answers with that table's handlers; another with its own name's.
+    const media = mediaOf(
+      req.accept,
+      req.negotiate,
+      settings.plan,
+      handlerLookup(
+        cache.mediaHandlers,
+        fn.result.table !== null ? { relation: fn.result.table } : { fn: fn.name },
+        defaultSelect(query),
+      ),
+    );
     const applied = appliedPreferences(
       { ...prefer, count: prefer.count === "exact" ? "exact" : undefined },
       "call",
     );
     const root = applyRange(query, req.method === "GET" ? req.range : null);
     const compiler = new Compiler(cache, query);
+    // HEAD runs no handler (PostgREST: no aggregate on HEAD), yet answers its Content-Type.
+    compiler.handler = req.method === "HEAD" ? undefined : media.handler;
     compiler.stripNulls = media.stripNulls;
     compiler.csv = media.kind === "csv";
     compiler.aggregatesEnabled = settings.aggregates;
     const exact = prefer.count === "exact";
     const st = compiler.call(fn, callArgs, { count: exact, maxRows: this.limits.maxRows });
     // The function's hoisted settings (`set statement_timeout …`) over the role's, for the whole transaction.
-    const gucs = callGucs(this.gucsOf(settings, cache, identity), fn, this.limits.statementTimeoutMs);
+    const gucs = callGucs(
+      this.gucsOf(settings, cache, identity),
+      fn,
+      this.limits.statementTimeoutMs,
+      settings.hoistedTxSettings,
+    );
     if (media.kind === "plan") return this.explain(db, identity, st, media, { readOnly: !post, gucs });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
     // GET and HEAD run read only, as in PostgREST: a function that writes is 405 there, and callable by POST.
@@ -624,8 +663,17 @@ export class DataService {
   }
 
   /**
+   * 404 PGRST126 when project `ref`'s OpenAPI root is disabled (PostgREST's `openapi-mode = disabled`, which
+   * refuses the root resource before anything else of the request is looked at).
+   */
+  async checkOpenApi(ref: string): Promise<void> {
+    if ((await this.settingsOf(ref)).openapiMode === "disabled") throw restErrors.openApiDisabled();
+  }
+
+  /**
    * PostgREST's OpenAPI root: the Swagger 2.0 document of the schema `profile` selects, as the caller's role
-   * sees it (the tables it holds a privilege on, the functions it may execute). `Accept`: `*\/*`,
+   * sees it (the tables it holds a privilege on, the functions it may execute), or with `ignore-privileges`
+   * every table, view and function of the schema; `disabled`: 404 PGRST126. `Accept`: `*\/*`,
    * `application/openapi+json` or `application/json` (answered as `application/openapi+json`, as PostgREST
    * does); anything else is 406 PGRST107.
    */
@@ -634,16 +682,22 @@ export class DataService {
     identity: DataIdentity,
     req: { profile?: string | null; accept?: string | null; server: OpenApiServer },
   ): Promise<DataResult> {
+    await this.checkOpenApi(ref);
+    const settings = await this.settingsOf(ref);
     const profile = await this.profile(ref, req.profile);
     const media = negotiateOpenApi(req.accept);
     const { cache } = await this.open(ref, () => true, profile.schema);
     let catalog;
     try {
-      catalog = await openApiCatalog(await this.dbs.project(ref), profile.schema, identity.role);
+      catalog = await openApiCatalog(await this.dbs.project(ref), profile.schema, identity.role, {
+        ignorePrivileges: settings.openapiMode === "ignore-privileges",
+      });
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);
     }
-    const body = JSON.stringify(openApiDocument(cache, catalog, req.server));
+    const body = JSON.stringify(
+      openApiDocument(cache, catalog, req.server, { security: settings.openapiSecurityActive }),
+    );
     return withProfile({
       status: 200,
       body,
@@ -662,6 +716,11 @@ export class DataService {
   async close(): Promise<void> {
     await this.schemas.close();
   }
+}
+
+/** PostgREST's `hasDefaultSelect`: no `select=`, or `select=*` alone (only then a resource's own handlers apply). */
+function defaultSelect(query: ParsedQuery): boolean {
+  return query.select.length === 1 && query.select[0]!.kind === "star";
 }
 
 /** The answer of a negotiated schema names it in `Content-Profile`, as PostgREST's does. */

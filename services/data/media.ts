@@ -1,8 +1,11 @@
 import { restErrors } from "../../lib/rest_errors.ts";
+import type { MediaHandler } from "../../db/rest/schema.ts";
 
 /** What an answer is written as, chosen from `Accept` as PostgREST chooses. */
 export interface Media {
-  kind: "json" | "object" | "csv" | "openapi" | "plan";
+  kind: "json" | "object" | "csv" | "openapi" | "plan" | "custom";
+  /** A media type handler's answer: its aggregate or domain (PostgREST's Media Type Handlers). */
+  handler?: MediaHandler;
   /** `application/vnd.pgrst.plan`: the EXPLAIN format and options asked for. */
   plan?: { format: "json" | "text"; options: string[] };
   /** `nulls=stripped`: null fields are left out of the objects. */
@@ -18,6 +21,10 @@ interface Decoded {
   /** Produced only by the OpenAPI root. */
   openapi?: boolean;
   any?: boolean;
+  /** PostgREST's vendor media types (one object, a stripped array, a plan): never a handler's. */
+  vendor?: boolean;
+  /** A plan `for` a media type no built-in handler answers: the plan, when a handler answers `mime`. */
+  planOf?: { mime: string; media: Media };
 }
 
 const JSON_MEDIA: Media = { kind: "json", stripNulls: false, contentType: "application/json; charset=utf-8" };
@@ -69,13 +76,21 @@ function decode(text: string, plan = false): Decoded {
     case "application/vnd.pgrst.object+json":
     case "application/vnd.pgrst.object": {
       const mime = `application/vnd.pgrst.object+json${stripped ? ";nulls=stripped" : ""}`;
-      return { mime, media: { kind: "object", stripNulls: stripped, contentType: `${mime}; charset=utf-8` } };
+      return {
+        mime,
+        vendor: true,
+        media: { kind: "object", stripNulls: stripped, contentType: `${mime}; charset=utf-8` },
+      };
     }
     case "application/vnd.pgrst.array+json":
     case "application/vnd.pgrst.array": {
       if (!stripped) return { mime: "application/json", media: JSON_MEDIA };
       const mime = "application/vnd.pgrst.array+json;nulls=stripped";
-      return { mime, media: { kind: "json", stripNulls: true, contentType: `${mime}; charset=utf-8` } };
+      return {
+        mime,
+        vendor: true,
+        media: { kind: "json", stripNulls: true, contentType: `${mime}; charset=utf-8` },
+      };
     }
     case "application/vnd.pgrst.plan":
     case "application/vnd.pgrst.plan+text":
@@ -87,17 +102,20 @@ function decode(text: string, plan = false): Decoded {
       const mime = `application/vnd.pgrst.plan+${format}; for="${forDecoded.mime}"${
         order.length ? `; options=${order.join("|")}` : ""
       }`;
-      // Off (PostgREST's db-plan-enabled, false by default), nothing answers it: 406 PGRST107.
-      if (!plan || forDecoded.media === null) return { mime, media: null };
-      return {
-        mime,
-        media: {
-          kind: "plan",
-          plan: { format, options: order },
-          stripNulls: false,
-          contentType: `${mime}; charset=utf-8`,
-        },
+      const planMedia: Media = {
+        kind: "plan",
+        plan: { format, options: order },
+        stripNulls: false,
+        contentType: `${mime}; charset=utf-8`,
       };
+      // Off (PostgREST's db-plan-enabled, false by default), nothing answers it: 406 PGRST107.
+      if (!plan) return { mime, vendor: true, media: null };
+      // The plan of a media type only a handler answers: the plan of the handler's statement, if there is one.
+      if (forDecoded.media === null) {
+        const planOf = forDecoded.vendor ? undefined : { mime: forDecoded.mime, media: planMedia };
+        return { mime, vendor: true, media: null, planOf };
+      }
+      return { mime, vendor: true, media: planMedia };
     }
     case "application/geo+json":
       return { mime: "application/geo+json", media: null };
@@ -111,16 +129,84 @@ function decode(text: string, plan = false): Decoded {
   }
 }
 
+/** The media types PostgREST names with `; charset=utf-8` in `Content-Type` (all it knows but octet-stream). */
+const CHARSET_TYPES = new Set([
+  "application/json",
+  "application/geo+json",
+  "text/csv",
+  "text/plain",
+  "text/xml",
+  "application/openapi+json",
+  "application/x-www-form-urlencoded",
+]);
+
+/** The media type a handler's domain answers, as PostgREST decodes its name; null for a vendor type. */
+export function handlerMediaType(domain: string): string | null {
+  const d = decode(domain);
+  return d.vendor ? null : d.mime;
+}
+
+/** The answer of a media type handler: its `Content-Type` as PostgREST writes it (`toContentType`). */
+export function handlerMedia(handler: MediaHandler): Media {
+  const mime = decode(handler.resolved).mime;
+  const contentType = CHARSET_TYPES.has(mime) ? `${mime}; charset=utf-8` : mime;
+  return { kind: "custom", handler, stripNulls: false, contentType };
+}
+
 /**
- * The media type of a table, view or function answer: the first acceptable one of `Accept` (none: JSON), or
+ * The media type handlers a resource may answer with (PostgREST's `lookupHandler`): for a media type, the
+ * resource's `*∕*` handler, then its handler of that type (both only with the default `select`), then an
+ * `anyelement` handler of that type; undefined: the built-in ones (JSON, CSV).
+ */
+export type HandlerLookup = (mediaType: string) => Media | undefined;
+
+/**
+ * The handler lookup of `identifier` among `handlers`: a table or view (`relation`: its aggregates), or a function
+ * not returning a table's rows (its own domain).
+ */
+export function handlerLookup(
+  handlers: readonly MediaHandler[] | undefined,
+  identifier: { relation: string } | { fn: string },
+  defaultSelect: boolean,
+): HandlerLookup | undefined {
+  if (!handlers?.length) return undefined;
+  const key = (h: MediaHandler) => handlerMediaType(h.mediaType);
+  const mine = "relation" in identifier
+    ? (h: MediaHandler) => h.kind === "aggregate" && h.target === identifier.relation
+    : (h: MediaHandler) => h.kind === "cast" && h.target === identifier.fn;
+  return (mediaType) => {
+    const own = defaultSelect
+      ? handlers.find((h) => mine(h) && key(h) === "*/*") ??
+        handlers.find((h) => mine(h) && key(h) === mediaType)
+      : undefined;
+    const found = own ?? handlers.find((h) => h.target === null && key(h) === mediaType);
+    return found && handlerMedia(found);
+  };
+}
+
+/**
+ * The media type of a table, view or function answer, as PostgREST's `negotiateContent`: the first media type of
+ * `Accept` (none: `*∕*`) that a vendor type, a media type handler (`handlers`) or a built-in one answers, or
  * 406 PGRST107 naming what was asked for.
  */
-export function negotiate(accept: string | null | undefined, options: { plan?: boolean } = {}): Media {
-  if (accept === null || accept === undefined) return JSON_MEDIA;
-  const decoded = parseAccept(accept).map((text) => decode(text, options.plan));
-  const chosen = decoded.find((d) => d.media !== null);
-  if (!chosen) throw restErrors.mediaType(decoded.map((d) => d.mime));
-  return chosen.media!;
+export function negotiate(
+  accept: string | null | undefined,
+  options: { plan?: boolean; handlers?: HandlerLookup } = {},
+): Media {
+  if ((accept === null || accept === undefined) && !options.handlers) return JSON_MEDIA;
+  const decoded = parseAccept(accept ?? "*/*").map((text) => decode(text, options.plan));
+  for (const d of decoded) {
+    if (d.vendor) {
+      if (d.media) return d.media;
+      const custom = d.planOf && options.handlers?.(d.planOf.mime);
+      if (custom) return { ...d.planOf!.media, handler: custom.handler };
+      continue;
+    }
+    const custom = options.handlers?.(d.mime);
+    if (custom) return custom;
+    if (d.media) return d.media;
+  }
+  throw restErrors.mediaType(decoded.map((d) => d.mime));
 }
 
 /** The media type of the OpenAPI root: `application/openapi+json` for JSON, OpenAPI or anything. */

@@ -23,6 +23,38 @@ const ROLE_SETTINGS: Record<string, (value: string) => boolean> = {
 /** The most `app_settings` a project has, and the longest value of one. */
 export const APP_SETTINGS_LIMITS = { count: 100, valueChars: 4096, nameChars: 63 } as const;
 
+/** The most names `hoisted_tx_settings` holds, and the longest name. */
+export const HOISTED_LIMITS = { count: 64, nameChars: 127 } as const;
+
+/** PostgREST's default db-hoisted-tx-settings. */
+export const DEFAULT_HOISTED: readonly string[] = [
+  "statement_timeout",
+  "plan_filter.statement_cost_limit",
+  "default_transaction_isolation",
+];
+
+/** A setting name as PostgreSQL writes one: an identifier, or dotted identifiers (`plan_filter.x`). */
+const SETTING_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})*$/;
+
+/**
+ * Why `name` cannot be a hoisted setting, or null when it can: a setting name (at most 127 characters), and
+ * none of those the platform sets itself on every request (`role`, `session_authorization`, `request.*`,
+ * `response.*`).
+ */
+export function hoistedSettingProblem(name: string): string | null {
+  if (name.length > HOISTED_LIMITS.nameChars || !SETTING_NAME.test(name)) {
+    return `"${name.slice(0, 200)}" is not a setting name`;
+  }
+  const lower = name.toLowerCase();
+  if (
+    lower === "role" || lower === "session_authorization" || lower.startsWith("request.") ||
+    lower.startsWith("response.")
+  ) {
+    return `"${name}" is set by the platform on every request`;
+  }
+  return null;
+}
+
 /** Why the `role_settings` entry `name` = `value` is refused, or null when a project may set it. */
 export function roleSettingProblem(name: string, value: string): string | null {
   const check = Object.hasOwn(ROLE_SETTINGS, name) ? ROLE_SETTINGS[name] : undefined;
@@ -85,13 +117,26 @@ export function roleGucs(layers: Layers): RequestGucs {
 }
 
 /**
- * The transaction settings of a call of `fn`: its hoisted `set` settings over the role's (`base`); the same
- * object when it has none.
+ * The transaction settings of a call of `fn`: its `set` settings named in `hoisted` (PostgREST's
+ * db-hoisted-tx-settings) over the role's (`base`); the same object when none applies. Its
+ * `default_transaction_isolation` starts the transaction at that level whether hoisted or not, as PostgREST's
+ * does (the level of a routine is read apart from its hoisted settings).
  */
-export function callGucs(base: RequestGucs, fn: FunctionInfo, platformMs: number): RequestGucs {
+export function callGucs(
+  base: RequestGucs,
+  fn: FunctionInfo,
+  platformMs: number,
+  hoisted: ReadonlySet<string> = DEFAULT_HOISTED_SET,
+): RequestGucs {
   if (!fn.settings?.length) return base;
-  return withSettings(base, Object.fromEntries(fn.settings), platformMs);
+  const applied = fn.settings.filter(([name]) => hoisted.has(name) && hoistedSettingProblem(name) === null);
+  const level = fn.settings.find(([name]) => name === "default_transaction_isolation");
+  if (level && !hoisted.has(level[0])) applied.push(level);
+  if (applied.length === 0) return base;
+  return withSettings(base, Object.fromEntries(applied), platformMs);
 }
+
+const DEFAULT_HOISTED_SET: ReadonlySet<string> = new Set(DEFAULT_HOISTED);
 
 /** `base` with `settings` applied: the timeout and isolation taken out, the others set before `base`'s own. */
 function withSettings(base: RequestGucs, settings: Record<string, string>, platformMs: number): RequestGucs {

@@ -4,6 +4,7 @@ import {
   appSettingNameValid,
   callGucs,
   durationMs,
+  hoistedSettingProblem,
   isolationOf,
   roleGucs,
   roleSettingProblem,
@@ -105,4 +106,46 @@ Deno.test("roleGucs and callGucs: the project's over the catalog's, the function
     callGucs(base, fn([["plan_filter.statement_cost_limit", "10"]]), 8000).settings,
     [["plan_filter.statement_cost_limit", "10"], ["lock_timeout", "2s"], ["app.settings.name", "x"]],
   );
+  // PostgREST's default hoists three settings; the function's other settings stay its own.
+  assertEquals(callGucs(base, fn([["work_mem", "1MB"]]), 8000), base);
+  // A project's hoisted_tx_settings: only those; the isolation level applies whether hoisted or not.
+  const only = new Set(["work_mem"]);
+  assertEquals(
+    callGucs(
+      base,
+      fn([["statement_timeout", "7s"], ["work_mem", "1MB"], [
+        "default_transaction_isolation",
+        "repeatable read",
+      ]]),
+      8000,
+      only,
+    ),
+    { timeoutMs: 5000, isolation: "repeatable read", settings: [["work_mem", "1MB"], ...base.settings] },
+  );
+  assertEquals(callGucs(base, fn([["statement_timeout", "7s"]]), 8000, new Set()), base);
+  // Names the platform sets itself never reach the transaction, even if stored around the API.
+  assertEquals(callGucs(base, fn([["role", "postgres"]]), 8000, new Set(["role"])), base);
+});
+
+Deno.test("hoistedSettingProblem: a setting name, none the platform sets itself", () => {
+  const names: [string, boolean][] = [
+    ["statement_timeout", true],
+    ["plan_filter.statement_cost_limit", true],
+    ["Work_Mem", true],
+    ["a.b.c", true],
+    ["x$1", true],
+    ["", false],
+    ["a b", false],
+    ["a;b", false],
+    ["1a", false],
+    ["a..b", false],
+    ["a.", false],
+    [".a", false],
+    ["a".repeat(64), false],
+    ["role", false],
+    ["Session_Authorization", false],
+    ["request.jwt.claims", false],
+    ["response.headers", false],
+  ];
+  for (const [name, ok] of names) assertEquals(hoistedSettingProblem(name) === null, ok, name);
 });

@@ -99,7 +99,7 @@ export class SchemaCaches {
   }
 
   private load(ref: string, db: Db, exposed: readonly string[]): Promise<Map<string, SchemaCache>> {
-    const loading = Promise.all(exposed.map((schema) => introspect(db, schema)))
+    const loading = Promise.all(exposed.map((schema) => introspect(db, schema, exposed)))
       .then((caches) => new Map(caches.map((c) => [c.schema, c])));
     loading.then((caches) => this.loaded(ref, db, caches), () => {});
     loading.catch((err) => {

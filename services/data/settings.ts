@@ -1,6 +1,7 @@
 import type { Queryable } from "../../db/driver.ts";
 import { ProjectSettings } from "../projects/settings.ts";
-import { dataSettingsStore, type StoredDataSettings } from "./store.ts";
+import { hoistedSettingProblem } from "./request_settings.ts";
+import { dataSettingsStore, type OpenApiMode, type StoredDataSettings } from "./store.ts";
 
 /** A project's data settings, resolved: its own values over the platform's defaults. */
 export interface DataSettings {
@@ -18,6 +19,15 @@ export interface DataSettings {
   roleSettings: Partial<Record<string, Record<string, string>>>;
   /** Values read as `current_setting('app.settings.<name>')` on every request (PostgREST's app.settings.*). */
   appSettings: Record<string, string>;
+  /** What the OpenAPI root shows (PostgREST's openapi-mode). */
+  openapiMode: OpenApiMode;
+  /** The OpenAPI document carries the JWT security definition (PostgREST's openapi-security-active). */
+  openapiSecurityActive: boolean;
+  /**
+   * The settings of a called function's `set` clause its whole transaction takes (PostgREST's
+   * db-hoisted-tx-settings), lower-case.
+   */
+  hoistedTxSettings: ReadonlySet<string>;
 }
 
 /** The per-project data settings over the platform's defaults (`DATA_*`). */
@@ -33,5 +43,10 @@ export function dataSettings(
     preRequest: s.pre_request,
     roleSettings: s.role_settings ?? {},
     appSettings: s.app_settings ?? {},
+    openapiMode: s.openapi_mode ?? defaults.openapiMode,
+    openapiSecurityActive: s.openapi_security_active ?? defaults.openapiSecurityActive,
+    hoistedTxSettings: s.hoisted_tx_settings === null ? defaults.hoistedTxSettings : new Set(
+      s.hoisted_tx_settings.filter((n) => hoistedSettingProblem(n) === null).map((n) => n.toLowerCase()),
+    ),
   }));
 }

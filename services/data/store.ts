@@ -86,7 +86,17 @@ export interface StoredDataSettings {
   role_settings: Partial<Record<string, Record<string, string>>> | null;
   /** Values read as `current_setting('app.settings.<name>')` (PostgREST's app.settings.*). */
   app_settings: Record<string, string> | null;
+  /** PostgREST's openapi-mode: `follow-privileges`, `ignore-privileges` or `disabled`. */
+  openapi_mode: OpenApiMode | null;
+  /** PostgREST's openapi-security-active. */
+  openapi_security_active: boolean | null;
+  /** PostgREST's db-hoisted-tx-settings: the function settings a call's whole transaction takes. */
+  hoisted_tx_settings: string[] | null;
 }
+
+/** What the OpenAPI root shows (PostgREST's openapi-mode). */
+export type OpenApiMode = "follow-privileges" | "ignore-privileges" | "disabled";
+export const OPENAPI_MODES: readonly OpenApiMode[] = ["follow-privileges", "ignore-privileges", "disabled"];
 
 const NONE: StoredDataSettings = {
   schemas: null,
@@ -96,6 +106,9 @@ const NONE: StoredDataSettings = {
   pre_request: null,
   role_settings: null,
   app_settings: null,
+  openapi_mode: null,
+  openapi_security_active: null,
+  hoisted_tx_settings: null,
 };
 
 /** A jsonb column as the drivers give it (parsed on PostgreSQL, text on some), or null. */
@@ -119,13 +132,15 @@ export const dataSettingsStore = {
   /** The settings `ref` stored; every field null when it stored none. */
   async find(db: Queryable, ref: string): Promise<StoredDataSettings> {
     const [row] = await db.query<Record<keyof StoredDataSettings, unknown>>(
-      "select schemas, aggregates, plan, server_timing, pre_request, role_settings, app_settings " +
-        "from platform.project_data_settings where project_ref = $1",
+      "select schemas, aggregates, plan, server_timing, pre_request, role_settings, app_settings, " +
+        "openapi_mode, openapi_security_active, hoisted_tx_settings from platform.project_data_settings where project_ref = $1",
       [ref],
     );
     if (!row) return { ...NONE };
     const schemas = jsonColumn(row.schemas);
     const roles = jsonColumn(row.role_settings);
+    const hoisted = jsonColumn(row.hoisted_tx_settings);
+    const mode = row.openapi_mode as OpenApiMode | null;
     return {
       schemas: Array.isArray(schemas) ? schemas : null,
       aggregates: row.aggregates as boolean | null,
@@ -136,6 +151,9 @@ export const dataSettingsStore = {
         ? Object.fromEntries(Object.entries(roles).map(([role, s]) => [role, stringRecord(s) ?? {}]))
         : null,
       app_settings: stringRecord(jsonColumn(row.app_settings)),
+      openapi_mode: mode !== null && OPENAPI_MODES.includes(mode) ? mode : null,
+      openapi_security_active: row.openapi_security_active as boolean | null,
+      hoisted_tx_settings: Array.isArray(hoisted) ? hoisted.filter((n) => typeof n === "string") : null,
     };
   },
 
@@ -143,11 +161,14 @@ export const dataSettingsStore = {
   async save(db: Queryable, ref: string, s: StoredDataSettings): Promise<void> {
     await db.query(
       `insert into platform.project_data_settings
-         (project_ref, schemas, aggregates, plan, server_timing, pre_request, role_settings, app_settings)
-       values ($1, $2::text::jsonb, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb)
+         (project_ref, schemas, aggregates, plan, server_timing, pre_request, role_settings, app_settings,
+          openapi_mode, openapi_security_active, hoisted_tx_settings)
+       values ($1, $2::text::jsonb, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb, $9, $10, $11::text::jsonb)
        on conflict (project_ref) do update set schemas = excluded.schemas, aggregates = excluded.aggregates,
          plan = excluded.plan, server_timing = excluded.server_timing, pre_request = excluded.pre_request,
-         role_settings = excluded.role_settings, app_settings = excluded.app_settings, updated_at = now()`,
+         role_settings = excluded.role_settings, app_settings = excluded.app_settings,
+         openapi_mode = excluded.openapi_mode, openapi_security_active = excluded.openapi_security_active,
+         hoisted_tx_settings = excluded.hoisted_tx_settings, updated_at = now()`,
       [
         ref,
         s.schemas === null ? null : JSON.stringify(s.schemas),
@@ -157,6 +178,9 @@ export const dataSettingsStore = {
         s.pre_request,
         s.role_settings === null ? null : JSON.stringify(s.role_settings),
         s.app_settings === null ? null : JSON.stringify(s.app_settings),
+        s.openapi_mode,
+        s.openapi_security_active,
+        s.hoisted_tx_settings === null ? null : JSON.stringify(s.hoisted_tx_settings),
       ],
     );
   },
