@@ -11,6 +11,7 @@ import type { AppEnv, Caller } from "./env.ts";
 import { errorResponse, toAppError } from "./errors.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { ErrorEnvelope, PROJECT_SECURITY } from "./schemas.ts";
+import { TENANT_CONTENT_CSP } from "./tenant_content.ts";
 
 /** The two mounts of the one engine: `/v1/db` (the platform's envelope) and `/rest/v1` (PostgREST's). */
 type Mount = "envelope" | "postgrest";
@@ -191,6 +192,10 @@ function serialize(result: DataResult, mount: Mount, head: boolean, times?: Rout
   };
   for (const [name] of result.sqlHeaders ?? []) headers.delete(name);
   for (const [name, value] of result.sqlHeaders ?? []) headers.append(name, value);
+  // A type the project's SQL chose may be HTML: it runs sandboxed, off the console's origin (tenant_content.ts).
+  if (fromSql.has("content-type") || result.media?.kind === "custom") {
+    headers.append("content-security-policy", TENANT_CONTENT_CSP);
+  }
   if (BODILESS.has(result.status)) {
     return withTiming(new Response(null, { status: result.status, headers }), result, times, started);
   }

@@ -10,6 +10,7 @@ import { jsonTooDeep } from "./middleware/json_depth.ts";
 import { pathOf } from "./middleware/path.ts";
 import { clientAddressOf } from "./middleware/rate_limit.ts";
 import { failures, ok, PROJECT_SECURITY } from "./schemas.ts";
+import { TENANT_CONTENT_CSP } from "./tenant_content.ts";
 
 /** The body of POST /v1/functions/{name}/invoke (docs/functions.md). */
 export const InvokeBody = z.strictObject({
@@ -256,7 +257,11 @@ export function rawResponse(result: StreamedResult, requestId: string): Response
   for (const pair of result.headers) {
     if (!refusedHeader(pair[0], pair[1])) headers.push(pair);
   }
-  headers.push(["x-service-invoke-origin", "function"], ["x-request-id", requestId]);
+  headers.push(
+    ["x-service-invoke-origin", "function"],
+    ["x-request-id", requestId],
+    ["content-security-policy", TENANT_CONTENT_CSP],
+  );
   let body = result.body as Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array<ArrayBuffer>> | null;
   if (NULL_BODY_STATUS.has(result.status)) {
     if (body instanceof ReadableStream) body.cancel().catch(() => {});
