@@ -2,7 +2,7 @@
 // media type returned by a function answers that function with the media type; an aggregate returning one over
 // a table's rows answers the table; `*/*` catches every media type; precedence and 406 PGRST107 as PostgREST's
 // `negotiateContent` has them. One row is a request and its status, body and headers.
-import { assertEquals } from "./assert.ts";
+import { assert, assertEquals } from "./assert.ts";
 import { ownerSql } from "./data_fixture.ts";
 import { startPlatform, type TestPlatform } from "./harness.ts";
 import { err } from "./data_wire_cases.ts";
@@ -439,6 +439,51 @@ Deno.test("data API media type handlers: PostgREST's domains, functions and aggr
           'None of these media types are available: application/vnd.pgrst.plan+json; for="application/vnd.twkb"',
         ),
       });
+    });
+    await t.step("an answer a handler typed runs sandboxed in a browser (CSP sandbox)", async () => {
+      const res = await p.fetch("/rest/v1/rpc/hello", {
+        headers: { apikey: p.secretKey, accept: "text/plain" },
+      });
+      assertEquals([res.status, await res.text()], [200, "hello"]);
+      assertEquals(res.headers.get("content-security-policy")?.split(" ")[0], "sandbox");
+    });
+    await t.step("fuzz: Accept headers against handlers answer 2xx or 4xx, never 5xx", async () => {
+      // A fixed seed: the same 80 headers every run, from the pieces Accept and the handlers give meaning to.
+      let seed = 11;
+      const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+      const parts = [
+        "text/csv",
+        "*/*",
+        GEO,
+        "application/vnd.twkb",
+        "text/plain",
+        "application/json",
+        ",",
+        ";",
+        "q=0.5",
+        "q=x",
+        'for="text/csv"',
+        "application/vnd.pgrst.plan+json",
+        "application/vnd.pgrst.object",
+        "nulls=stripped",
+        " ",
+        "/",
+        "*",
+        "é",
+        "\t",
+        '"',
+        "options=analyze|verbose",
+      ];
+      for (let i = 0; i < 80; i++) {
+        let accept = "";
+        const length = 1 + Math.floor(next() * 8);
+        for (let j = 0; j < length; j++) accept += parts[Math.floor(next() * parts.length)];
+        for (const url of ["lines", "rpc/hello", "rpc/line_geo?id=1", "lines.xml", "plain_items"]) {
+          const res = await p.fetch(`/rest/v1/${url}`, { headers: { apikey: p.secretKey, accept } });
+          const text = await res.text();
+          assert(res.status < 500, `${url} ${JSON.stringify(accept)} → ${res.status} ${text}`);
+        }
+      }
     });
     await t.step("a handler dropped: the schema cache forgets it (406 again)", async () => {
       await ownerSql(p, "drop aggregate lines_geo_agg (lines)");
