@@ -91,7 +91,7 @@ Deno.test({
         const res = await page.goto(url);
         assertEquals(res?.status(), 200, `${what}: ${await res?.text()}`);
         assert((await res!.headerValue("content-type"))?.startsWith("text/html"), what);
-        await page.waitForFunction(() => document.title.startsWith("ran"));
+        await page.waitForFunction('document.title.startsWith("ran")');
         const title = await page.title();
         assert(!title.includes("status 200") && !title.includes("status 201"), `${what}: ${title}`);
       }
