@@ -25,11 +25,12 @@ const NO_REQUEST: RequestContext = { method: "", path: "", headers: {}, cookies:
  * timeout, the request's method, path, headers and cookies; `response.headers` and `response.status` are
  * emptied so that a value a function left on the session cannot reach another request's answer.
  */
-const SETUP_SQL = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " +
-  "set_config('statement_timeout', $3, true), set_config('request.method', $4, true), " +
-  "set_config('request.path', $5, true), set_config('request.headers', $6, true), " +
-  "set_config('request.cookies', $7, true), set_config('response.headers', '', true), " +
-  "set_config('response.status', '', true)";
+const SETUP_SQL =
+  "select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt.claims', $2, true), " +
+  "pg_catalog.set_config('statement_timeout', $3, true), pg_catalog.set_config('request.method', $4, true), " +
+  "pg_catalog.set_config('request.path', $5, true), pg_catalog.set_config('request.headers', $6, true), " +
+  "pg_catalog.set_config('request.cookies', $7, true), pg_catalog.set_config('response.headers', '', true), " +
+  "pg_catalog.set_config('response.status', '', true)";
 
 /**
  * SETUP_SQL with `Prefer: timezone` and with `extra` settings after the request's own (the role's, a called
@@ -39,9 +40,11 @@ function setupSql(timezone: boolean, extra: number): string {
   const key = extra * 2 + (timezone ? 1 : 0);
   let sql = SETUP_TEXTS[key];
   if (sql === undefined) {
-    sql = SETUP_SQL + (timezone ? ", set_config('timezone', $8, true)" : "");
+    sql = SETUP_SQL + (timezone ? ", pg_catalog.set_config('timezone', $8, true)" : "");
     const first = timezone ? 9 : 8;
-    for (let i = 0; i < extra; i++) sql += `, set_config($${first + 2 * i}, $${first + 2 * i + 1}, true)`;
+    for (let i = 0; i < extra; i++) {
+      sql += `, pg_catalog.set_config($${first + 2 * i}, $${first + 2 * i + 1}, true)`;
+    }
     if (key < 1000) SETUP_TEXTS[key] = sql;
   }
   return sql;
@@ -70,8 +73,8 @@ export function transactionSetup(
 
 /** The last statement of every data transaction: what its SQL set for the answer (empty: nothing). */
 export const RESPONSE_SETTINGS: PipelineStatement = {
-  sql: "select current_setting('response.headers', true) as headers, " +
-    "current_setting('response.status', true) as status",
+  sql: "select pg_catalog.current_setting('response.headers', true) as headers, " +
+    "pg_catalog.current_setting('response.status', true) as status",
   params: [],
 };
 
@@ -84,7 +87,7 @@ export interface StoredDataSettings {
   pre_request: string | null;
   /** Settings of the request roles, by role (PostgREST's impersonated role settings). */
   role_settings: Partial<Record<string, Record<string, string>>> | null;
-  /** Values read as `current_setting('app.settings.<name>')` (PostgREST's app.settings.*). */
+  /** Values read as `pg_catalog.current_setting('app.settings.<name>')` (PostgREST's app.settings.*). */
   app_settings: Record<string, string> | null;
   /** PostgREST's openapi-mode: `follow-privileges`, `ignore-privileges` or `disabled`. */
   openapi_mode: OpenApiMode | null;

@@ -1,0 +1,42 @@
+// The platform's own statements in a data request cannot be taken over by the project's SQL: a function that
+// turns the statement timeout off and puts `public` before `pg_catalog` on the search path does not make the
+// platform's next statement (reading `response.status`) run a shadow `current_setting` without a timeout.
+import { assertEquals } from "./assert.ts";
+import { ownerSql } from "./data_fixture.ts";
+import { startPlatform } from "./harness.ts";
+
+const SQL = `
+create function public.current_setting(text, boolean) returns text language plpgsql as $$
+begin
+  if $1 = 'response.status' then return '418'; end if;
+  return pg_catalog.current_setting($1, $2);
+end $$;
+create function public.arm() returns int language sql as $$
+  select pg_catalog.set_config('statement_timeout', '0', true),
+         pg_catalog.set_config('search_path', 'public, pg_catalog', true);
+  select 1
+$$;
+grant execute on all functions in schema public to anon;
+notify pgrst, 'reload schema';
+`;
+
+Deno.test("data requests: the platform's statements after the project's SQL call pg_catalog's functions", async (t) => {
+  const p = await startPlatform({ DATA_STATEMENT_TIMEOUT_MS: "1000" });
+  try {
+    await ownerSql(p, SQL);
+    const call = async (fn: string) => {
+      const res = await p.fetch(`/rest/v1/rpc/${fn}`, { headers: { apikey: p.publicKey } });
+      const body = await res.json();
+      return [res.status, body.code];
+    };
+    await t.step(
+      "a statement after the project's SQL shadowed current_setting is the platform's own",
+      async () => {
+        // The platform reads response.status with pg_catalog's function: the shadow (which says 418) never runs.
+        assertEquals(await call("arm"), [200, undefined]);
+      },
+    );
+  } finally {
+    await p.close();
+  }
+});
