@@ -1,6 +1,7 @@
-// The platform's own statements in a data request cannot be taken over by the project's SQL: a function that
-// turns the statement timeout off and puts `public` before `pg_catalog` on the search path does not make the
-// platform's next statement (reading `response.status`) run a shadow `current_setting` without a timeout.
+// The project's SQL cannot take over the platform's statements in a data request or lift its statement timeout:
+// a function that turns the timeout off and puts `public` before `pg_catalog` on the search path does not make
+// the platform's next statement (reading `response.status`) run a shadow `current_setting`, and a pre-request that
+// turns it off does not free the request's own statement from it.
 import { assertEquals } from "./assert.ts";
 import { ownerSql } from "./data_fixture.ts";
 import { startPlatform } from "./harness.ts";
@@ -15,6 +16,10 @@ create function public.arm() returns int language sql as $$
   select pg_catalog.set_config('statement_timeout', '0', true),
          pg_catalog.set_config('search_path', 'public, pg_catalog', true);
   select 1
+$$;
+create function public.slow() returns int language sql as $$ select 1 from pg_catalog.pg_sleep(4) $$;
+create function public.pre() returns void language sql as $$
+  select pg_catalog.set_config('statement_timeout', '0', true)
 $$;
 grant execute on all functions in schema public to anon;
 notify pgrst, 'reload schema';
@@ -34,6 +39,20 @@ Deno.test("data requests: the platform's statements after the project's SQL call
       async () => {
         // The platform reads response.status with pg_catalog's function: the shadow (which says 418) never runs.
         assertEquals(await call("arm"), [200, undefined]);
+      },
+    );
+    await t.step(
+      "a pre-request that turns the timeout off: the next statement is still bounded",
+      async () => {
+        const set = await p.fetch("/v1/project/data-settings", {
+          method: "PATCH",
+          headers: { apikey: p.secretKey },
+          json: { pre_request: "pre" },
+        });
+        assertEquals(set.status, 200);
+        await set.body?.cancel();
+        const [status, code] = await call("slow");
+        assertEquals(code, "57014", `status ${status}`);
       },
     );
   } finally {

@@ -1,5 +1,5 @@
 import type { Databases } from "../../db/databases.ts";
-import type { Db, PipelineOptions } from "../../db/driver.ts";
+import type { Db, PipelineOptions, PipelineStatement } from "../../db/driver.ts";
 import type { RoleSettings, SchemaCache } from "../../db/rest/schema.ts";
 import { errors } from "../../lib/errors.ts";
 import { Compiler, type Statement } from "../../db/rest/compile.ts";
@@ -24,7 +24,13 @@ import { SchemaCaches } from "./schema_caches.ts";
 import { type DataSettings, dataSettings } from "./settings.ts";
 import { callGucs, DEFAULT_HOISTED, type RequestGucs, roleGucs } from "./request_settings.ts";
 import type { OpenApiMode } from "./store.ts";
-import { preRequestCall, type RequestContext, RESPONSE_SETTINGS, transactionSetup } from "./store.ts";
+import {
+  preRequestCall,
+  type RequestContext,
+  RESPONSE_SETTINGS,
+  timeoutReset,
+  transactionSetup,
+} from "./store.ts";
 
 /** The database role a data request runs as, and the JWT claims its policies read. */
 export interface DataIdentity {
@@ -274,15 +280,26 @@ export class DataService {
     // the other's plan. The role is one of three fixed names.
     const own = statements.map((st) => ({ sql: `/* ${identity.role} */ ${st.sql}`, params: st.params }));
     const preRequest = identity.request?.preRequest;
-    const before = preRequest ? [setup, preRequestCall(preRequest)] : [setup];
+    // The statements that run the project's SQL, the timeout set again before each after the first; the last
+    // statement (RESPONSE_SETTINGS) reads settings with pg_catalog's functions only.
+    const tenant = preRequest ? [preRequestCall(preRequest), ...own] : own;
+    const sent: PipelineStatement[] = [setup];
+    const ownAt: number[] = [];
+    tenant.forEach((st, i) => {
+      if (i > 0) sent.push(timeoutReset(gucs));
+      if (i >= tenant.length - own.length) ownAt.push(sent.length);
+      sent.push(st);
+    });
+    sent.push(RESPONSE_SETTINGS);
+    const ownRows = (rows: Record<string, unknown>[][]) => ownAt.map((i) => rows[i]!);
     const started = performance.now();
     let results: Record<string, unknown>[][];
     try {
       // A check before the transaction ends sees the setup and the caller's statements, as without the extras.
       const end = options.end;
-      results = await db.pipeline([...before, ...own, RESPONSE_SETTINGS], {
+      results = await db.pipeline(sent, {
         ...pipelineOptions,
-        end: typeof end === "function" ? (rows) => end([rows[0]!, ...rows.slice(before.length, -1)]) : end,
+        end: typeof end === "function" ? (rows) => end([rows[0]!, ...ownRows(rows)]) : end,
         timeoutMs: gucs.timeoutMs,
         isolation: gucs.isolation,
       });
@@ -294,7 +311,7 @@ export class DataService {
     }
     const response = sqlResponse(results.at(-1)?.[0]);
     if (identity.request) identity.request.response = response;
-    return results.slice(before.length, -1);
+    return ownRows(results);
   }
 
   /** The answer as the request's SQL asked (`response.headers`, `response.status`), timed when enabled. */

@@ -71,6 +71,18 @@ export function transactionSetup(
   return { sql: setupSql(request.timezone !== undefined, gucs.settings.length), params };
 }
 
+/**
+ * The request's statement timeout set again, between two statements that run the project's SQL (a pre-request,
+ * the request's own): that SQL can set `statement_timeout` for the statements after it, and PostgreSQL arms each
+ * statement's timer from the setting as the statement starts.
+ */
+export function timeoutReset(gucs: RequestGucs): PipelineStatement {
+  return {
+    sql: "select pg_catalog.set_config('statement_timeout', $1, true)",
+    params: [String(gucs.timeoutMs)],
+  };
+}
+
 /** The last statement of every data transaction: what its SQL set for the answer (empty: nothing). */
 export const RESPONSE_SETTINGS: PipelineStatement = {
   sql: "select pg_catalog.current_setting('response.headers', true) as headers, " +
