@@ -10,7 +10,7 @@
  *   the first call that opens a resting database does not wait for a thread to start.
  */
 
-import { mallocTrim } from "../lib/malloc_trim.ts";
+import { trimSoon } from "../lib/rest_gc.ts";
 
 const WORKER = new URL("./pglite_worker.ts", import.meta.url);
 
@@ -53,15 +53,12 @@ export function keepSpare(): void {
   if (resting > 0 && !spare) spare = spawn();
 }
 
-/** How long after a database rests its ended thread's memory is trimmed: the thread ends asynchronously. */
-const TRIM_AFTER_REST_MS = 2_000;
-
 /** A database went to rest: its reopen will take the spare thread. */
 export function rested(): void {
   resting++;
   keepSpare();
-  // Much of what the ended engine's thread allocated stays in malloc's arenas until trimmed (lib/malloc_trim.ts).
-  Deno.unrefTimer(setTimeout(mallocTrim, TRIM_AFTER_REST_MS));
+  // Much of what the ended engine's thread allocated stays in malloc's arenas until trimmed (lib/rest_gc.ts).
+  trimSoon();
 }
 
 /** A resting database opened again or closed for good: with none left resting, the spare thread ends. */

@@ -21,6 +21,16 @@ export interface RestCollector {
 }
 
 let exposed: (() => void) | undefined;
+/** A trim asked for by {@linkcode trimSoon}, done at the collectors' next tick. */
+let trimWanted = false;
+
+/**
+ * Asks this thread's collectors for a malloc trim at their next tick, without a collection: for memory freed
+ * outside the heap (an ended thread's), which a collection would not return. No timer of its own is started.
+ */
+export function trimSoon(): void {
+  trimWanted = true;
+}
 
 function collector(): () => void {
   if (!exposed) {
@@ -36,6 +46,10 @@ export function restCollector(restMs: number): RestCollector {
   let worked = true; // starting is work too
   let lastWork = Date.now();
   const timer = setInterval(() => {
+    if (trimWanted) {
+      trimWanted = false;
+      mallocTrim();
+    }
     if (!worked || Date.now() - lastWork < restMs) return;
     worked = false;
     gc();
