@@ -51,9 +51,11 @@ export interface PipelineOptions {
 /** Options of {@linkcode Db.transaction}. */
 export interface TransactionOptions {
   /**
-   * Sets `statement_timeout` (milliseconds) for the transaction. PGlite cannot interrupt a statement: its
-   * driver fails a call that runs this long with the same error (57014), and the transaction then rolls back
-   * once the statement ends (docs/data.md).
+   * Sets `statement_timeout` (milliseconds) for the transaction. On PostgreSQL the driver also bounds the
+   * transaction's whole time (a second longer), whatever its SQL does to the setting: past it the statement
+   * running is cancelled (57014) and the transaction rolls back. PGlite cannot interrupt a statement: its driver
+   * fails a call that runs this long with the same error (57014), and the transaction then rolls back once the
+   * statement ends (docs/data.md).
    */
   timeoutMs?: number;
   /**

@@ -8,22 +8,28 @@ import {
   quoteIdent,
   type TransactionOptions,
 } from "./driver.ts";
+import { DEADLINE_GRACE_MS, TransactionDeadline } from "./pg_deadline.ts";
 import { ConnectionStatements } from "./pg_prepared.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
-/** `prepare: false` runs parameterized statements unnamed (see TransactionOptions.prepare). */
-function wrap(sql: Sql, prepare?: false): Queryable {
+/**
+ * `prepare: false` runs parameterized statements unnamed (see TransactionOptions.prepare); `deadline` bounds a
+ * transaction's statements (see TransactionDeadline).
+ */
+function wrap(sql: Sql, prepare?: false, deadline?: TransactionDeadline): Queryable {
   const options = prepare === false ? { prepare: false } : undefined;
+  const run = <T>(query: postgres.PendingQuery<postgres.Row[]>): Promise<T> =>
+    deadline ? deadline.run<T>(query) : query as unknown as Promise<T>;
   return {
     async query<T>(text: string, params: unknown[] = []) {
-      return await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], options) as unknown as T[];
+      return await run<T[]>(sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], options));
     },
     async exec(text: string) {
-      await sql.unsafe(text);
+      await run(sql.unsafe(text));
     },
     async execRows(text: string) {
-      const result = await sql.unsafe(text) as unknown as postgres.RowList<postgres.Row[]>;
+      const result = await run<postgres.RowList<postgres.Row[]>>(sql.unsafe(text));
       // One statement gives one row list; several give a list of row lists.
       const lists = result.length > 0 && Array.isArray(result[0])
         ? result as unknown as postgres.RowList<postgres.Row[]>[]
@@ -115,12 +121,16 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     exec: base.exec,
     execRows: base.execRows,
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
-      return await sql.begin(async (tx) => {
-        if (options?.timeoutMs !== undefined) {
-          await tx.unsafe(`set local statement_timeout = ${Math.max(1, Math.floor(options.timeoutMs))}`);
-        }
-        return await fn(wrap(tx, options?.prepare));
-      }) as T;
+      const ms = options?.timeoutMs === undefined ? undefined : Math.max(1, Math.floor(options.timeoutMs));
+      const deadline = ms === undefined ? undefined : new TransactionDeadline(ms + DEADLINE_GRACE_MS);
+      try {
+        return await sql.begin(async (tx) => {
+          if (ms !== undefined) await tx.unsafe(`set local statement_timeout = ${ms}`);
+          return await fn(wrap(tx, options?.prepare, deadline));
+        }) as T;
+      } finally {
+        deadline?.end();
+      }
     },
     async pipeline(statements: PipelineStatement[], { end, readOnly, isolation }: PipelineOptions) {
       // One reserved connection; postgres.js writes queries issued without awaiting in one batch, so BEGIN, the

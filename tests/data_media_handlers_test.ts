@@ -6,6 +6,7 @@ import { assert, assertEquals } from "./assert.ts";
 import { ownerSql } from "./data_fixture.ts";
 import { startPlatform, type TestPlatform } from "./harness.ts";
 import { err } from "./data_wire_cases.ts";
+import { TENANT_CONTENT_CSP } from "../routes/tenant_content.ts";
 
 const SQL = `
 create table lines (id int primary key, name text not null);
@@ -31,6 +32,28 @@ $$;
 create function hello() returns "text/plain" language sql stable as $$ select 'hello'::"text/plain" $$;
 create function raw_any() returns "*/*" language sql stable as $$ select '\\xcafe'::bytea::"*/*" $$;
 create function all_lines() returns setof lines language sql stable as $$ select * from lines $$;
+
+-- Overloads: the one called decides (ovi(int) is a text/html handler, ovi(int, int) is not).
+create domain "text/html" as text;
+create function ovi(x int) returns "text/html" language sql stable as $$ select ('<b>' || x || '</b>')::"text/html" $$;
+create function ovi(x int, y int) returns int language sql stable as $$ select x + y $$;
+
+-- A bytea domain three domains deep is still bytes.
+create domain deep_1 as bytea;
+create domain deep_2 as deep_1;
+create domain "application/vnd.deep" as deep_2;
+create function deep_bytes() returns "application/vnd.deep" language sql stable as $$
+  select '\\xcafe'::bytea::"application/vnd.deep"
+$$;
+
+-- A table named "anyelement": its aggregate answers that table only, not every resource.
+create table "anyelement" (id int primary key);
+insert into "anyelement" values (5);
+create domain "application/vnd.anyel" as text;
+create function anyel_trans(state text, next public."anyelement") returns "application/vnd.anyel" language sql as $$
+  select (state || 'row ' || next.id)::"application/vnd.anyel"
+$$;
+create aggregate anyel_agg (public."anyelement") (initcond = '', stype = "application/vnd.anyel", sfunc = anyel_trans);
 
 -- An aggregate handler over the table: PostgREST's "override the builtin text/csv" example.
 create function lines_csv_trans(state text, next lines) returns "text/csv" language sql as $$
@@ -303,6 +326,53 @@ const CASES: HandlerCase[] = [
     status: 200,
     hex: "cafe",
     expect: { "content-type": "application/octet-stream" },
+  },
+  {
+    name: "an overload returning the domain: its handler",
+    url: "rpc/ovi?x=1",
+    accept: "text/html",
+    status: 200,
+    text: "<b>1</b>",
+    expect: { "content-type": "text/html", "content-security-policy": TENANT_CONTENT_CSP },
+  },
+  {
+    name: "another overload of the same name, returning int: no handler answers text/html",
+    method: "POST",
+    url: "rpc/ovi",
+    accept: "text/html",
+    body: '{"x":1,"y":2}',
+    status: 406,
+    json: err("PGRST107", "None of these media types are available: text/html"),
+  },
+  {
+    name: "that overload as JSON",
+    method: "POST",
+    url: "rpc/ovi",
+    body: '{"x":1,"y":2}',
+    status: 200,
+    json: 3,
+  },
+  {
+    name: "a bytea domain over domains: still the bytes",
+    url: "rpc/deep_bytes",
+    accept: "application/vnd.deep",
+    status: 200,
+    hex: "cafe",
+    expect: { "content-type": "application/vnd.deep" },
+  },
+  {
+    name: 'a table named "anyelement": its aggregate answers it',
+    url: "anyelement",
+    accept: "application/vnd.anyel",
+    status: 200,
+    text: "row 5",
+  },
+  {
+    name: 'a table named "anyelement": its aggregate is not an anyelement handler',
+    url: "lines",
+    accept: "application/vnd.anyel",
+    status: 406,
+    json: err("PGRST107", "None of these media types are available: application/vnd.anyel"),
   },
   // anyelement handlers: every resource.
   {

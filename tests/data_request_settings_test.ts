@@ -283,6 +283,10 @@ const BAD_HOISTED: unknown[] = [
   [null],
   ["role"],
   ["ROLE"],
+  // PostgreSQL takes a transaction's modes only before its first query (PostgreSQL's 25001 otherwise).
+  ["transaction_read_only"],
+  ["Transaction_Isolation"],
+  ["transaction_deferrable"],
   ["session_authorization"],
   ["request.jwt.claims"],
   ["response.status"],

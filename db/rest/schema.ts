@@ -89,6 +89,8 @@ export interface FunctionResult {
   columns: ColumnInfo[];
   /** The exposed table whose row type the function returns, so its rows embed through that table's keys. */
   table: string | null;
+  /** The return type's oid, of a scalar (a media type handler's domain is one). */
+  oid?: number;
 }
 
 /** A function of the exposed schema, callable through `/rpc/{name}`. */
@@ -117,10 +119,12 @@ export interface MediaHandler {
   resolved: string;
   /**
    * An aggregate over the rows of `target` (a table or view of this schema; null: `anyelement`, any resource), or
-   * the domain a function named `target` returns (`cast`: its value is cast to the domain).
+   * a domain some function of this schema returns (`cast`: the value of a call to such a function is cast to it).
    */
   kind: "aggregate" | "cast";
   target: string | null;
+  /** The domain's oid, of a `cast` handler: it answers the calls to the functions (overloads) returning it. */
+  domain?: number;
   /** The aggregate or the domain, quoted and qualified. */
   sql: string;
   /** The domain is over `bytea`: the answer is its bytes. */
@@ -226,7 +230,7 @@ select json_build_object(
   'functions', coalesce((
     select json_agg(f) from (
       select p.proname as name, p.provolatile as volatility, p.proretset as set,
-        p.pronargs - p.pronargdefaults as required, rt.typtype as ret_kind, rt.typname as ret_udt,
+        p.pronargs - p.pronargdefaults as required, rt.typtype as ret_kind, rt.typname as ret_udt, p.prorettype::int8 as ret_oid,
         format_type(p.prorettype, null) as ret_type,
         (select c.relname from pg_class c where c.oid = rt.typrelid and c.relnamespace = n.oid
           and c.relkind in ('r', 'v', 'm', 'f', 'p')) as ret_table,
@@ -273,16 +277,16 @@ select json_build_object(
     with media_types as (
       select t.oid, t.typname, lower(t.typname) as media_type, tn.nspname as schema,
         case t.typname when '*/*' then 'application/octet-stream' else t.typname end as resolved,
-        (b.typname = 'bytea' or (b.typtype = 'd' and bb.typname = 'bytea')) as "binary"
+        -- A domain takes its base type's output function, at any depth: bytea's is byteaout.
+        t.typoutput = 'pg_catalog.byteaout'::regproc as "binary"
       from pg_type t join pg_namespace tn on tn.oid = t.typnamespace
-      join pg_type b on b.oid = t.typbasetype left join pg_type bb on bb.oid = b.typbasetype
       where t.typtype = 'd' and (t.typname ~ '^[A-Za-z0-9.-]+/[A-Za-z0-9.+-]+$' or t.typname = '*/*')
     )
     select json_agg(h) from (
       select 'aggregate' as kind, ps.nspname as schema, p.proname as name,
-        case when a.typname = 'anyelement' then null else an.nspname end as target_schema,
-        case when a.typname = 'anyelement' then null else a.typname end as target,
-        m.media_type, m.resolved, m."binary"
+        case when a.oid = 'pg_catalog.anyelement'::regtype then null else an.nspname end as target_schema,
+        case when a.oid = 'pg_catalog.anyelement'::regtype then null else a.typname end as target,
+        m.media_type, m.resolved, m."binary", null::int8 as domain
       from media_types m
       join pg_proc p on p.prorettype = m.oid
       join pg_namespace ps on ps.oid = p.pronamespace
@@ -290,10 +294,10 @@ select json_build_object(
       join pg_type a on a.oid = p.proargtypes[0]
       join pg_namespace an on an.oid = a.typnamespace
       where ps.nspname in (select json_array_elements_text($2::text::json)) and p.pronargs = 1
-        and (a.oid = 'anyelement'::regtype or exists (select 1 from pg_class c
+        and (a.oid = 'pg_catalog.anyelement'::regtype or exists (select 1 from pg_class c
           where c.reltype = a.oid and c.relkind in ('v', 'r', 'm', 'f', 'p')))
       union all
-      select 'cast', m.schema, m.typname, ps.nspname, p.proname, m.media_type, m.resolved, m."binary"
+      select distinct 'cast', m.schema, m.typname, ps.nspname, null, m.media_type, m.resolved, m."binary", m.oid::int8
       from pg_proc p join pg_namespace ps on ps.oid = p.pronamespace
       join media_types m on m.oid = p.prorettype
       where ps.nspname = $1 and not p.proretset and p.prokind = 'f'
@@ -353,6 +357,7 @@ interface RawCache {
     media_type: string;
     resolved: string;
     binary: boolean;
+    domain: number | null;
   }[];
   computed: {
     name: string;
@@ -372,6 +377,7 @@ interface RawFunction {
   required: number;
   ret_kind: string;
   ret_udt: string;
+  ret_oid: number;
   ret_type: string;
   ret_table: string | null;
   ret_columns: { name: string; type: string; udt: string }[];
@@ -414,7 +420,15 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
     const columns = outputs.map(resultColumn);
     result = { kind: "composite", set: f.set, type: f.ret_type, udt: f.ret_udt, columns, table: null };
   } else {
-    result = { kind: "scalar", set: f.set, type: f.ret_type, udt: f.ret_udt, columns: [], table: null };
+    result = {
+      kind: "scalar",
+      set: f.set,
+      type: f.ret_type,
+      udt: f.ret_udt,
+      columns: [],
+      table: null,
+      oid: Number(f.ret_oid),
+    };
   }
   const info: FunctionInfo = { name: f.name, params, result, volatility: f.volatility };
   const settings = f.config.filter((c) => c.includes("="))
@@ -505,6 +519,7 @@ export async function introspect(
       resolved: h.resolved,
       kind: h.kind,
       target: h.target,
+      ...(h.domain === null ? {} : { domain: Number(h.domain) }),
       sql: `${quoteIdent(h.schema)}.${quoteIdent(h.name)}`,
       binary: h.binary,
     }));

@@ -594,7 +594,7 @@ export class DataService {
       settings.plan,
       handlerLookup(
         cache.mediaHandlers,
-        fn.result.table !== null ? { relation: fn.result.table } : { fn: fn.name },
+        fn.result.table !== null ? { relation: fn.result.table } : { returns: fn.result.oid },
         defaultSelect(query),
       ),
     );

@@ -161,25 +161,26 @@ export function handlerMedia(handler: MediaHandler): Media {
 export type HandlerLookup = (mediaType: string) => Media | undefined;
 
 /**
- * The handler lookup of `identifier` among `handlers`: a table or view (`relation`: its aggregates), or a function
- * not returning a table's rows (its own domain).
+ * The handler lookup of `identifier` among `handlers`: a table or view (`relation`: its aggregates), or the
+ * overload called of a function not returning a table's rows (`returns`: the oid of its return type, its domain).
  */
 export function handlerLookup(
   handlers: readonly MediaHandler[] | undefined,
-  identifier: { relation: string } | { fn: string },
+  identifier: { relation: string } | { returns: number | undefined },
   defaultSelect: boolean,
 ): HandlerLookup | undefined {
   if (!handlers?.length) return undefined;
   const key = (h: MediaHandler) => handlerMediaType(h.mediaType);
   const mine = "relation" in identifier
     ? (h: MediaHandler) => h.kind === "aggregate" && h.target === identifier.relation
-    : (h: MediaHandler) => h.kind === "cast" && h.target === identifier.fn;
+    : (h: MediaHandler) => h.kind === "cast" && h.domain !== undefined && h.domain === identifier.returns;
   return (mediaType) => {
     const own = defaultSelect
       ? handlers.find((h) => mine(h) && key(h) === "*/*") ??
         handlers.find((h) => mine(h) && key(h) === mediaType)
       : undefined;
-    const found = own ?? handlers.find((h) => h.target === null && key(h) === mediaType);
+    const found = own ??
+      handlers.find((h) => h.kind === "aggregate" && h.target === null && key(h) === mediaType);
     return found && handlerMedia(found);
   };
 }

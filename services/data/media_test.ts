@@ -3,11 +3,12 @@ import { assertEquals } from "../../tests/assert.ts";
 import type { MediaHandler } from "../../db/rest/schema.ts";
 import { handlerLookup, handlerMedia, handlerMediaType, negotiate } from "./media.ts";
 
-const h = (mediaType: string, kind: MediaHandler["kind"], target: string | null): MediaHandler => ({
+const h = (mediaType: string, kind: MediaHandler["kind"], target: string | number | null): MediaHandler => ({
   mediaType,
   resolved: mediaType === "*/*" ? "application/octet-stream" : mediaType,
   kind,
-  target,
+  // A cast handler is named by its domain's oid: the calls of the overloads returning that domain.
+  ...(typeof target === "number" ? { target: null, domain: target } : { target }),
   sql: `"public"."${mediaType}:${target}"`,
   binary: false,
 });
@@ -17,12 +18,12 @@ const HANDLERS = [
   h("application/vnd.geo+json", "aggregate", "lines"),
   h("*/*", "aggregate", "xml_view"),
   h("text/plain", "aggregate", null),
-  h("text/plain", "cast", "hello"),
-  h("application/vnd.twkb", "cast", "lines"),
+  h("text/plain", "cast", 101),
+  h("application/vnd.twkb", "cast", 102),
 ];
 
 /** [Accept, resource, default select, what answers: a handler's sql, a built-in kind, or a 406]. */
-const CASES: [string | null, { relation: string } | { fn: string }, boolean, string][] = [
+const CASES: [string | null, { relation: string } | { returns: number | undefined }, boolean, string][] = [
   ["text/csv", { relation: "lines" }, true, '"public"."text/csv:lines"'],
   ["text/csv", { relation: "lines" }, false, "csv"],
   ["text/csv", { relation: "other" }, true, "csv"],
@@ -43,9 +44,14 @@ const CASES: [string | null, { relation: string } | { fn: string }, boolean, str
   ["application/json", { relation: "xml_view" }, false, "json"],
   ["text/plain", { relation: "lines" }, true, '"public"."text/plain:null"'],
   ["text/plain", { relation: "lines" }, false, '"public"."text/plain:null"'],
-  ["text/plain", { fn: "hello" }, true, '"public"."text/plain:hello"'],
-  ["text/plain", { fn: "hello" }, false, '"public"."text/plain:null"'],
-  ["text/xml", { fn: "hello" }, true, "406"],
+  ["text/plain", { returns: 101 }, true, '"public"."text/plain:101"'],
+  ["text/plain", { returns: 101 }, false, '"public"."text/plain:null"'],
+  ["text/xml", { returns: 101 }, true, "406"],
+  // Another overload of the same name returns int4 (oid 23): only the anyelement aggregate answers it.
+  ["text/plain", { returns: 23 }, true, '"public"."text/plain:null"'],
+  ["application/vnd.twkb", { returns: 23 }, true, "406"],
+  ["application/vnd.twkb", { returns: 102 }, true, '"public"."application/vnd.twkb:102"'],
+  ["application/vnd.twkb", { returns: undefined }, true, "406"],
 ];
 
 Deno.test("negotiate with media type handlers: PostgREST's precedence", () => {

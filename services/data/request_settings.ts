@@ -33,13 +33,20 @@ export const DEFAULT_HOISTED: readonly string[] = [
   "default_transaction_isolation",
 ];
 
+/** The transaction's own modes: PostgreSQL refuses to change them once the transaction has run a query. */
+const TRANSACTION_MODES = new Set([
+  "transaction_read_only",
+  "transaction_isolation",
+  "transaction_deferrable",
+]);
+
 /** A setting name as PostgreSQL writes one: an identifier, or dotted identifiers (`plan_filter.x`). */
 const SETTING_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})*$/;
 
 /**
  * Why `name` cannot be a hoisted setting, or null when it can: a setting name (at most 127 characters), and
  * none of those the platform sets itself on every request (`role`, `session_authorization`, `request.*`,
- * `response.*`).
+ * `response.*`), nor the transaction's modes (`transaction_read_only`…), fixed by its first query.
  */
 export function hoistedSettingProblem(name: string): string | null {
   if (name.length > HOISTED_LIMITS.nameChars || !SETTING_NAME.test(name)) {
@@ -51,6 +58,10 @@ export function hoistedSettingProblem(name: string): string | null {
     lower.startsWith("response.")
   ) {
     return `"${name}" is set by the platform on every request`;
+  }
+  // PostgreSQL takes these only before a transaction's first query, and hoisted settings come after it.
+  if (TRANSACTION_MODES.has(lower)) {
+    return `"${name}" can only be set before the transaction's first query (a function's own set clause is kept)`;
   }
   return null;
 }

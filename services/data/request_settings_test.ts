@@ -146,6 +146,10 @@ Deno.test("hoistedSettingProblem: a setting name, none the platform sets itself"
     ["Session_Authorization", false],
     ["request.jwt.claims", false],
     ["response.headers", false],
+    ["transaction_read_only", false],
+    ["TRANSACTION_ISOLATION", false],
+    ["transaction_deferrable", false],
+    ["default_transaction_read_only", true],
   ];
   for (const [name, ok] of names) assertEquals(hoistedSettingProblem(name) === null, ok, name);
 });
