@@ -1,32 +1,54 @@
-// A transaction's timeout on PostgreSQL holds whatever its SQL does: lifted by `set statement_timeout = 0`, or
-// spread over many statements each under it. Runs against the PostgreSQL every CI phase has.
+// A transaction's timeout on PostgreSQL holds whatever its SQL does: lifted by `set statement_timeout = 0`,
+// spread over many statements each under it, or trapped by PL/pgSQL (`exception when query_canceled`). The
+// sessions are a plain role's, as the platform's pools on project databases are. Runs against the PostgreSQL
+// every CI phase has.
 import { assertEquals } from "../tests/assert.ts";
 import { sqlState } from "./driver.ts";
 import { openPostgres } from "./postgres.ts";
 
 const SERVER = Deno.env.get("DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/test";
 
-Deno.test("PostgreSQL transaction timeout: SQL cannot lift it, and it bounds the statements' sum", async (t) => {
-  const db = openPostgres(SERVER, { max: 2, prepare: false });
-  const table = `deadline_${crypto.randomUUID().replaceAll("-", "")}`;
-  try {
-    await db.exec(`create table ${table} (id int)`);
-    const outcome = async (fn: Parameters<typeof db.transaction>[0]) => {
-      try {
-        await db.transaction(fn, { timeoutMs: 300, prepare: false });
-        return "committed";
-      } catch (err) {
-        return sqlState(err) ?? String(err);
-      }
-    };
+/** A DO block that runs until its backend ends: it traps every cancel, statement timeout included. */
+const TRAPPED_LOOP = `do $$ begin
+  loop
+    begin
+      perform pg_sleep(0.05);
+    exception when query_canceled then null;
+    end;
+  end loop;
+end $$`;
 
+Deno.test("PostgreSQL transaction timeout: SQL cannot lift, trap or outlast it", async (t) => {
+  const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+  const role = `deadline_${suffix}`;
+  const table = `deadline_${suffix}`;
+  const admin = openPostgres(SERVER, { max: 1 });
+  await admin.exec(`create role ${role} login nosuperuser`);
+  await admin.exec(`create table ${table} (id int); grant select, insert on ${table} to ${role}`);
+  const url = new URL(SERVER);
+  url.username = role;
+  url.password = "";
+  const db = openPostgres(url.toString(), { max: 2, prepare: false });
+  // The platform ends a session past its deadline from its own side first, so the pool's next query on that
+  // connection is not given the server's last words (postgres.js would fail it with them).
+  const query = async (text: string) => [...await db.query(text)];
+  const count = () => query(`select count(*)::int as n from ${table}`);
+  const outcome = async (fn: Parameters<typeof db.transaction>[0]) => {
+    try {
+      await db.transaction(fn, { timeoutMs: 300, prepare: false });
+      return "committed";
+    } catch (err) {
+      return sqlState(err) ?? String(err);
+    }
+  };
+  try {
     await t.step("set statement_timeout = 0, then a long sleep: cancelled, rolled back", async () => {
       const state = await outcome(async (tx) => {
         await tx.exec(`insert into ${table} values (1)`);
         await tx.execRows("set statement_timeout = 0; select pg_sleep(30)");
       });
       assertEquals(state, "57014");
-      assertEquals([...await db.query(`select count(*)::int as n from ${table}`)], [{ n: 0 }]);
+      assertEquals(await count(), [{ n: 0 }]);
     });
 
     await t.step("many statements each under the timeout: the transaction still ends", async () => {
@@ -35,7 +57,32 @@ Deno.test("PostgreSQL transaction timeout: SQL cannot lift it, and it bounds the
         for (let i = 0; i < 200; i++) await tx.exec("select pg_sleep(0.05)");
       });
       assertEquals(state, "57014");
-      assertEquals([...await db.query(`select count(*)::int as n from ${table}`)], [{ n: 0 }]);
+      assertEquals(await count(), [{ n: 0 }]);
+    });
+
+    await t.step("a statement that traps every cancel: its backend is terminated", async () => {
+      const state = await outcome(async (tx) => {
+        await tx.exec(`insert into ${table} values (3)`);
+        await tx.exec(TRAPPED_LOOP);
+      });
+      assertEquals(state, "57014");
+      assertEquals(await count(), [{ n: 0 }]);
+    });
+
+    await t.step("a pipeline that traps its statement timeout: its backend is terminated", async () => {
+      let state = "";
+      try {
+        await db.pipeline([
+          { sql: "select pg_catalog.set_config('statement_timeout', '300', true)", params: [] },
+          { sql: `insert into ${table} values (4)`, params: [] },
+          { sql: TRAPPED_LOOP, params: [] },
+        ], { end: "commit", timeoutMs: 300 });
+        state = "committed";
+      } catch (err) {
+        state = sqlState(err) ?? String(err);
+      }
+      assertEquals(state, "57014");
+      assertEquals(await count(), [{ n: 0 }]);
     });
 
     await t.step("the server's own timeout still answers first when left in place", async () => {
@@ -48,19 +95,28 @@ Deno.test("PostgreSQL transaction timeout: SQL cannot lift it, and it bounds the
       assertEquals(message, "canceling statement due to statement timeout");
     });
 
-    await t.step("the pool is whole afterwards, and a transaction in time commits", async () => {
-      assertEquals(
-        await outcome(async (tx) => {
-          await tx.exec(`insert into ${table} values (3)`);
-        }),
-        "committed",
+    await t.step("the pool is whole afterwards, and work in time commits", async () => {
+      // Both connections in use at once: each that was terminated connects again, and answers.
+      await Promise.all([query("select pg_sleep(0.05)"), query("select pg_sleep(0.05)")]);
+      assertEquals(await outcome((tx) => tx.exec(`insert into ${table} values (5)`)), "committed");
+      await db.pipeline([{ sql: `insert into ${table} values (6)`, params: [] }], {
+        end: "commit",
+        timeoutMs: 300,
+      });
+      const rows = await Promise.all([1, 2, 3].map(async () => [...await db.query("select 1 as one")]));
+      assertEquals(rows.flat(), [{ one: 1 }, { one: 1 }, { one: 1 }]);
+      assertEquals(await query(`select id from ${table} order by id`), [{ id: 5 }, { id: 6 }]);
+      // Nothing of the role is left running on the server.
+      const left = await admin.query(
+        "select count(*)::int as n from pg_stat_activity where usename = $1 and state = 'active'",
+        [role],
       );
-      const rows = await Promise.all([1, 2, 3].map(() => db.query<{ one: number }>("select 1 as one")));
-      assertEquals(rows.map((r) => [...r]).flat(), [{ one: 1 }, { one: 1 }, { one: 1 }]);
-      assertEquals([...await db.query(`select id from ${table}`)], [{ id: 3 }]);
+      assertEquals([...left], [{ n: 0 }]);
     });
   } finally {
-    await db.exec(`drop table if exists ${table}`).catch(() => {});
     await db.close();
+    await admin.exec(`drop table if exists ${table}`).catch(() => {});
+    await admin.exec(`drop role if exists ${role}`).catch(() => {});
+    await admin.close();
   }
 });

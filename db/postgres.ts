@@ -8,19 +8,40 @@ import {
   quoteIdent,
   type TransactionOptions,
 } from "./driver.ts";
-import { DEADLINE_GRACE_MS, TransactionDeadline } from "./pg_deadline.ts";
+import {
+  DEADLINE_GRACE_MS,
+  deadlineError,
+  PipelineDeadline,
+  terminator,
+  TransactionDeadline,
+} from "./pg_deadline.ts";
 import { ConnectionStatements } from "./pg_prepared.ts";
+import { ReservedConnection } from "./pg_reserved.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
+/** What guards the statements of a transaction: its deadline, and the reserved connection it runs on. */
+interface TransactionGuard {
+  deadline?: TransactionDeadline;
+  reserved?: ReservedConnection;
+}
+
 /**
- * `prepare: false` runs parameterized statements unnamed (see TransactionOptions.prepare); `deadline` bounds a
- * transaction's statements (see TransactionDeadline).
+ * `prepare: false` runs parameterized statements unnamed (see TransactionOptions.prepare); `guard` bounds a
+ * transaction's statements (see TransactionDeadline) and sends none on a connection that was lost.
  */
-function wrap(sql: Sql, prepare?: false, deadline?: TransactionDeadline): Queryable {
+function wrap(sql: Sql, prepare?: false, guard: TransactionGuard = {}): Queryable {
   const options = prepare === false ? { prepare: false } : undefined;
-  const run = <T>(query: postgres.PendingQuery<postgres.Row[]>): Promise<T> =>
-    deadline ? deadline.run<T>(query) : query as unknown as Promise<T>;
+  const { deadline, reserved } = guard;
+  const run = async <T>(query: postgres.PendingQuery<postgres.Row[]>): Promise<T> => {
+    if (reserved?.lost) throw ReservedConnection.lostError();
+    try {
+      return deadline ? await deadline.run<T>(query) : await query as unknown as T;
+    } catch (err) {
+      reserved?.note(err);
+      throw err;
+    }
+  };
   return {
     async query<T>(text: string, params: unknown[] = []) {
       return await run<T[]>(sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], options));
@@ -104,6 +125,13 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     },
   });
   const base = wrap(sql);
+  const terminate = terminator(url);
+  /** Ends a transaction's session past its deadline: this side's socket first, then the server's backend. */
+  const stop = (reserved: ReservedConnection) => {
+    const pid = reserved.pid;
+    reserved.drop();
+    if (pid !== undefined) void terminate(pid);
+  };
   const maxPrepared = options.maxPrepared ?? MAX_PREPARED_TEXTS;
   /** The prepared statements of each connection, by its backend (a new pid: reconnected, nothing prepared). */
   const perConnection = new WeakMap<object, ConnectionStatements>();
@@ -121,24 +149,50 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     exec: base.exec,
     execRows: base.execRows,
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      // A reserved connection rather than postgres.js's begin(): begin() sends its ROLLBACK on a connection that
+      // has closed, which throws outside any promise (see ReservedConnection).
       const ms = options?.timeoutMs === undefined ? undefined : Math.max(1, Math.floor(options.timeoutMs));
-      const deadline = ms === undefined ? undefined : new TransactionDeadline(ms + DEADLINE_GRACE_MS);
+      const reserved = await ReservedConnection.reserve(sql);
+      const deadline = ms === undefined
+        ? undefined
+        : new TransactionDeadline(ms + DEADLINE_GRACE_MS, () => stop(reserved));
+      const tx = wrap(reserved.sql, options?.prepare, { deadline, reserved });
       try {
-        return await sql.begin(async (tx) => {
-          if (ms !== undefined) await tx.unsafe(`set local statement_timeout = ${ms}`);
-          return await fn(wrap(tx, options?.prepare, deadline));
-        }) as T;
+        try {
+          await reserved.begin("begin");
+        } catch (err) {
+          reserved.note(err);
+          throw err;
+        }
+        if (ms !== undefined) await tx.exec(`set local statement_timeout = ${ms}`);
+        const result = await fn(tx);
+        await tx.exec("commit");
+        return result;
+      } catch (err) {
+        if (!reserved.lost) await reserved.sql.unsafe("rollback").catch((e) => reserved.note(e));
+        throw deadline ? deadline.reason(err) : err;
       } finally {
         deadline?.end();
+        reserved.release();
       }
     },
-    async pipeline(statements: PipelineStatement[], { end, readOnly, isolation }: PipelineOptions) {
+    async pipeline(
+      statements: PipelineStatement[],
+      { end, readOnly, isolation, timeoutMs }: PipelineOptions,
+    ) {
       // One reserved connection; postgres.js writes queries issued without awaiting in one batch, so BEGIN, the
       // statements and a fixed COMMIT reach the server together. A COMMIT after a failed statement rolls back.
-      const conn = await sql.reserve();
+      const reserved = await ReservedConnection.reserve(sql);
+      const conn = reserved.sql;
+      let deadline: PipelineDeadline | undefined;
       try {
-        const begin = conn.unsafe(beginSql({ readOnly, isolation })).execute();
+        const begin = reserved.begin(beginSql({ readOnly, isolation }));
         const backend = await backendOf(begin as unknown as SentQuery);
+        // The statements set their own timeout, which the project's SQL can lift or trap: the whole pipeline is
+        // bounded here too, as on PGlite.
+        if (timeoutMs !== undefined) {
+          deadline = new PipelineDeadline(timeoutMs + DEADLINE_GRACE_MS, () => stop(reserved));
+        }
         const kept = backend ? statementsOf(backend) : undefined;
         const keep = new Set(statements.map((s) => s.sql));
         const evicted = kept?.takeStale() ?? [];
@@ -166,8 +220,9 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
           kept?.named(s.sql, (queries[i] as unknown as SentQuery).statement?.name)
         );
         const failed = settled.find((r) => r.status === "rejected");
+        for (const r of settled) if (r.status === "rejected") reserved.note(r.reason);
         if (failed) {
-          if (typeof end !== "string") {
+          if (typeof end !== "string" && !reserved.lost) {
             await conn.unsafe("rollback").catch(() => {});
             await Promise.all(deallocate());
           }
@@ -190,8 +245,12 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         await closing;
         await Promise.all(later);
         return rows;
+      } catch (err) {
+        // The connection was ended under the statements: the timeout is what happened.
+        throw deadline?.expired ? deadlineError(timeoutMs!) : err;
       } finally {
-        conn.release();
+        deadline?.end();
+        reserved.release();
       }
     },
     async listen(channel, onPayload) {
