@@ -4,6 +4,25 @@ import type postgres from "postgres";
 const SESSION_ENDED = new Set(["57P01", "57P02", "57P03"]);
 
 /**
+ * True when `err` is the server ending the session (57P01…): what the session ran then did not commit. postgres.js
+ * also gives that error, kept from the ended session, to the first query it queues while connecting again
+ * (before sending it): after a server restart, each pooled connection's next query or reservation fails so once.
+ */
+export function sessionEnded(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && SESSION_ENDED.has(code);
+}
+
+/**
+ * True when `err` says a connection that was open closed under a query (as opposed to one that could not
+ * connect): postgres.js may keep that connection's last state for what it connects for next.
+ */
+export function mayLeaveState(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "CONNECTION_CLOSED" || sessionEnded(err);
+}
+
+/**
  * True when `err`, a query's failure, means its connection is gone: postgres.js's own (`CONNECTION_CLOSED`…),
  * the socket's (`ECONNRESET`, `EPIPE`…), or the server ending the session (a restart, pg_terminate_backend).
  */
@@ -34,12 +53,14 @@ interface SentQuery {
  */
 export class ReservedConnection {
   lost = false;
+  private dropped = false;
   private connection: PoolConnection | null = null;
 
-  private constructor(readonly sql: postgres.ReservedSql) {}
+  private constructor(readonly sql: postgres.ReservedSql, private readonly onLost: () => void) {}
 
-  static async reserve(pool: postgres.Sql): Promise<ReservedConnection> {
-    return new ReservedConnection(await pool.reserve());
+  /** Reserves a connection of `pool`; `onLost` hears when it is lost other than by `drop()`. */
+  static async reserve(pool: postgres.Sql, onLost: () => void): Promise<ReservedConnection> {
+    return new ReservedConnection(await pool.reserve(), onLost);
   }
 
   /**
@@ -62,7 +83,7 @@ export class ReservedConnection {
    * would otherwise give to the first query it sends once connected again.
    */
   drop(): void {
-    this.lost = true;
+    this.lost = this.dropped = true;
     this.connection?.terminate();
   }
 
@@ -74,6 +95,7 @@ export class ReservedConnection {
       this.connection = connection;
       connection.onclose = () => {
         this.lost = true;
+        if (!this.dropped) this.onLost();
       };
       return true;
     },
@@ -81,7 +103,9 @@ export class ReservedConnection {
 
   /** Notes a query's failure: one that says the connection is gone marks it lost. */
   note(err: unknown): void {
-    if (connectionLost(err)) this.lost = true;
+    if (!connectionLost(err) || this.lost) return;
+    this.lost = true;
+    if (!this.dropped && mayLeaveState(err)) this.onLost();
   }
 
   /** The error a query gets instead of being sent on a lost connection. */

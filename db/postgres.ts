@@ -16,14 +16,29 @@ import {
   TransactionDeadline,
 } from "./pg_deadline.ts";
 import { ConnectionStatements } from "./pg_prepared.ts";
-import { ReservedConnection } from "./pg_reserved.ts";
+import { mayLeaveState, ReservedConnection, sessionEnded } from "./pg_reserved.ts";
+import { log } from "../lib/log.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
-/** What guards the statements of a transaction: its deadline, and the reserved connection it runs on. */
+/** Runs `fn` once more when it failed because the server ended the session (see sessionEnded). */
+async function onceMoreIfSessionEnded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!sessionEnded(err)) throw err;
+    return await fn();
+  }
+}
+
+/**
+ * What guards statements: a transaction's deadline and the reserved connection it runs on; on the pool, what to
+ * do when a statement's connection was lost.
+ */
 interface TransactionGuard {
   deadline?: TransactionDeadline;
   reserved?: ReservedConnection;
+  onLost?: () => void;
 }
 
 /**
@@ -32,19 +47,23 @@ interface TransactionGuard {
  */
 function wrap(sql: Sql, prepare?: false, guard: TransactionGuard = {}): Queryable {
   const options = prepare === false ? { prepare: false } : undefined;
-  const { deadline, reserved } = guard;
+  const { deadline, reserved, onLost } = guard;
   const run = async <T>(query: postgres.PendingQuery<postgres.Row[]>): Promise<T> => {
     if (reserved?.lost) throw ReservedConnection.lostError();
     try {
       return deadline ? await deadline.run<T>(query) : await query as unknown as T;
     } catch (err) {
       reserved?.note(err);
+      if (onLost && mayLeaveState(err)) onLost();
       throw err;
     }
   };
   return {
     async query<T>(text: string, params: unknown[] = []) {
-      return await run<T[]>(sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], options));
+      const send = () => run<T[]>(sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], options));
+      // On the pool, a statement the server ended with its session (one statement: it rolled back) is sent once
+      // more: after a restart, postgres.js fails the first query of each reconnected connection so, unsent.
+      return reserved ? await send() : await onceMoreIfSessionEnded(send);
     },
     async exec(text: string) {
       await run(sql.unsafe(text));
@@ -106,25 +125,70 @@ async function backendOf(query: SentQuery): Promise<{ pid: number | null } | und
   return query.state ?? undefined;
 }
 
+/** How long a renewed-away pool lets its work finish before it is ended (past every transaction's timeout). */
+const RETIRED_POOL_SECONDS = 65;
+
 /** Opens a pooled PostgreSQL connection through postgres.js. */
 export function openPostgres(url: string, options: PostgresOptions): Db {
-  const sql = postgres(url, {
-    max: options.max,
-    idle_timeout: options.idleTimeout ?? 60,
-    prepare: options.prepare ?? true,
-    onnotice: () => {},
-    // A string given for a json/jsonb parameter is JSON text already (as PGlite takes it): do not encode it twice.
-    types: {
-      json: { to: 114, from: [114], serialize: serializeJson, parse: JSON.parse },
-      jsonb: { to: 3802, from: [3802], serialize: serializeJson, parse: JSON.parse },
-    },
-    transform: { undefined: null },
-    connection: {
-      application_name: "platform",
-      ...(options.searchPath ? { search_path: options.searchPath } : {}),
-    },
-  });
-  const base = wrap(sql);
+  const open = () =>
+    postgres(url, {
+      max: options.max,
+      idle_timeout: options.idleTimeout ?? 60,
+      prepare: options.prepare ?? true,
+      onnotice: () => {},
+      // A string given for a json/jsonb parameter is JSON text already (as PGlite takes it): do not encode it twice.
+      types: {
+        json: { to: 114, from: [114], serialize: serializeJson, parse: JSON.parse },
+        jsonb: { to: 3802, from: [3802], serialize: serializeJson, parse: JSON.parse },
+      },
+      transform: { undefined: null },
+      connection: {
+        application_name: "platform",
+        ...(options.searchPath ? { search_path: options.searchPath } : {}),
+      },
+    });
+  /** The pool new work goes to (see renew). */
+  let sql = open();
+  const first = sql;
+  let base = wrap(first, undefined, { onLost: () => renew(first) });
+  /** LISTEN has a connection of its own, which postgres.js connects again by itself: never renewed. */
+  const listener = open();
+  /** Pools renewed away, with the timer that ends each once its work had time to finish. */
+  const retired = new Map<postgres.Sql, ReturnType<typeof setTimeout>>();
+  const retire = async (pool: postgres.Sql) => {
+    clearTimeout(retired.get(pool));
+    retired.delete(pool);
+    await pool.end({ timeout: 5 }).catch(() => {});
+  };
+  /**
+   * Gives new work a new pool once a connection of `from` (the current one) was lost under its work: postgres.js
+   * keeps such a connection's last state and hands it to what it connects for next, and a reservation given it
+   * never settles (postgres.js issue 1195, 3.4.9). The old pool ends once its work is done. One renewal serves all
+   * the losses of a server restart: the others are the old pool's.
+   */
+  function renew(from: postgres.Sql): void {
+    if (from !== sql) return;
+    sql = open();
+    const pool = sql;
+    base = wrap(pool, undefined, { onLost: () => renew(pool) });
+    retired.set(from, setTimeout(() => retire(from), RETIRED_POOL_SECONDS * 1000));
+    log.warn("a database connection was lost under its work: new work goes to a new pool");
+  }
+  /**
+   * A connection of the current pool for one transaction. A reservation that met a connection's last state (see
+   * renew) is made once more, from a new pool.
+   */
+  async function reserve(): Promise<ReservedConnection> {
+    const pool = sql;
+    try {
+      return await ReservedConnection.reserve(pool, () => renew(pool));
+    } catch (err) {
+      if (!mayLeaveState(err)) throw err;
+      renew(pool);
+      const next = sql;
+      return await ReservedConnection.reserve(next, () => renew(next));
+    }
+  }
   const terminate = terminator(url);
   /** Ends a transaction's session past its deadline: this side's socket first, then the server's backend. */
   const stop = (reserved: ReservedConnection) => {
@@ -145,14 +209,14 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
   };
   return {
     kind: "postgres",
-    query: base.query,
-    exec: base.exec,
-    execRows: base.execRows,
+    query: (text, params) => base.query(text, params),
+    exec: (text) => base.exec(text),
+    execRows: (text) => base.execRows(text),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
       // A reserved connection rather than postgres.js's begin(): begin() sends its ROLLBACK on a connection that
       // has closed, which throws outside any promise (see ReservedConnection).
       const ms = options?.timeoutMs === undefined ? undefined : Math.max(1, Math.floor(options.timeoutMs));
-      const reserved = await ReservedConnection.reserve(sql);
+      const reserved = await reserve();
       const deadline = ms === undefined
         ? undefined
         : new TransactionDeadline(ms + DEADLINE_GRACE_MS, () => stop(reserved));
@@ -182,7 +246,7 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     ) {
       // One reserved connection; postgres.js writes queries issued without awaiting in one batch, so BEGIN, the
       // statements and a fixed COMMIT reach the server together. A COMMIT after a failed statement rolls back.
-      const reserved = await ReservedConnection.reserve(sql);
+      const reserved = await reserve();
       const conn = reserved.sql;
       let deadline: PipelineDeadline | undefined;
       try {
@@ -254,11 +318,15 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       }
     },
     async listen(channel, onPayload) {
-      const sub = await sql.listen(channel, onPayload);
+      const sub = await listener.listen(channel, onPayload);
       return () => sub.unlisten();
     },
     async close() {
-      await sql.end({ timeout: 5 });
+      await Promise.all([
+        sql.end({ timeout: 5 }),
+        listener.end({ timeout: 5 }),
+        ...[...retired.keys()].map(retire),
+      ]);
     },
   };
 }
