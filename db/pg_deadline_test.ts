@@ -33,6 +33,19 @@ Deno.test("PostgreSQL transaction timeout: SQL cannot lift, trap or outlast it",
   // connection is not given the server's last words (postgres.js would fail it with them).
   const query = async (text: string) => [...await db.query(text)];
   const count = () => query(`select count(*)::int as n from ${table}`);
+  /** Waits until no session of the role runs a statement: a stopped backend is gone (a guard of 20 s, no timing). */
+  const noneActive = async () => {
+    let n = -1;
+    for (let i = 0; i < 200 && n !== 0; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 100));
+      const [row] = await admin.query<{ n: number }>(
+        "select count(*)::int as n from pg_stat_activity where usename = $1 and state <> 'idle'",
+        [role],
+      );
+      n = row!.n;
+    }
+    assertEquals(n, 0, "a session of the role still runs a statement");
+  };
   const outcome = async (fn: Parameters<typeof db.transaction>[0]) => {
     try {
       await db.transaction(fn, { timeoutMs: 300, prepare: false });
@@ -66,6 +79,37 @@ Deno.test("PostgreSQL transaction timeout: SQL cannot lift, trap or outlast it",
         await tx.exec(TRAPPED_LOOP);
       });
       assertEquals(state, "57014");
+      await noneActive();
+      assertEquals(await count(), [{ n: 0 }]);
+    });
+
+    await t.step("concurrent statements, the timeout lifted: the transaction still ends", async () => {
+      const state = await outcome(async (tx) => {
+        await tx.execRows("set statement_timeout = 0");
+        await Promise.all([
+          tx.query("select pg_sleep($1::float8)", [3]),
+          tx.query("select $1::int as one", [1]),
+          tx.query("select 2 as two"),
+        ]);
+      });
+      assertEquals(state, "57014");
+      await noneActive();
+    });
+
+    await t.step("a pipeline with parameters that traps its timeout: its backend is terminated", async () => {
+      let state = "";
+      try {
+        await db.pipeline([
+          { sql: "select pg_catalog.set_config('statement_timeout', $1, true)", params: ["300"] },
+          { sql: `insert into ${table} values ($1)`, params: [7] },
+          { sql: TRAPPED_LOOP, params: [] },
+        ], { end: "commit", timeoutMs: 300 });
+        state = "committed";
+      } catch (err) {
+        state = sqlState(err) ?? String(err);
+      }
+      assertEquals(state, "57014");
+      await noneActive();
       assertEquals(await count(), [{ n: 0 }]);
     });
 
@@ -82,6 +126,7 @@ Deno.test("PostgreSQL transaction timeout: SQL cannot lift, trap or outlast it",
         state = sqlState(err) ?? String(err);
       }
       assertEquals(state, "57014");
+      await noneActive();
       assertEquals(await count(), [{ n: 0 }]);
     });
 
@@ -107,11 +152,7 @@ Deno.test("PostgreSQL transaction timeout: SQL cannot lift, trap or outlast it",
       assertEquals(rows.flat(), [{ one: 1 }, { one: 1 }, { one: 1 }]);
       assertEquals(await query(`select id from ${table} order by id`), [{ id: 5 }, { id: 6 }]);
       // Nothing of the role is left running on the server.
-      const left = await admin.query(
-        "select count(*)::int as n from pg_stat_activity where usename = $1 and state = 'active'",
-        [role],
-      );
-      assertEquals([...left], [{ n: 0 }]);
+      await noneActive();
     });
   } finally {
     await db.close();

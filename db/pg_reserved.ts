@@ -19,7 +19,8 @@ export function sessionEnded(err: unknown): boolean {
  */
 export function mayLeaveState(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === "CONNECTION_CLOSED" || sessionEnded(err);
+  // 57P03 (cannot connect now) comes before any query: it leaves nothing.
+  return code === "CONNECTION_CLOSED" || code === "57P01" || code === "57P02";
 }
 
 /**
@@ -30,6 +31,28 @@ export function connectionLost(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" &&
     (code.startsWith("CONNECTION_") || SESSION_ENDED.has(code) || /^E[A-Z]+$/.test(code));
+}
+
+/** The most times a reservation is asked for while connections of its pool keep closing. */
+const MAX_RESERVE_ATTEMPTS = 20;
+
+/** Tells when a connection of a pool closes: give `onclose` as the pool's postgres.js option of that name. */
+export class PoolCloses {
+  private readonly waiters = new Set<() => void>();
+
+  readonly onclose = (): void => {
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiting) wake();
+  };
+
+  /** Resolves "closed" at the next close, unless cancelled first. */
+  next(): { closed: Promise<"closed">; cancel: () => void } {
+    let wake!: () => void;
+    const closed = new Promise<"closed">((resolve) => wake = () => resolve("closed"));
+    this.waiters.add(wake);
+    return { closed, cancel: () => this.waiters.delete(wake) };
+  }
 }
 
 /** What postgres.js hands a query's `onexecute`: the connection it runs on (its own `begin()` uses this). */
@@ -48,19 +71,46 @@ interface SentQuery {
  * A connection reserved from a postgres.js pool, watched for its loss. When a reserved connection closes,
  * postgres.js already puts it back among the pool's closed ones; handing it back again (`release`) would list it as
  * open with no socket, and the next query given to it would throw outside any promise (an uncaught TypeError,
- * which ends the process) and never settle. So once the connection is lost, nothing more is sent on it and it
- * is not released.
+ * which ends the process) and never settle. Queries waiting in the reservation's own queue are dropped unsettled
+ * when it closes. So once the connection is lost nothing more is sent on it, nothing waits for its queries
+ * (`whenLost`), and it is not released.
  */
 export class ReservedConnection {
   lost = false;
+  /** Rejects once the connection is lost: every wait on its queries races it. */
+  readonly whenLost: Promise<never>;
+  private rejectLost!: (err: unknown) => void;
   private dropped = false;
   private connection: PoolConnection | null = null;
+  private first: postgres.PendingQuery<postgres.Row[]> | undefined;
+  private backendPid: number | undefined;
 
-  private constructor(readonly sql: postgres.ReservedSql, private readonly onLost: () => void) {}
+  private constructor(readonly sql: postgres.ReservedSql, private readonly onLost: () => void) {
+    this.whenLost = new Promise<never>((_, reject) => this.rejectLost = reject);
+    this.whenLost.catch(() => {});
+  }
 
-  /** Reserves a connection of `pool`; `onLost` hears when it is lost other than by `drop()`. */
-  static async reserve(pool: postgres.Sql, onLost: () => void): Promise<ReservedConnection> {
-    return new ReservedConnection(await pool.reserve(), onLost);
+  /**
+   * Reserves a connection of `pool`; `onLost` hears when it is lost other than by `drop()`. postgres.js hands a
+   * reservation still waiting to the next connection of the pool that closes, to be connected again, and then
+   * drops it: it never settles (issue 1195, 3.4.9). So when a connection of the pool closes (`closes`) while
+   * the reservation waits, it is asked for once more, and a late answer to the first goes back to the pool.
+   */
+  static async reserve(
+    pool: postgres.Sql,
+    onLost: () => void,
+    closes: PoolCloses,
+  ): Promise<ReservedConnection> {
+    for (let attempt = 1;; attempt++) {
+      const pending = pool.reserve();
+      if (attempt >= MAX_RESERVE_ATTEMPTS) return new ReservedConnection(await pending, onLost);
+      const close = closes.next();
+      const first = await Promise.race([pending.then((sql) => ({ sql })), close.closed]).finally(
+        close.cancel,
+      );
+      if (first !== "closed") return new ReservedConnection(first.sql, onLost);
+      pending.then((sql) => sql.release(), () => {});
+    }
   }
 
   /**
@@ -72,45 +122,60 @@ export class ReservedConnection {
     return this.first.execute();
   }
 
-  /** The backend the connection talks to, once its first query was handed to it. */
+  /**
+   * The backend this reservation's session had when BEGIN was handed over (a number copied then: postgres.js
+   * keeps one object per connection and updates it when the connection is opened again, for other work).
+   */
   get pid(): number | undefined {
-    return (this.first as unknown as SentQuery | undefined)?.state?.pid ?? undefined;
+    return this.backendPid;
   }
 
   /**
-   * Ends the session from this side first: the socket closes and the queries on it fail at once, and the server's
-   * last words (a FATAL when `terminate` ends the backend next) never reach the connection, which postgres.js
-   * would otherwise give to the first query it sends once connected again.
+   * Ends the session from this side first: the socket closes and the queries on it fail, and the server's last
+   * words (a FATAL when the backend is terminated next) never reach the connection, which postgres.js would
+   * otherwise give to the first query it sends once connected again. Nothing once the connection is lost: it
+   * may already serve other work.
    */
   drop(): void {
-    this.lost = this.dropped = true;
-    this.connection?.terminate();
+    if (this.lost) return;
+    const connection = this.connection;
+    this.dropped = true;
+    this.lose(ReservedConnection.lostError(), false);
+    connection?.terminate();
   }
-
-  private first: postgres.PendingQuery<postgres.Row[]> | undefined;
 
   /** True from onexecute: keep pipelining what follows. */
   private readonly watch = {
     onexecute: (connection: PoolConnection) => {
       this.connection = connection;
-      connection.onclose = () => {
-        this.lost = true;
-        if (!this.dropped) this.onLost();
-      };
+      this.backendPid = (this.first as unknown as SentQuery | undefined)?.state?.pid ?? undefined;
+      connection.onclose = () => this.lose(ReservedConnection.lostError(), !this.dropped);
       return true;
     },
   } as unknown as postgres.UnsafeQueryOptions;
 
   /** Notes a query's failure: one that says the connection is gone marks it lost. */
   note(err: unknown): void {
-    if (!connectionLost(err) || this.lost) return;
+    if (connectionLost(err)) this.lose(err, !this.dropped && mayLeaveState(err));
+  }
+
+  private lose(err: unknown, tell: boolean): void {
+    if (this.lost) return;
     this.lost = true;
-    if (!this.dropped && mayLeaveState(err)) this.onLost();
+    if (this.connection) this.connection.onclose = null;
+    this.connection = null;
+    this.rejectLost(err);
+    if (tell) this.onLost();
   }
 
   /** The error a query gets instead of being sent on a lost connection. */
   static lostError(): Error {
     return Object.assign(new Error("the database connection was lost"), { code: "CONNECTION_CLOSED" });
+  }
+
+  /** `query` or the connection's loss, whichever comes first. */
+  race<T>(query: PromiseLike<T>): Promise<T> {
+    return Promise.race([query, this.whenLost]);
   }
 
   /** Hands the connection back to the pool, unless it was lost (the pool has it already). */

@@ -25,6 +25,8 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
   const admin = openPostgres(SERVER, { max: 1 });
   const db = openPostgres(SERVER, { max: 1 });
   const end = (pid: number) => admin.query("select pg_terminate_backend($1::int)", [pid]);
+  /** Ends `pid` 200 ms from now (a failure shows as the awaited work hanging, which the steps catch). */
+  const endSoon = (pid: number) => setTimeout(() => end(pid).catch(() => {}), 200);
   // postgres.js fails the first query of a connection that connects again with the ended session's error,
   // unsent: the driver sends such a query once more, so the pool's next queries all answer.
   const poolAnswers = async (first: "query" | "transaction") => {
@@ -54,7 +56,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
         const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid") as [
           { pid: number },
         ];
-        setTimeout(() => end(pid), 200);
+        endSoon(pid);
         await tx.exec("select pg_sleep(5)");
       }));
       assertEquals(await result, "lost");
@@ -65,7 +67,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
       const [{ pid }] = await db.query<{ pid: number }>("select pg_backend_pid() as pid") as [
         { pid: number },
       ];
-      setTimeout(() => end(pid), 200);
+      endSoon(pid);
       const result = outcome(db.pipeline(
         [{ sql: "select pg_sleep(5)", params: [] }, { sql: "select 1", params: [] }],
         { end: "commit" },
@@ -78,13 +80,77 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
       const [{ pid }] = await db.query<{ pid: number }>("select pg_backend_pid() as pid") as [
         { pid: number },
       ];
-      setTimeout(() => end(pid), 200);
+      endSoon(pid);
       const result = outcome(
         db.pipeline([{ sql: "select pg_sleep(5)", params: [] }], { end: () => "commit" }),
       );
       assertEquals(await result, "lost");
       await poolAnswers("query");
     });
+
+    await t.step(
+      "ended during a pipeline whose statements have parameters (queued on the connection)",
+      async () => {
+        const [{ pid }] = await db.query<{ pid: number }>("select pg_backend_pid() as pid") as [
+          { pid: number },
+        ];
+        endSoon(pid);
+        const result = outcome(db.pipeline([
+          { sql: "select pg_sleep($1::float8)", params: [5] },
+          { sql: "select $1::int as two", params: [2] },
+        ], { end: "commit" }));
+        assertEquals(await result, "lost");
+        await poolAnswers("transaction");
+      },
+    );
+
+    await t.step("ended under concurrent statements of a transaction", async () => {
+      const result = outcome(db.transaction(async (tx) => {
+        const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid") as [
+          { pid: number },
+        ];
+        endSoon(pid);
+        await Promise.all([
+          tx.query("select pg_sleep($1::float8)", [5]),
+          tx.query("select $1::int as one", [1]),
+          tx.query("select 2 as two"),
+        ]);
+      }));
+      assertEquals(await result, "lost");
+      await poolAnswers("query");
+    });
+
+    await t.step(
+      "a transaction waiting for a connection when another one closes still gets one",
+      async () => {
+        const two = openPostgres(SERVER, { max: 2 });
+        try {
+          const { promise: hold, resolve: letGo } = Promise.withResolvers<void>();
+          const pids: number[] = [];
+          const holding = [1, 2].map(() =>
+            outcome(two.transaction(async (tx) => {
+              const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid") as [
+                { pid: number },
+              ];
+              pids.push(pid);
+              await hold;
+            }))
+          );
+          while (pids.length < 2) await new Promise((r) => setTimeout(r, 20));
+          // The pool is full: this one waits in postgres.js's queue.
+          const waiting = outcome(two.transaction((tx) => tx.query("select 1")));
+          await new Promise((r) => setTimeout(r, 100));
+          await end(pids[0]!);
+          await new Promise((r) => setTimeout(r, 300));
+          letGo();
+          assertEquals(await holding[0], "lost");
+          assertEquals(await holding[1], "ok");
+          assertEquals(await waiting, "ok");
+        } finally {
+          await two.close();
+        }
+      },
+    );
   } finally {
     await db.close();
     await admin.close();

@@ -16,7 +16,7 @@ import {
   TransactionDeadline,
 } from "./pg_deadline.ts";
 import { ConnectionStatements } from "./pg_prepared.ts";
-import { mayLeaveState, ReservedConnection, sessionEnded } from "./pg_reserved.ts";
+import { mayLeaveState, PoolCloses, ReservedConnection, sessionEnded } from "./pg_reserved.ts";
 import { log } from "../lib/log.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
@@ -41,29 +41,48 @@ interface TransactionGuard {
   onLost?: () => void;
 }
 
+/** A transaction's statements, and how to end them (see wrap). */
+interface TransactionQueryable extends Queryable {
+  /** No statement is sent from now on; resolves once the one sent last has settled. */
+  finish(): Promise<void>;
+}
+
 /**
  * `prepare: false` runs parameterized statements unnamed (see TransactionOptions.prepare); `guard` bounds a
- * transaction's statements (see TransactionDeadline) and sends none on a connection that was lost.
+ * transaction's statements (see TransactionDeadline) and sends none on a connection that was lost. A
+ * transaction's statements run one at a time, in the order given: postgres.js drops the ones queued on a
+ * reserved connection unsettled when it closes, and pairs answers wrongly once several queued ones are cancelled.
  */
-function wrap(sql: Sql, prepare?: false, guard: TransactionGuard = {}): Queryable {
+function wrap(sql: Sql, prepare?: false, guard: TransactionGuard = {}): TransactionQueryable {
   const options = prepare === false ? { prepare: false } : undefined;
   const { deadline, reserved, onLost } = guard;
-  const run = async <T>(query: postgres.PendingQuery<postgres.Row[]>): Promise<T> => {
+  let tail: Promise<unknown> = Promise.resolve();
+  let finished = false;
+  const runNow = async <T>(query: postgres.PendingQuery<postgres.Row[]>): Promise<T> => {
+    if (finished) throw Object.assign(new Error("the transaction has ended"), { code: "25000" });
     if (reserved?.lost) throw ReservedConnection.lostError();
     try {
-      return deadline ? await deadline.run<T>(query) : await query as unknown as T;
+      const answer = deadline ? deadline.run<T>(query) : query as unknown as Promise<T>;
+      return reserved ? await reserved.race(answer) : await answer;
     } catch (err) {
       reserved?.note(err);
       if (onLost && mayLeaveState(err)) onLost();
       throw err;
     }
   };
+  const run = <T>(query: postgres.PendingQuery<postgres.Row[]>): Promise<T> => {
+    if (!reserved) return runNow<T>(query);
+    const turn = tail.then(() => runNow<T>(query));
+    tail = turn.catch(() => {});
+    return turn;
+  };
   return {
+    async finish() {
+      finished = true;
+      await tail;
+    },
     async query<T>(text: string, params: unknown[] = []) {
-      const send = () => run<T[]>(sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], options));
-      // On the pool, a statement the server ended with its session (one statement: it rolled back) is sent once
-      // more: after a restart, postgres.js fails the first query of each reconnected connection so, unsent.
-      return reserved ? await send() : await onceMoreIfSessionEnded(send);
+      return await run<T[]>(sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], options));
     },
     async exec(text: string) {
       await run(sql.unsafe(text));
@@ -130,8 +149,17 @@ const RETIRED_POOL_SECONDS = 65;
 
 /** Opens a pooled PostgreSQL connection through postgres.js. */
 export function openPostgres(url: string, options: PostgresOptions): Db {
-  const open = () =>
+  /** Each pool's connection closes (see ReservedConnection.reserve). */
+  const closesOf = new WeakMap<postgres.Sql, PoolCloses>();
+  const open = () => {
+    const closes = new PoolCloses();
+    const pool = connect(closes.onclose);
+    closesOf.set(pool, closes);
+    return pool;
+  };
+  const connect = (onclose: () => void) =>
     postgres(url, {
+      onclose,
       max: options.max,
       idle_timeout: options.idleTimeout ?? 60,
       prepare: options.prepare ?? true,
@@ -147,6 +175,7 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         ...(options.searchPath ? { search_path: options.searchPath } : {}),
       },
     });
+  let closing = false;
   /** The pool new work goes to (see renew). */
   let sql = open();
   const first = sql;
@@ -167,7 +196,7 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
    * the losses of a server restart: the others are the old pool's.
    */
   function renew(from: postgres.Sql): void {
-    if (from !== sql) return;
+    if (from !== sql || closing) return;
     sql = open();
     const pool = sql;
     base = wrap(pool, undefined, { onLost: () => renew(pool) });
@@ -181,17 +210,18 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
   async function reserve(): Promise<ReservedConnection> {
     const pool = sql;
     try {
-      return await ReservedConnection.reserve(pool, () => renew(pool));
+      return await ReservedConnection.reserve(pool, () => renew(pool), closesOf.get(pool)!);
     } catch (err) {
       if (!mayLeaveState(err)) throw err;
       renew(pool);
       const next = sql;
-      return await ReservedConnection.reserve(next, () => renew(next));
+      return await ReservedConnection.reserve(next, () => renew(next), closesOf.get(next)!);
     }
   }
   const terminate = terminator(url);
   /** Ends a transaction's session past its deadline: this side's socket first, then the server's backend. */
   const stop = (reserved: ReservedConnection) => {
+    if (reserved.lost) return; // its connection may serve other work by now
     const pid = reserved.pid;
     reserved.drop();
     if (pid !== undefined) void terminate(pid);
@@ -209,7 +239,9 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
   };
   return {
     kind: "postgres",
-    query: (text, params) => base.query(text, params),
+    // A statement the server ended with its session (one statement: it rolled back) is sent once more, on the
+    // current pool: after a restart postgres.js fails the first query of each reconnected connection so, unsent.
+    query: (text, params) => onceMoreIfSessionEnded(() => base.query(text, params)),
     exec: (text) => base.exec(text),
     execRows: (text) => base.execRows(text),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
@@ -223,7 +255,7 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       const tx = wrap(reserved.sql, options?.prepare, { deadline, reserved });
       try {
         try {
-          await reserved.begin("begin");
+          await reserved.race(reserved.begin("begin"));
         } catch (err) {
           reserved.note(err);
           throw err;
@@ -233,9 +265,14 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         await tx.exec("commit");
         return result;
       } catch (err) {
-        if (!reserved.lost) await reserved.sql.unsafe("rollback").catch((e) => reserved.note(e));
+        // What `fn` left queued is not sent; the rollback follows what it had sent.
+        await tx.finish();
+        if (!reserved.lost) {
+          await reserved.race(reserved.sql.unsafe("rollback")).catch((e) => reserved.note(e));
+        }
         throw deadline ? deadline.reason(err) : err;
       } finally {
+        await tx.finish();
         deadline?.end();
         reserved.release();
       }
@@ -278,8 +315,8 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         for (const q of sent) q.execute();
         const settling = Promise.allSettled(sent);
         const freed = typeof end === "string" ? deallocate() : [];
-        const settled = await settling;
-        await Promise.all(freed);
+        const settled = await reserved.race(settling);
+        await reserved.race(Promise.all(freed));
         statements.forEach((s, i) =>
           kept?.named(s.sql, (queries[i] as unknown as SentQuery).statement?.name)
         );
@@ -287,8 +324,8 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         for (const r of settled) if (r.status === "rejected") reserved.note(r.reason);
         if (failed) {
           if (typeof end !== "string" && !reserved.lost) {
-            await conn.unsafe("rollback").catch(() => {});
-            await Promise.all(deallocate());
+            await reserved.race(conn.unsafe("rollback")).catch(() => {});
+            await reserved.race(Promise.all(deallocate())).catch(() => {});
           }
           throw failed.reason;
         }
@@ -300,14 +337,14 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         try {
           decision = end(rows);
         } catch (err) {
-          await conn.unsafe("rollback").catch(() => {});
-          await Promise.all(deallocate());
+          await reserved.race(conn.unsafe("rollback")).catch(() => {});
+          await reserved.race(Promise.all(deallocate())).catch(() => {});
           throw err;
         }
         const closing = conn.unsafe(decision === "commit" ? "commit" : "rollback").execute();
         const later = deallocate();
-        await closing;
-        await Promise.all(later);
+        await reserved.race(closing);
+        await reserved.race(Promise.all(later));
         return rows;
       } catch (err) {
         // The connection was ended under the statements: the timeout is what happened.
@@ -322,6 +359,7 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       return () => sub.unlisten();
     },
     async close() {
+      closing = true;
       await Promise.all([
         sql.end({ timeout: 5 }),
         listener.end({ timeout: 5 }),
