@@ -3,7 +3,7 @@
 // sessions are a plain role's, as the platform's pools on project databases are. Runs against the PostgreSQL
 // every CI phase has.
 import { assertEquals } from "../tests/assert.ts";
-import { sqlState } from "./driver.ts";
+import { type PipelineStatement, sqlState } from "./driver.ts";
 import { openPostgres } from "./postgres.ts";
 
 const SERVER = Deno.env.get("DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -96,39 +96,35 @@ Deno.test("PostgreSQL transaction timeout: SQL cannot lift, trap or outlast it",
       await noneActive();
     });
 
-    await t.step("a pipeline with parameters that traps its timeout: its backend is terminated", async () => {
-      let state = "";
-      try {
-        await db.pipeline([
+    // The same trapped pipeline with its values as parameters (sent describe-first, queued on the connection)
+    // and written in the text.
+    for (
+      const [name, statements] of [
+        ["a pipeline with parameters that traps its timeout: its backend is terminated", [
           { sql: "select pg_catalog.set_config('statement_timeout', $1, true)", params: ["300"] },
           { sql: `insert into ${table} values ($1)`, params: [7] },
           { sql: TRAPPED_LOOP, params: [] },
-        ], { end: "commit", timeoutMs: 300 });
-        state = "committed";
-      } catch (err) {
-        state = sqlState(err) ?? String(err);
-      }
-      assertEquals(state, "57014");
-      await noneActive();
-      assertEquals(await count(), [{ n: 0 }]);
-    });
-
-    await t.step("a pipeline that traps its statement timeout: its backend is terminated", async () => {
-      let state = "";
-      try {
-        await db.pipeline([
+        ]],
+        ["a pipeline that traps its statement timeout: its backend is terminated", [
           { sql: "select pg_catalog.set_config('statement_timeout', '300', true)", params: [] },
           { sql: `insert into ${table} values (4)`, params: [] },
           { sql: TRAPPED_LOOP, params: [] },
-        ], { end: "commit", timeoutMs: 300 });
-        state = "committed";
-      } catch (err) {
-        state = sqlState(err) ?? String(err);
-      }
-      assertEquals(state, "57014");
-      await noneActive();
-      assertEquals(await count(), [{ n: 0 }]);
-    });
+        ]],
+      ] as [string, PipelineStatement[]][]
+    ) {
+      await t.step(name, async () => {
+        let state = "";
+        try {
+          await db.pipeline(statements, { end: "commit", timeoutMs: 300 });
+          state = "committed";
+        } catch (err) {
+          state = sqlState(err) ?? String(err);
+        }
+        assertEquals(state, "57014");
+        await noneActive();
+        assertEquals(await count(), [{ n: 0 }]);
+      });
+    }
 
     await t.step("the server's own timeout still answers first when left in place", async () => {
       let message = "";
