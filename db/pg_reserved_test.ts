@@ -2,10 +2,17 @@
 // alone, and nothing else: nothing is sent on the dead connection, no error escapes a promise (postgres.js would throw one outside
 // any, ending the process), and the pool, of one connection here, serves the next query on a new one.
 import { assertEquals } from "../tests/assert.ts";
+import type { Queryable } from "./driver.ts";
 import { openPostgres } from "./postgres.ts";
 import { connectionLost } from "./pg_reserved.ts";
 
 const SERVER = Deno.env.get("DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** The backend `q`'s next statement runs on. */
+async function backendPid(q: Queryable): Promise<number> {
+  const [row] = await q.query<{ pid: number }>("select pg_backend_pid() as pid");
+  return row!.pid;
+}
 
 /** `promise`'s outcome, or "hung" when it has not settled in 20 s (a guard against a hang, not a timing). */
 async function outcome(promise: Promise<unknown>): Promise<string> {
@@ -40,9 +47,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
   try {
     await t.step("ended between two statements of a transaction", async () => {
       const result = outcome(db.transaction(async (tx) => {
-        const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid") as [
-          { pid: number },
-        ];
+        const pid = await backendPid(tx);
         await end(pid);
         await new Promise((r) => setTimeout(r, 300));
         await tx.exec("select 1");
@@ -53,9 +58,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
 
     await t.step("ended during a statement of a transaction", async () => {
       const result = outcome(db.transaction(async (tx) => {
-        const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid") as [
-          { pid: number },
-        ];
+        const pid = await backendPid(tx);
         endSoon(pid);
         await tx.exec("select pg_sleep(5)");
       }));
@@ -64,9 +67,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
     });
 
     await t.step("ended during a pipeline", async () => {
-      const [{ pid }] = await db.query<{ pid: number }>("select pg_backend_pid() as pid") as [
-        { pid: number },
-      ];
+      const pid = await backendPid(db);
       endSoon(pid);
       const result = outcome(db.pipeline(
         [{ sql: "select pg_sleep(5)", params: [] }, { sql: "select 1", params: [] }],
@@ -77,9 +78,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
     });
 
     await t.step("ended during a pipeline that decides how it ends", async () => {
-      const [{ pid }] = await db.query<{ pid: number }>("select pg_backend_pid() as pid") as [
-        { pid: number },
-      ];
+      const pid = await backendPid(db);
       endSoon(pid);
       const result = outcome(
         db.pipeline([{ sql: "select pg_sleep(5)", params: [] }], { end: () => "commit" }),
@@ -91,9 +90,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
     await t.step(
       "ended during a pipeline whose statements have parameters (queued on the connection)",
       async () => {
-        const [{ pid }] = await db.query<{ pid: number }>("select pg_backend_pid() as pid") as [
-          { pid: number },
-        ];
+        const pid = await backendPid(db);
         endSoon(pid);
         const result = outcome(db.pipeline([
           { sql: "select pg_sleep($1::float8)", params: [5] },
@@ -106,9 +103,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
 
     await t.step("ended under concurrent statements of a transaction", async () => {
       const result = outcome(db.transaction(async (tx) => {
-        const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid") as [
-          { pid: number },
-        ];
+        const pid = await backendPid(tx);
         endSoon(pid);
         await Promise.all([
           tx.query("select pg_sleep($1::float8)", [5]),
@@ -129,9 +124,7 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
           const pids: number[] = [];
           const holding = [1, 2].map(() =>
             outcome(two.transaction(async (tx) => {
-              const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid") as [
-                { pid: number },
-              ];
+              const pid = await backendPid(tx);
               pids.push(pid);
               await hold;
             }))
