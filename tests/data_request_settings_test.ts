@@ -441,6 +441,26 @@ Deno.test("data requests take their role's settings, a function's hoisted settin
       });
     });
 
+    await t.step(
+      "app_settings: past the 100 arguments one function takes, every one is set, in order",
+      async () => {
+        // 9 settings of the request's own + 100: the transaction's first statement nests its calls.
+        const many: Record<string, string> = { name: "first" };
+        for (let i = 0; i < 98; i++) many[`k${i}`] = `v${i}`;
+        many.jwt_secret = "last";
+        const set = await patchSettings(p, { app_settings: many });
+        assertEquals(set.status, 200, JSON.stringify(set.body));
+        await runWireCase(p, {
+          name: "many",
+          url: "rpc/gucs",
+          status: 200,
+          json: seen({ name: "first", secret: "last" }),
+        });
+        const back = await patchSettings(p, { app_settings: { name: "café ☕", jwt_secret: "s3cret'; --" } });
+        assertEquals(back.status, 200);
+      },
+    );
+
     await t.step("bad role_settings and app_settings → 400, nothing changed", async () => {
       const before = await (await p.fetch("/v1/project/data-settings", { headers: { apikey: p.secretKey } }))
         .json();

@@ -25,33 +25,57 @@ const NO_REQUEST: RequestContext = { method: "", path: "", headers: {}, cookies:
  * timeout, the request's method, path, headers and cookies; `response.headers` and `response.status` are
  * emptied so that a value a function left on the session cannot reach another request's answer.
  */
-const SETUP_SQL =
-  "select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt.claims', $2, true), " +
-  "pg_catalog.set_config('statement_timeout', $3, true), pg_catalog.set_config('request.method', $4, true), " +
-  "pg_catalog.set_config('request.path', $5, true), pg_catalog.set_config('request.headers', $6, true), " +
-  "pg_catalog.set_config('request.cookies', $7, true), pg_catalog.set_config('response.headers', '', true), " +
-  "pg_catalog.set_config('response.status', '', true)";
+const SETUP_CALLS = [
+  "pg_catalog.set_config('role', $1, true)",
+  "pg_catalog.set_config('request.jwt.claims', $2, true)",
+  "pg_catalog.set_config('statement_timeout', $3, true)",
+  "pg_catalog.set_config('request.method', $4, true)",
+  "pg_catalog.set_config('request.path', $5, true)",
+  "pg_catalog.set_config('request.headers', $6, true)",
+  "pg_catalog.set_config('request.cookies', $7, true)",
+  "pg_catalog.set_config('response.headers', '', true)",
+  "pg_catalog.set_config('response.status', '', true)",
+];
+
+/** The most arguments a PostgreSQL function takes (FUNC_MAX_ARGS). */
+const MAX_ARGS = 100;
 
 /**
- * SETUP_SQL with `Prefer: timezone` and with `extra` settings after the request's own (the role's, a called
+ * One statement that makes `calls` in order and answers one small column: `num_nulls` evaluates every argument,
+ * in order (a nested call, its last argument, takes the arguments past its limit). The values set, the headers'
+ * JSON among them, are then not sent back, read and copied between threads on every request.
+ */
+function callsInOrder(calls: string[]): string {
+  let sql = "";
+  for (let i = calls.length; i > 0; i -= MAX_ARGS - 1) {
+    const chunk = calls.slice(Math.max(0, i - (MAX_ARGS - 1)), i).join(", ");
+    sql = `pg_catalog.num_nulls(${chunk}${sql ? `, ${sql}` : ""})`;
+  }
+  return `select ${sql} as unset`;
+}
+
+/**
+ * SETUP_CALLS with `Prefer: timezone` and with `extra` settings after the request's own (the role's, a called
  * function's, `app.settings.*`), names and values as parameters: one text per shape, so each stays prepared.
  */
 function setupSql(timezone: boolean, extra: number): string {
   const key = extra * 2 + (timezone ? 1 : 0);
   let sql = SETUP_TEXTS[key];
   if (sql === undefined) {
-    sql = SETUP_SQL + (timezone ? ", pg_catalog.set_config('timezone', $8, true)" : "");
+    const calls = [...SETUP_CALLS];
+    if (timezone) calls.push("pg_catalog.set_config('timezone', $8, true)");
     const first = timezone ? 9 : 8;
     for (let i = 0; i < extra; i++) {
-      sql += `, pg_catalog.set_config($${first + 2 * i}, $${first + 2 * i + 1}, true)`;
+      calls.push(`pg_catalog.set_config($${first + 2 * i}, $${first + 2 * i + 1}, true)`);
     }
+    sql = callsInOrder(calls);
     if (key < 1000) SETUP_TEXTS[key] = sql;
   }
   return sql;
 }
 const SETUP_TEXTS: string[] = [];
 
-/** The statement that starts a data transaction as `identity` for `request` with `gucs` (see SETUP_SQL). */
+/** The statement that starts a data transaction as `identity` for `request` with `gucs` (see SETUP_CALLS). */
 export function transactionSetup(
   identity: DataIdentity,
   gucs: RequestGucs,
