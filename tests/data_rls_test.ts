@@ -182,6 +182,31 @@ Deno.test("data API under row-level security", async (t) => {
       assertEquals(await row({ apikey: p.secretKey }), { role: "service_role", sub: null, email: null });
     });
 
+    await t.step(
+      "auth.uid() follows claims that the request's SQL sets itself, and none outside a request",
+      async () => {
+        // The data API hands auth.uid() the caller's subject as a shortcut; SQL that sets other claims (to act
+        // as another user, as test helpers do) gets the subject of the claims it set.
+        await ownerSql(
+          p,
+          `create function act_as(who text) returns json language plpgsql as $$ begin
+           perform set_config('request.jwt.claims', json_build_object('sub', who)::text, true);
+           return json_build_object('sub', auth.uid(), 'seen', (select count(*) from notes));
+         end $$;
+         create function uid_now() returns uuid language sql stable as $$ select auth.uid() $$;`,
+        );
+        const call = async (fn: string, body: Json) => {
+          const res = await p.fetch(`/v1/db/rpc/${fn}`, { method: "POST", headers: as(a), json: body });
+          return (await res.json()).data;
+        };
+        assertEquals(await call("uid_now", {}), a.id);
+        // As B: B's own rows (private and public) and A's public one.
+        assertEquals(await call("act_as", { who: b.id }), { sub: b.id, seen: 3 });
+        assertEquals(await call("act_as", { who: "" }), { sub: null, seen: 2 });
+        assertEquals(await ownerSql(p, "select auth.uid() as sub"), [{ sub: null }]);
+      },
+    );
+
     await t.step("a table without grants is 401 42501 for anon, 403 for a user", async () => {
       await ownerSql(p, "create table vault (id int); revoke all on vault from anon, authenticated;");
       const anon = await p.fetch("/rest/v1/vault", { headers: as(null) });
