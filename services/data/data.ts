@@ -497,7 +497,8 @@ export class DataService {
       // A PUT writes exactly one row, the one its filters name: anything else is rolled back.
       if (put && n !== 1) throw restErrors.putMismatch();
       if (strict && n > prefer.maxAffected!) throw restErrors.maxAffected(n);
-      if (singular && representation && n !== 1) throw restErrors.singular(n);
+      // Asking for one object checks the rows written, whatever comes back (PostgREST: also with return=minimal).
+      if (singular && n !== 1) throw restErrors.singular(n);
       // PostgREST: POST and DELETE write `*/total`, PATCH `0-(n-1)/total`, PUT none; the total with
       // count=exact|estimated.
       const total = counts(prefer) ? String(n) : "*";
@@ -521,7 +522,7 @@ export class DataService {
         media,
       };
     };
-    if (!strict && !put && !(singular && representation)) {
+    if (!strict && !put && !singular) {
       // No check can fail: the transaction ends with the statement, in the same round trip.
       const [rows] = await pipeline([st], { end });
       return answer(rows!);
@@ -620,8 +621,22 @@ export class DataService {
     );
     if (media.kind === "plan") return this.explain(db, identity, st, media, { readOnly: !post, gucs });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
+    // Asking for one object checks a set's size before the transaction ends: a function that wrote other
+    // than one row is rolled back, as in PostgREST. A single row is one object already.
+    const wantsObject = media.kind === "object";
+    const checkOne = wantsObject && fn.result.set && fn.result.kind !== "void";
     // GET and HEAD run read only, as in PostgREST: a function that writes is 405 there, and callable by POST.
-    const [rows] = await this.pipeline(db, identity, [st], { end, readOnly: !post, gucs });
+    const [rows] = await this.pipeline(db, identity, [st], {
+      end: checkOne
+        ? ([, own]) => {
+          const n = Number((own![0] as unknown as ReadRow).page_total);
+          if (n !== 1) throw restErrors.singular(n);
+          return end;
+        }
+        : end,
+      readOnly: !post,
+      gucs,
+    });
     const row = rows![0] as unknown as ReadRow;
     if (fn.result.kind === "void") {
       return { status: 204, body: null, headers: withApplied({}, applied), singular: false };
@@ -638,8 +653,6 @@ export class DataService {
         singular: false,
       };
     }
-    // Asking for one object checks a set's size; a single row is one object already.
-    const wantsObject = media.kind === "object";
     const result = readResult(row, {
       offset: root.offset ?? 0,
       total: exact ? Number(row.total) : null,
