@@ -163,6 +163,13 @@ export const restErrors = {
     new RestError(400, "PGRST124", "Query result exceeds max-affected preference constraint", {
       details: `The query affects ${rows} rows`,
     }),
+  /** PGRST128: `max-affected` under `handling=strict` on a function that returns one value (or none). */
+  maxAffectedRpc: () =>
+    new RestError(
+      400,
+      "PGRST128",
+      "Function must return SETOF or TABLE when max-affected preference is used with handling=strict",
+    ),
   /** 21000: PATCH or DELETE without any filter (pg-safeupdate's error, as Supabase answers it). */
   unfiltered: (method: "UPDATE" | "DELETE") =>
     new RestError(400, "21000", `${method} requires a WHERE clause`),
