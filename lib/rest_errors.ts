@@ -52,6 +52,8 @@ export const restErrors = {
   body: (message: string, details?: string) => new RestError(400, "PGRST102", message, { details }),
   /** PGRST101: a method other than GET, HEAD, POST (or OPTIONS) on `/rpc/{fn}`. */
   rpcMethod: (method: string) => new RestError(405, "PGRST101", `Cannot use the ${method} method on RPC`),
+  /** PGRST125: a path below the mount that names no resource (`/a/b/c`). */
+  invalidPath: () => new RestError(404, "PGRST125", "Invalid path specified in request URL"),
   /** PGRST103: the requested range is not satisfiable. */
   range: (details: string, total?: number) =>
     new RestError(416, "PGRST103", "Requested range not satisfiable", {
@@ -161,6 +163,13 @@ export const restErrors = {
     new RestError(400, "PGRST124", "Query result exceeds max-affected preference constraint", {
       details: `The query affects ${rows} rows`,
     }),
+  /** PGRST128: `max-affected` under `handling=strict` on a function that returns one value (or none). */
+  maxAffectedRpc: () =>
+    new RestError(
+      400,
+      "PGRST128",
+      "Function must return SETOF or TABLE when max-affected preference is used with handling=strict",
+    ),
   /** 21000: PATCH or DELETE without any filter (pg-safeupdate's error, as Supabase answers it). */
   unfiltered: (method: "UPDATE" | "DELETE") =>
     new RestError(400, "21000", `${method} requires a WHERE clause`),

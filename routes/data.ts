@@ -286,9 +286,18 @@ function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
   } else if (err.code !== "INVALID_TOKEN") {
     return null;
   } else {
-    const parts = header.replace(/^bearer\s+/i, "").trim().split(".").length;
+    const token = header.replace(/^bearer\s+/i, "").trim();
+    const parts = token.split(".").length;
+    const alg = parts === 3 ? jwtAlgorithm(token) : undefined;
     if (parts !== 3) message = `Expected 3 parts in JWT; got ${parts}`;
-    else if (/expired/i.test(err.message)) [code, message] = ["PGRST303", "JWT expired"];
+    // PostgREST's JWT library: a header that does not decode is BadCrypto; an unsecured token BadAlgorithm.
+    else if (alg === null) message = "JWT cryptographic operation failed";
+    else if (alg === "none") {
+      [message, details] = [
+        "Wrong or unsupported encoding algorithm",
+        "JWT is unsecured but expected 'alg' was not 'none'",
+      ];
+    } else if (/expired/i.test(err.message)) [code, message] = ["PGRST303", "JWT expired"];
     else if (/not valid yet/i.test(err.message)) [code, message] = ["PGRST303", "JWT not yet valid"];
     else if (/audience/i.test(err.message)) [code, message] = ["PGRST303", "JWT not in audience"];
     else if (/session has ended/i.test(err.message)) [code, message] = ["PGRST303", err.message];
@@ -303,6 +312,17 @@ function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
       "www-authenticate": `Bearer error="invalid_token", error_description=${JSON.stringify(message)}`,
     },
   });
+}
+
+/** The `alg` of a JWT's header; null when the header is not base64url of a JSON object. */
+function jwtAlgorithm(token: string): unknown {
+  try {
+    const b64 = token.slice(0, token.indexOf(".")).replace(/-/g, "+").replace(/_/g, "/");
+    const header = JSON.parse(atob(b64.padEnd(Math.ceil(b64.length / 4) * 4, "=")));
+    return header !== null && typeof header === "object" && !Array.isArray(header) ? header.alg : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The envelope error, with PostgREST's details and hint when there are some. */
@@ -529,3 +549,7 @@ function allow(methods: string): Response {
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 dataRoutes.on(METHODS, "/v1/db/:table", (c) => handle(c, "envelope"));
 dataRoutes.on(METHODS, "/rest/v1/:table", (c) => handle(c, "postgrest"));
+// Any other path below the mount (`/rest/v1/a/b`) is PostgREST's PGRST125, whatever the method.
+dataRoutes.all("/rest/v1/*", () => {
+  throw restErrors.invalidPath();
+});

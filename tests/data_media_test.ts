@@ -186,7 +186,8 @@ const CASES: WireCase[] = [
     json: err("PGRST102", "All object keys must match"),
   },
   // Function result shapes.
-  { name: "one OUT parameter: the value", url: "rpc/doubled?a=4", status: 200, json: 8 },
+  // PostgREST's RpcSpec: "returns an object result when there is a single OUT param" ({"num_plus_one":6}).
+  { name: "one OUT parameter: one object", url: "rpc/doubled?a=4", status: 200, json: { twice: 8 } },
   {
     name: "several OUT parameters: one object",
     url: "rpc/both_ways?a=4",
@@ -421,7 +422,7 @@ Deno.test("data API media types: bodies, CSV, plans and function results as Post
       assertEquals([csv.error, csv.data], [null, "id,in_print\n1,t\n2,t"]);
       const typed = await db.rpc("squares", { n: 1 }).returns<{ i: number; sq: number }[]>();
       assertEquals(typed.data, [{ i: 1, sq: 1 }]);
-      assertEquals((await db.rpc("doubled", { a: 5 }, { get: true })).data, 10);
+      assertEquals((await db.rpc("doubled", { a: 5 }, { get: true })).data, { twice: 10 });
       assertEquals((await db.rpc("both_ways", { a: 1 })).data, { n: 1, t: "1" });
       assertEquals((await db.rpc("upto", { n: 2 })).data, [1, 2]);
       assertEquals((await db.rpc("sum_all", { v: [1, 2] }, { get: true })).data, 3);

@@ -19,6 +19,8 @@ export interface WireCase {
   text?: string;
   /** Expected header values; null: the header is absent. */
   expect?: Record<string, string | null>;
+  /** The body's length in bytes, PostgREST's `Content-Length` (the in-process handler sets no such header). */
+  bytes?: number;
 }
 
 /** A PostgREST error object. */
@@ -38,6 +40,9 @@ export async function runWireCase(p: TestPlatform, c: WireCase): Promise<void> {
   assertEquals(res.status, c.status, text);
   if (c.json !== undefined) assertEquals(JSON.parse(text), c.json);
   if (c.text !== undefined) assertEquals(text, c.text);
+  if (c.bytes !== undefined) {
+    assertEquals(new TextEncoder().encode(text).length, c.bytes, `length of ${text}`);
+  }
   for (const [name, value] of Object.entries(c.expect ?? {})) {
     assertEquals(res.headers.get(name), value, name);
   }

@@ -162,6 +162,14 @@ function qualified(schema: string, name: string): string {
  * Compiler turns a parsed request into one SQL statement over the schema cache. Every identifier is checked
  * against the cache and quoted; every value, JSON key and text search configuration is a `$n` parameter.
  */
+/**
+ * An embed that selects nothing, `table()`, or only such embeds, `a(b())`: PostgREST leaves it out of the
+ * output, as an embed used only to filter.
+ */
+function isEmptyEmbed(e: SelectEmbed): boolean {
+  return !e.spread && e.select.every((i) => i.kind === "embed" && isEmptyEmbed(i));
+}
+
 export class Compiler {
   readonly params: unknown[] = [];
   private aliases = 0;
@@ -434,15 +442,22 @@ export class Compiler {
         }
       } else if (item.kind === "column") out.push(this.columnEntry(t, alias, item));
       else if (item.spread) out.push(...this.spread(t, alias, item, path));
-      else if (item.select.length === 0) {
+      else if (isEmptyEmbed(item)) {
         // `table()`: embedded for filtering only (`!inner`, `table=not.is.null`), absent from the output.
-        resolveRelationship(this.cache, t.name, item.name, item.hint);
-        this.used.add(this.embedPath(path, item));
+        this.emptyEmbed(t, item, path);
       } else {
         out.push({ sql: this.embed(t, alias, item, path), name: item.alias ?? item.name, json: true });
       }
     }
     return out;
+  }
+
+  /** Checks the relationships of an empty embed and of the empty embeds in it, whose filters it may hold. */
+  private emptyEmbed(t: TableInfo, item: SelectEmbed, path: string): void {
+    const rel = resolveRelationship(this.cache, t.name, item.name, item.hint);
+    const sub = this.embedPath(path, item);
+    this.used.add(sub);
+    for (const i of item.select) if (i.kind === "embed") this.emptyEmbed(this.table(rel.target), i, sub);
   }
 
   /** A column, a computed field or an aggregate (`count()` reads `*`, the row). */
@@ -452,7 +467,9 @@ export class Compiler {
       return { sql: "*", name: item.alias ?? "count", aggregate: { fn: "count", cast: item.aggregateCast } };
     }
     let sql = this.field(t, alias, item.field);
-    const name = item.alias ?? (item.aggregate || item.field.path.at(-1)?.key) ?? item.field.name;
+    // PostgREST's name of a JSON path: its last key, or the column's when the path ends in an index.
+    const lastKey = item.field.path.findLast((step) => !(step.index ?? /^-?\d+$/.test(step.key)))?.key;
+    const name = item.alias ?? (item.aggregate || lastKey || item.field.name);
     const toJson = item.field.path.length === 0 && !item.aggregate
       ? t.columns.get(item.field.name)?.toJson
       : undefined;
@@ -548,9 +565,11 @@ export class Compiler {
   /** PGRST108 when a filter, order or limit names a resource that the select does not embed. */
   private checkPaths(): void {
     for (const path of this.query.nodes.keys()) {
-      if (!this.used.has(path)) {
-        throw restErrors.notEmbedded(path);
-      }
+      if (this.used.has(path)) continue;
+      // PostgREST walks the path and names the first resource it does not find (`a.b` → 'b' when 'a' is there).
+      const names = path.split(".");
+      const missing = names.findIndex((_, i) => !this.used.has(names.slice(0, i + 1).join(".")));
+      throw restErrors.notEmbedded(names[missing] ?? path);
     }
   }
 

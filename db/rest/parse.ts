@@ -12,9 +12,10 @@ import {
   type SelectItem,
 } from "./ast.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
-import { type Parser, run } from "./parsec.ts";
+import { describe, lineColumn, type Parser, run } from "./parsec.ts";
 import {
   columns,
+  jsonPath,
   logicPath,
   logicTree,
   logicValue,
@@ -70,13 +71,6 @@ function parse<T>(rule: Parser<T>, text: string, source: string, fast?: (text: s
 /** Parses a filter key's column with an optional JSON path: `name`, `"a name"`, `data->a->>b`, `arr->0`. */
 export function parseField(text: string): Field {
   return parse(treePath, text, `failed to parse tree path (${text})`, fastTreePath).field;
-}
-
-function unquote(value: string): string {
-  if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
-    return value.slice(1, -1).replace(/\\(.)/g, "$1");
-  }
-  return value;
 }
 
 /** Parses the list of `in`: `(a,"b,c",d)`; PostgREST reads `()` and `("")` alike as the empty list. */
@@ -254,21 +248,7 @@ class SelectParser {
       return { kind: "embed", name, alias, hint, join, spread, select };
     }
     if (spread) this.fail(`"...${name}" must embed a resource: ...${name}(columns)`);
-    const path: JsonStep[] = [];
-    while (this.s.startsWith("->", this.i)) {
-      const op = this.s.startsWith("->>", this.i) ? "->>" : "->";
-      this.i += op.length;
-      const start = this.i;
-      while (this.i < this.s.length) {
-        const ch = this.s[this.i]!;
-        if (",()".includes(ch) || this.s.startsWith("->", this.i) || this.s.startsWith("::", this.i)) break;
-        if (this.callAt()) break;
-        this.i++;
-      }
-      const key = this.s.slice(start, this.i);
-      if (key === "") this.fail("an empty JSON path key");
-      path.push({ op, key: unquote(key) });
-    }
+    const path = this.s.startsWith("->", this.i) ? this.jsonPath() : [];
     let cast: string | undefined;
     if (this.s.startsWith("::", this.i)) {
       this.i += 2;
@@ -283,6 +263,24 @@ class SelectParser {
       }
     }
     return column;
+  }
+
+  /**
+   * Reads `->a->>0…` with the grammar's own rule (PostgREST's `pJsonPath`): a key ends at any of `(-:.,>)`, an
+   * index is digits followed by `->`, `::`, `.`, `,` or the end, and a failure says what Parsec says, where.
+   */
+  private jsonPath(): JsonStep[] {
+    const input = Array.from(this.s);
+    const r = jsonPath(input, Array.from(this.s.slice(0, this.i)).length);
+    if (!r.ok) {
+      const { line, column } = lineColumn(input, r.err.pos);
+      throw restErrors.parse(
+        `"failed to parse select parameter (${this.s})" (line ${line}, column ${column})`,
+        describe(r.err),
+      );
+    }
+    this.i = input.slice(0, r.pos).join("").length;
+    return r.value;
   }
 
   /** True at `.fn()`, where a column name, JSON key or cast ends. */
@@ -381,7 +379,9 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
   }
   const select = params.get("select");
   if (select !== null) {
-    out.select = parseSelect(select);
+    const items = parseSelect(select);
+    // An empty root `select=` is every column, as PostgREST reads it (an empty embed `a()` is not).
+    if (items.length > 0) out.select = items;
     out.explicitSelect = true;
   }
   for (const [key, value] of of("filter")) {

@@ -29,7 +29,10 @@ Deno.test("parse: select items", () => {
     { kind: "column", field: { name: "name", path: [] }, alias: "n", cast: undefined },
     {
       kind: "column",
-      field: { name: "data", path: [{ op: "->", key: "a" }, { op: "->>", key: "b" }] },
+      field: {
+        name: "data",
+        path: [{ op: "->", key: "a", index: false }, { op: "->>", key: "b", index: false }],
+      },
       alias: undefined,
       cast: undefined,
     },
@@ -149,7 +152,10 @@ Deno.test("parse: aggregates in select", () => {
   }]);
   assertEquals(parseSelect("data->a->>b::numeric.avg()")[0], {
     kind: "column",
-    field: { name: "data", path: [{ op: "->", key: "a" }, { op: "->>", key: "b" }] },
+    field: {
+      name: "data",
+      path: [{ op: "->", key: "a", index: false }, { op: "->>", key: "b", index: false }],
+    },
     alias: undefined,
     cast: "numeric",
     aggregate: "avg",

@@ -125,35 +125,36 @@ export function resolveRelationship(
         found.push(direct(cache, parent, name, fk, false));
       }
     }
-    if (found.length === 0 || (hint !== undefined && found.length === 0)) {
-      // Many-to-many through a junction table with a foreign key to each side.
-      for (const toParent of fks) {
-        if (toParent.refTable !== parent || toParent.table === parent || toParent.table === name) continue;
-        if (hint !== undefined && hint !== toParent.table) continue;
-        for (const toTarget of fks) {
-          if (toTarget.table !== toParent.table || toTarget.refTable !== name || toTarget === toParent) {
-            continue;
-          }
-          found.push({
-            target: name,
-            toOne: false,
-            pairs: [],
-            junction: {
-              table: toParent.table,
-              toParent: zip(toParent.refColumns, toParent.columns),
-              toTarget: zip(toTarget.columns, toTarget.refColumns),
-            },
-            name: `${toParent.table}(${toParent.name},${toTarget.name})`,
-            candidate: {
-              cardinality: "many-to-many",
-              embedding: `${parent} with ${name}`,
-              relationship: `${toParent.table} using ${toParent.name}${
-                list(toParent.columns)
-              } and ${toTarget.name}${list(toTarget.columns)}`,
-              hint: toParent.table,
-            },
-          });
+    // Many-to-many through a junction table with a foreign key to each side whose columns are all in its
+    // primary key (PostgREST's rule); a candidate beside the direct ones, as there (several are PGRST201).
+    for (const toParent of fks) {
+      if (toParent.refTable !== parent || toParent.table === parent || toParent.table === name) continue;
+      if (hint !== undefined && hint !== toParent.table) continue;
+      const key = new Set(cache.tables.get(toParent.table)?.primaryKey ?? []);
+      for (const toTarget of fks) {
+        if (toTarget.table !== toParent.table || toTarget.refTable !== name || toTarget === toParent) {
+          continue;
         }
+        if (![...toParent.columns, ...toTarget.columns].every((c) => key.has(c))) continue;
+        found.push({
+          target: name,
+          toOne: false,
+          pairs: [],
+          junction: {
+            table: toParent.table,
+            toParent: zip(toParent.refColumns, toParent.columns),
+            toTarget: zip(toTarget.columns, toTarget.refColumns),
+          },
+          name: `${toParent.table}(${toParent.name},${toTarget.name})`,
+          candidate: {
+            cardinality: "many-to-many",
+            embedding: `${parent} with ${name}`,
+            relationship: `${toParent.table} using ${toParent.name}${
+              list(toParent.columns)
+            } and ${toTarget.name}${list(toTarget.columns)}`,
+            hint: toParent.table,
+          },
+        });
       }
     }
   } else {

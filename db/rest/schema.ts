@@ -414,8 +414,9 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
       columns: f.ret_columns.map(resultColumn),
       table: f.ret_table,
     };
-  } else if (f.ret_udt === "record") {
-    // `returns table (…)` or several OUT parameters: the columns are those parameters.
+  } else if (f.ret_udt === "record" || outputs.length > 0) {
+    // `returns table (…)` or OUT parameters, even one of them: the columns are those parameters (PostgREST
+    // reads any TABLE, INOUT or OUT parameter as a composite result).
     if (outputs.length === 0 || outputs.some((a) => a.pseudo)) return null;
     const columns = outputs.map(resultColumn);
     result = { kind: "composite", set: f.set, type: f.ret_type, udt: f.ret_udt, columns, table: null };

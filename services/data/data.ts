@@ -497,7 +497,8 @@ export class DataService {
       // A PUT writes exactly one row, the one its filters name: anything else is rolled back.
       if (put && n !== 1) throw restErrors.putMismatch();
       if (strict && n > prefer.maxAffected!) throw restErrors.maxAffected(n);
-      if (singular && representation && n !== 1) throw restErrors.singular(n);
+      // Asking for one object checks the rows written, whatever comes back (PostgREST: also with return=minimal).
+      if (singular && n !== 1) throw restErrors.singular(n);
       // PostgREST: POST and DELETE write `*/total`, PATCH `0-(n-1)/total`, PUT none; the total with
       // count=exact|estimated.
       const total = counts(prefer) ? String(n) : "*";
@@ -521,7 +522,7 @@ export class DataService {
         media,
       };
     };
-    if (!strict && !put && !(singular && representation)) {
+    if (!strict && !put && !singular) {
       // No check can fail: the transaction ends with the statement, in the same round trip.
       const [rows] = await pipeline([st], { end });
       return answer(rows!);
@@ -582,6 +583,9 @@ export class DataService {
       );
     }
     const fn = chooseFunction(cache, req.fn, shape);
+    // `max-affected` under `handling=strict` counts a set's rows; a function of one value has none to count.
+    const maxAffected = prefer.handling === "strict" ? prefer.maxAffected : undefined;
+    if (maxAffected !== undefined && !fn.result.set) throw restErrors.maxAffectedRpc();
     const callArgs = !post
       ? queryArguments(fn, args)
       : req.form
@@ -620,8 +624,23 @@ export class DataService {
     );
     if (media.kind === "plan") return this.explain(db, identity, st, media, { readOnly: !post, gucs });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
+    // Asking for one object checks a set's size before the transaction ends: a function that wrote other
+    // than one row is rolled back, as in PostgREST. A single row is one object already.
+    const wantsObject = media.kind === "object";
+    const checkOne = wantsObject && fn.result.set && fn.result.kind !== "void";
     // GET and HEAD run read only, as in PostgREST: a function that writes is 405 there, and callable by POST.
-    const [rows] = await this.pipeline(db, identity, [st], { end, readOnly: !post, gucs });
+    const [rows] = await this.pipeline(db, identity, [st], {
+      end: checkOne || maxAffected !== undefined
+        ? ([, own]) => {
+          const n = Number((own![0] as unknown as ReadRow).page_total);
+          if (maxAffected !== undefined && n > maxAffected) throw restErrors.maxAffected(n);
+          if (checkOne && n !== 1) throw restErrors.singular(n);
+          return end;
+        }
+        : end,
+      readOnly: !post,
+      gucs,
+    });
     const row = rows![0] as unknown as ReadRow;
     if (fn.result.kind === "void") {
       return { status: 204, body: null, headers: withApplied({}, applied), singular: false };
@@ -638,8 +657,6 @@ export class DataService {
         singular: false,
       };
     }
-    // Asking for one object checks a set's size; a single row is one object already.
-    const wantsObject = media.kind === "object";
     const result = readResult(row, {
       offset: root.offset ?? 0,
       total: exact ? Number(row.total) : null,
@@ -787,14 +804,24 @@ function counts(p: Preferences): boolean {
   return p.count === "exact" || p.count === "estimated";
 }
 
-/** Applies the `Range` header to the root when the query has no limit or offset; returns the root node. */
+/**
+ * The root's page, as PostgREST's getRanges computes it: the intersection of the `Range` header (all rows when
+ * absent) and `limit`/`offset`; `limit=0` bypasses the header. A negative offset thus reads from the first row,
+ * and an intersection with no row is 416 ("Limit should be…", PostgREST's wording). Returns the root node.
+ */
 function applyRange(query: ParsedQuery, header: string | null | undefined): Node {
   const root = query.nodes.get("")!;
-  const range = parseRange(header);
-  if (range && root.limit === undefined && root.offset === undefined) {
-    root.offset = range.offset;
-    if (range.limit !== undefined) root.limit = range.limit;
-  }
+  if (root.limit === 0) return root;
+  const range = parseRange(header) ?? { offset: 0 };
+  const from = root.offset ?? 0;
+  const lower = Math.max(range.offset, from);
+  const upper = Math.min(
+    root.limit === undefined ? Infinity : from + root.limit - 1,
+    range.limit === undefined ? Infinity : range.offset + range.limit - 1,
+  );
+  if (upper < lower) throw restErrors.negativeLimit();
+  if (lower !== 0 || root.offset !== undefined) root.offset = lower;
+  if (upper !== Infinity) root.limit = upper - lower + 1;
   return root;
 }
 
