@@ -528,6 +528,7 @@ const QUERY_SPEC: WireCase[] = [
       clients: { id: 1, name: "Microsoft" },
       tasks: [{ id: 1, name: "Design w7" }, { id: 2, name: "Code w7" }],
     }],
+    bytes: 141,
   },
   {
     name: "many-to-many",

@@ -410,7 +410,8 @@ export class Compiler {
     const { columns, groupBy } = this.selectList(sub.target, sub.alias, e.select, sub.path);
     const row = quoteIdent(`_e${this.aliases++}`);
     const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}${groupBy}`;
-    if (sub.rel.toOne) return `(select row_to_json(${row}) from (${base} limit 1) ${row})`;
+    // Embedded JSON is jsonb, as PostgREST builds it: its keys in jsonb's order, its text with jsonb's spacing.
+    if (sub.rel.toOne) return `(select row_to_json(${row})::jsonb from (${base} limit 1) ${row})`;
     let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
     if (node.limit !== undefined && node.limit < 0) {
       // PostgREST sends it as is; this is PostgreSQL's answer to it.
@@ -418,7 +419,7 @@ export class Compiler {
     }
     if (node.limit !== undefined) tail += ` limit ${this.rowCount(node.limit)}`;
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
-    return `coalesce((select json_agg(${row}) from (${base}${tail}) ${row}), '[]')`;
+    return `coalesce((select json_agg(${row})::jsonb from (${base}${tail}) ${row}), '[]')`;
   }
 
   /**
@@ -505,7 +506,7 @@ export class Compiler {
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
     const inner = `select ${this.render(entries)} from ${sub.from} where ${where}${tail}`;
     return entries.map((e) => ({
-      sql: `(select coalesce(json_agg(_s.${quoteIdent(e.name!)}), '[]') from (${inner}) _s)`,
+      sql: `(select coalesce(json_agg(_s.${quoteIdent(e.name!)}), '[]')::jsonb from (${inner}) _s)`,
       name: e.name,
       json: true,
     }));
