@@ -75,6 +75,11 @@ insert into json_arr values (1, '[1, 2, 3]'), (2, '[4, 5, 6]'), (3, '[[9, 8, 7],
   (8, '{"c": [{"d": [4,5,6,7,8]}]}'), (9, '[{"0xy1": [1,{"23-xy-45": [2, {"xy-6": [3]}]}]}]'),
   (10, '{"!@#$%^&*_a": [{"!@#$%^&*_b": 1}, {"!@#$%^&*_c": [2]}], "!@#$%^&*_d": {"!@#$%^&*_e": 3}}');
 create table menagerie (id integer primary key);
+create table tsearch (text_search_vector tsvector);
+insert into tsearch values (to_tsvector('english', 'It''s kind of fun to do the impossible')),
+  (to_tsvector('english', 'But also fun to do what is possible')), (to_tsvector('english', 'Fat cats ate rats')),
+  (to_tsvector('french', 'C''est un peu amusant de faire l''impossible')),
+  (to_tsvector('german', 'Es ist eine Art Spaß, das Unmögliche zu machen'));
 create table big_projects (big_project_id serial primary key, name text);
 create table sites (site_id serial primary key, name text, main_project_id int null references big_projects (big_project_id));
 alter table sites rename constraint sites_main_project_id_fkey to main_project;
@@ -2380,10 +2385,212 @@ const RPC_RESULT_SPEC: WireCase[] = [
   },
 ];
 
+const tsv = (...vectors: string[]) => vectors.map((text_search_vector) => ({ text_search_vector }));
+const IMPOSSIBLE = "'fun':5 'imposs':9 'kind':3";
+const POSSIBLE = "'also':2 'fun':3 'possibl':8";
+const RATS = "'ate':3 'cat':2 'fat':1 'rat':4";
+const FRENCH = "'amus':5 'fair':7 'impossibl':9 'peu':4";
+const GERMAN = "'art':4 'spass':5 'unmog':7";
+
+/** test/spec/Feature/Query/QuerySpec.hs: the full-text search operators on a tsvector column */
+const FTS_SPEC: WireCase[] = [
+  { name: "fts", url: "tsearch?text_search_vector=fts.impossible", status: 200, json: tsv(IMPOSSIBLE) },
+  {
+    name: "fts with &",
+    url: "tsearch?text_search_vector=fts.fun%26possible",
+    status: 200,
+    json: tsv(POSSIBLE),
+  },
+  {
+    name: "fts with |",
+    url: "tsearch?text_search_vector=fts.impossible%7Cpossible",
+    status: 200,
+    json: tsv(IMPOSSIBLE, POSSIBLE),
+  },
+  {
+    name: "fts with & !",
+    url: "tsearch?text_search_vector=fts.fun%26!possible",
+    status: 200,
+    json: tsv(IMPOSSIBLE),
+  },
+  { name: "plfts", url: "tsearch?text_search_vector=plfts.The%20Fat%20Rats", status: 200, json: tsv(RATS) },
+  { name: "wfts", url: "tsearch?text_search_vector=wfts.The%20Fat%20Rats", status: 200, json: tsv(RATS) },
+  {
+    name: "wfts with and",
+    url: "tsearch?text_search_vector=wfts.fun%20and%20possible",
+    status: 200,
+    json: tsv(POSSIBLE),
+  },
+  {
+    name: "wfts with or",
+    url: "tsearch?text_search_vector=wfts.impossible%20or%20possible",
+    status: 200,
+    json: tsv(IMPOSSIBLE, POSSIBLE),
+  },
+  {
+    name: "wfts with and -",
+    url: "tsearch?text_search_vector=wfts.fun%20and%20-possible",
+    status: 200,
+    json: tsv(IMPOSSIBLE),
+  },
+  {
+    name: "fts(french)",
+    url: "tsearch?text_search_vector=fts(french).amusant",
+    status: 200,
+    json: tsv(FRENCH),
+  },
+  {
+    name: "plfts(french)",
+    url: "tsearch?text_search_vector=plfts(french).amusant%20impossible",
+    status: 200,
+    json: tsv(FRENCH),
+  },
+  {
+    name: "wfts(french)",
+    url: "tsearch?text_search_vector=wfts(french).amusant%20impossible",
+    status: 200,
+    json: tsv(FRENCH),
+  },
+  {
+    name: "not.fts",
+    url: "tsearch?text_search_vector=not.fts.impossible%7Cfat%7Cfun",
+    status: 200,
+    json: tsv(FRENCH, GERMAN),
+  },
+  {
+    name: "not.fts(english)",
+    url: "tsearch?text_search_vector=not.fts(english).impossible%7Cfat%7Cfun",
+    status: 200,
+    json: tsv(FRENCH, GERMAN),
+  },
+  {
+    name: "not.plfts",
+    url: "tsearch?text_search_vector=not.plfts.The%20Fat%20Rats",
+    status: 200,
+    json: tsv(IMPOSSIBLE, POSSIBLE, FRENCH, GERMAN),
+  },
+  {
+    name: "not.wfts(english)",
+    url: "tsearch?text_search_vector=not.wfts(english).impossible%20or%20fat%20or%20fun",
+    status: 200,
+    json: tsv(FRENCH, GERMAN),
+  },
+  { name: "phfts", url: "tsearch?text_search_vector=phfts.The%20Fat%20Cats", status: 200, json: tsv(RATS) },
+  {
+    name: "phfts(german)",
+    url: "tsearch?text_search_vector=phfts(german).Art%20Spass",
+    status: 200,
+    json: tsv(GERMAN),
+  },
+  {
+    name: "not.phfts(english)",
+    url: "tsearch?text_search_vector=not.phfts(english).The%20Fat%20Cats",
+    status: 200,
+    json: tsv(IMPOSSIBLE, POSSIBLE, FRENCH, GERMAN),
+  },
+  {
+    name: "phfts in or",
+    url:
+      "tsearch?or=(text_search_vector.phfts(german).Art%20Spass, text_search_vector.phfts(french).amusant, " +
+      "text_search_vector.fts(english).impossible)",
+    status: 200,
+    json: tsv(IMPOSSIBLE, FRENCH, GERMAN),
+  },
+  {
+    name: "plfts in or (AndOrParamsSpec)",
+    url: "tsearch?or=(text_search_vector.plfts(german).Art%20Spass, " +
+      "text_search_vector.plfts(french).amusant%20impossible, text_search_vector.fts(english).impossible)",
+    status: 200,
+    json: tsv(IMPOSSIBLE, FRENCH, GERMAN),
+  },
+  {
+    name: "not.wfts in or (AndOrParamsSpec)",
+    url: "tsearch?or=(text_search_vector.plfts(german).Art,text_search_vector.plfts(french).amusant," +
+      "text_search_vector.not.wfts(english).impossible)",
+    status: 200,
+    json: tsv(POSSIBLE, RATS, FRENCH, GERMAN),
+  },
+];
+
+const PGRST118 = (parent: string, name: string) =>
+  err(
+    "PGRST118",
+    `A related order on '${name}' is not possible`,
+    `'${parent}' and '${name}' do not form a many-to-one or one-to-one relationship`,
+  );
+
+/** test/spec/Feature/Query/RelatedQueriesSpec.hs (related orders) */
+const RELATED_QUERIES_SPEC: WireCase[] = [
+  {
+    name: "order by a many-to-one's column, nulls first",
+    url: "projects?select=id,clients(name)&order=clients(name).nullsfirst",
+    status: 200,
+    json: [
+      { id: 5, clients: null },
+      { id: 3, clients: { name: "Apple" } },
+      { id: 4, clients: { name: "Apple" } },
+      { id: 1, clients: { name: "Microsoft" } },
+      { id: 2, clients: { name: "Microsoft" } },
+    ],
+  },
+  {
+    name: "order by an aliased many-to-one's column",
+    url: "projects?select=id,client:clients(name)&order=client(name).asc",
+    status: 200,
+    json: [
+      { id: 3, client: { name: "Apple" } },
+      { id: 4, client: { name: "Apple" } },
+      { id: 1, client: { name: "Microsoft" } },
+      { id: 2, client: { name: "Microsoft" } },
+      { id: 5, client: null },
+    ],
+  },
+  {
+    name: "a related order inside an embed",
+    url: "users?select=name,tasks(id,name,projects(id,name))&tasks.order=projects(id).desc,name&limit=1",
+    status: 200,
+    json: [{
+      name: "Angela Martin",
+      tasks: [
+        { id: 4, name: "Code w10", projects: { id: 2, name: "Windows 10" } },
+        { id: 3, name: "Design w10", projects: { id: 2, name: "Windows 10" } },
+        { id: 2, name: "Code w7", projects: { id: 1, name: "Windows 7" } },
+        { id: 1, name: "Design w7", projects: { id: 1, name: "Windows 7" } },
+      ],
+    }],
+  },
+  {
+    name: "a related order on a one-to-many: 400 PGRST118",
+    url: "clients?select=*,projects(*)&order=projects(id)",
+    status: 400,
+    json: PGRST118("clients", "projects"),
+    expect: { "content-type": JSON_TYPE },
+  },
+  {
+    name: "a related order on an aliased one-to-many: 400 PGRST118",
+    url: "clients?select=*,pros:projects(*)&order=pros(id)",
+    status: 400,
+    json: PGRST118("clients", "pros"),
+  },
+  {
+    name: "a related order on a resource not embedded: 400 PGRST108",
+    url: "projects?select=id,clients(name)&order=clientsx(name).nullsfirst",
+    status: 400,
+    json: err(
+      "PGRST108",
+      "'clientsx' is not an embedded resource in this request",
+      null,
+      "Verify that 'clientsx' is included in the 'select' query parameter.",
+    ),
+  },
+];
+
 const GROUPS: [string, WireCase[]][] = [
   ["ErrorSpec", ERROR_SPEC],
   ["QuerySpec", QUERY_SPEC],
   ["AndOrParamsSpec", AND_OR_SPEC],
+  ["QuerySpec (full-text search)", FTS_SPEC],
+  ["RelatedQueriesSpec", RELATED_QUERIES_SPEC],
   ["JsonOperatorSpec", JSON_OPERATOR_SPEC],
   ["SingularSpec", SINGULAR_SPEC],
   ["RangeSpec", RANGE_SPEC],
