@@ -74,7 +74,17 @@ insert into json_arr values (1, '[1, 2, 3]'), (2, '[4, 5, 6]'), (3, '[[9, 8, 7],
   (5, '[{"a": "A"}, {"b": "B"}]'), (6, '[{"a": [1,2,3]}, {"b": [4,5]}]'), (7, '{"c": [1,2,3], "d": [4,5]}'),
   (8, '{"c": [{"d": [4,5,6,7,8]}]}'), (9, '[{"0xy1": [1,{"23-xy-45": [2, {"xy-6": [3]}]}]}]'),
   (10, '{"!@#$%^&*_a": [{"!@#$%^&*_b": 1}, {"!@#$%^&*_c": [2]}], "!@#$%^&*_d": {"!@#$%^&*_e": 3}}');
-create table menagerie (id integer primary key);
+create type enum_menagerie_type as enum ('foo', 'bar');
+create table menagerie (
+  "integer" integer primary key, double double precision not null, "varchar" character varying not null,
+  "boolean" boolean not null, date date not null, money money not null, enum enum_menagerie_type not null
+);
+create table auto_incrementing_pk (
+  id serial primary key, nullable_string character varying, non_nullable_string character varying not null,
+  inserted_at timestamp with time zone default now()
+);
+alter sequence auto_incrementing_pk_id_seq restart with 2;
+create table compound_pk (k1 integer not null, k2 text not null, extra integer, primary key (k1, k2));
 create table tsearch (text_search_vector tsvector);
 insert into tsearch values (to_tsvector('english', 'It''s kind of fun to do the impossible')),
   (to_tsvector('english', 'But also fun to do what is possible')), (to_tsvector('english', 'Fat cats ate rats')),
@@ -2247,6 +2257,192 @@ const HANDLING_SPEC: WireCase[] = [
   },
 ];
 
+const animal = (n: number) =>
+  `{"integer": ${n}, "double": 3.14159, "varchar": "testing!", "boolean": false, "date": "1900-01-01", ` +
+  `"money": "$3.99", "enum": "foo"}`;
+
+/** test/spec/Feature/Query/InsertSpec.hs: successful inserts and their headers (they commit: after the reads) */
+const INSERT_SPEC: WireCase[] = [
+  {
+    name: "disparate JSON types: 201, no body",
+    method: "POST",
+    url: "menagerie",
+    body: animal(13),
+    status: 201,
+    text: "",
+    expect: { "content-type": null },
+  },
+  {
+    name: "select= on the representation",
+    method: "POST",
+    url: "menagerie?select=integer,varchar",
+    headers: { prefer: "return=representation" },
+    body: `[${animal(14)}]`,
+    status: 201,
+    json: [{ integer: 14, varchar: "testing!" }],
+    expect: { "content-type": JSON_TYPE, "preference-applied": "return=representation" },
+    bytes: 37,
+  },
+  {
+    name: "select= without return=: ignored",
+    method: "POST",
+    url: "menagerie?select=integer,varchar",
+    body: `[${animal(15)}]`,
+    status: 201,
+    text: "",
+    expect: { "content-type": null },
+  },
+  {
+    name: "select= with return=minimal: ignored",
+    method: "POST",
+    url: "menagerie?select=integer,varchar",
+    headers: { prefer: "return=minimal" },
+    body: `[${animal(16)}]`,
+    status: 201,
+    text: "",
+    expect: { "content-type": null, "preference-applied": "return=minimal" },
+  },
+  {
+    name: "a representation with an embed and count=exact",
+    method: "POST",
+    url: "projects?select=id,name,clients(id,name)",
+    headers: { prefer: "return=representation, count=exact" },
+    body: '{"id":6,"name":"New Project","client_id":2}',
+    status: 201,
+    json: [{ id: 6, name: "New Project", clients: { id: 2, name: "Apple" } }],
+    expect: {
+      "content-type": JSON_TYPE,
+      location: null,
+      "content-range": "*/1",
+      "preference-applied": "return=representation, count=exact",
+    },
+  },
+  {
+    name: "renamed and cast columns",
+    method: "POST",
+    url: "projects?select=pId:id::text,pName:name,cId:client_id::text",
+    headers: { prefer: "return=representation" },
+    body: '{"id":7,"name":"New Project","client_id":2}',
+    status: 201,
+    json: [{ pId: "7", pName: "New Project", cId: "2" }],
+    expect: { location: null, "content-range": "*/*", "preference-applied": "return=representation" },
+  },
+  {
+    name: "a representation without the key: no Location",
+    method: "POST",
+    url: "projects?select=name,client_id",
+    headers: { prefer: "return=representation" },
+    body: '{"id":10,"name":"New Project","client_id":2}',
+    status: 201,
+    json: [{ name: "New Project", client_id: 2 }],
+    expect: { location: null, "content-range": "*/*", "preference-applied": "return=representation" },
+  },
+  {
+    name: "headers-only: Location from the key, whatever select=",
+    method: "POST",
+    url: "projects?select=name,client_id",
+    headers: { prefer: "return=headers-only" },
+    body: '{"id":11,"name":"New Project","client_id":2}',
+    status: 201,
+    text: "",
+    expect: {
+      "content-type": null,
+      location: "/projects?id=eq.11",
+      "content-range": "*/*",
+      "preference-applied": "return=headers-only",
+    },
+  },
+  {
+    name: "no return=: no Location",
+    method: "POST",
+    url: "projects?select=name,client_id",
+    body: '{"id":12,"name":"New Project","client_id":2}',
+    status: 201,
+    text: "",
+    expect: { "content-type": null, location: null },
+  },
+  {
+    name: "a form",
+    method: "POST",
+    url: "menagerie",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "integer=7&double=2.71828&varchar=forms+are+fun&boolean=false&date=1900-01-01&money=$3.99&enum=foo",
+    status: 201,
+    text: "",
+    expect: { "content-type": null },
+  },
+  {
+    name: "headers-only on a serial key: Location",
+    method: "POST",
+    url: "auto_incrementing_pk",
+    headers: { prefer: "return=headers-only" },
+    body: '{"non_nullable_string":"not null"}',
+    status: 201,
+    text: "",
+    expect: {
+      "content-type": null,
+      location: "/auto_incrementing_pk?id=eq.2",
+      "preference-applied": "return=headers-only",
+    },
+  },
+  {
+    name: "a table without a key: 201, no Location",
+    method: "POST",
+    url: "no_pk",
+    body: '{"a":"foo", "b":"bar"}',
+    status: 201,
+    expect: { "content-type": null, location: null },
+  },
+  {
+    name: "a table without a key, return=representation",
+    method: "POST",
+    url: "no_pk",
+    headers: { prefer: "return=representation" },
+    body: '{"a":"bar", "b":"baz"}',
+    status: 201,
+    json: [{ a: "bar", b: "baz" }],
+    expect: { location: null, "preference-applied": "return=representation" },
+  },
+  {
+    name: "no rows, return=representation: []",
+    method: "POST",
+    url: "no_pk",
+    headers: { prefer: "return=representation" },
+    body: "[]",
+    status: 201,
+    json: [],
+  },
+  {
+    name: "nulls",
+    method: "POST",
+    url: "no_pk",
+    headers: { prefer: "return=representation" },
+    body: '{"a":null, "b":"foo"}',
+    status: 201,
+    json: [{ a: null, b: "foo" }],
+    expect: { location: null },
+  },
+  {
+    name: "a compound key, return=representation: no Location",
+    method: "POST",
+    url: "compound_pk",
+    headers: { prefer: "return=representation" },
+    body: '{"k1":12, "k2":"Rock & R+ll"}',
+    status: 201,
+    json: [{ k1: 12, k2: "Rock & R+ll", extra: null }],
+    expect: { location: null },
+  },
+  {
+    name: "a bulk insert: no Location",
+    method: "POST",
+    url: "compound_pk",
+    body: '[{"k1":21, "k2":"hello world"}, {"k1":22, "k2":"bye for now"}]',
+    status: 201,
+    text: "",
+    expect: { "content-type": null, location: null },
+  },
+];
+
 const PGRST124 = (n: number) =>
   err("PGRST124", "Query result exceeds max-affected preference constraint", `The query affects ${n} rows`);
 
@@ -2600,6 +2796,7 @@ const GROUPS: [string, WireCase[]][] = [
   ["EmbedDisambiguationSpec", EMBED_DISAMBIGUATION_SPEC],
   ["UpsertSpec", UPSERT_SPEC],
   ["HandlingSpec", HANDLING_SPEC],
+  ["InsertSpec (successes)", INSERT_SPEC],
   ["MaxAffectedSpec", MAX_AFFECTED_SPEC],
 ];
 
