@@ -69,7 +69,7 @@ const aggregatesNotAllowed = () =>
 type BodyShape = "rows" | "row" | "values" | "value";
 
 /** The result of a function as a table the compiler can filter, order and embed from. */
-function resultTable(fn: FunctionInfo): TableInfo {
+function resultTable(fn: FunctionInfo, cache: SchemaCache): TableInfo {
   const columns = fn.result.kind === "composite" ? fn.result.columns : [{
     name: fn.name,
     type: fn.result.type,
@@ -88,6 +88,8 @@ function resultTable(fn: FunctionInfo): TableInfo {
     insertable: false,
     updatable: false,
     deletable: false,
+    // A table's rows take its computed fields, as PostgREST's `rpc/search?select=id,always_true`.
+    computed: fn.result.table === null ? undefined : cache.tables.get(fn.result.table)?.computed,
   };
 }
 
@@ -232,10 +234,13 @@ export class Compiler {
   }
 
   private field(t: TableInfo, alias: string, f: Field): string {
-    // A computed field is a function of the row: `fn(alias)`, as PostgreSQL reads `alias.fn`.
+    // A computed field is a function of the row: `fn(alias)`, as PostgreSQL reads `alias.fn`. The row is cast
+    // to its table's type: a write's rows come from a CTE, a record, which an overloaded function cannot take.
     const computed = t.columns.has(f.name) ? undefined : t.computed?.get(f.name);
     let sql = computed
-      ? `${qualified(this.cache.schema, computed.function)}(${alias})`
+      ? `${qualified(this.cache.schema, computed.function)}(${alias}::${
+        qualified(this.cache.schema, t.name)
+      })`
       : `${alias}.${this.column(t, f.name)}`;
     for (const step of f.path) {
       const index = step.index ?? /^-?\d+$/.test(step.key);
@@ -383,7 +388,9 @@ export class Compiler {
     const where: string[] = [];
     if (rel.computed) {
       // The function's rows, called with the parent's row; `where` then needs no join condition.
-      from = `${qualified(this.cache.schema, rel.computed)}(${parentAlias}) ${alias}`;
+      from = `${qualified(this.cache.schema, rel.computed)}(${parentAlias}::${
+        qualified(this.cache.schema, parent.name)
+      }) ${alias}`;
     } else if (rel.junction) {
       const j = this.table(rel.junction.table);
       const jAlias = this.alias();
@@ -613,7 +620,7 @@ export class Compiler {
           `cross join lateral ${name}(${named.join(", ")}) as "_f"`;
       }
     }
-    const t = resultTable(fn);
+    const t = resultTable(fn, this.cache);
     const scalar = fn.result.kind !== "composite";
     // A scalar result is one column named after the function, as `select * from fn()` names it.
     if (scalar) call += `(${quoteIdent(fn.name)})`;
