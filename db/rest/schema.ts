@@ -253,6 +253,8 @@ select json_build_object(
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
       where n.nspname = $1 and p.prokind = 'f'
         and (rt.typtype <> 'p' or rt.typname in ('void', 'record'))
+      -- In creation order, whatever plan reads the catalog: PGRST203 lists overloads in it, as PostgREST.
+      order by p.oid
     ) f
   ), '[]'),
   -- Functions of one table row: a computed field when they return a value, a computed relationship when they
