@@ -3189,6 +3189,87 @@ const UPDATE_SPEC: WireCase[] = [
     status: 200,
     json: [{ a: "圍棋", b: "￥" }],
   },
+];
+
+/** test/spec/Feature/Query/DeleteSpec.hs, after UpdateSpec on its platform (deletes rolled back where allowed). */
+const DELETE_SPEC: WireCase[] = [
+  {
+    name: "DELETE: 204, Content-Range */*",
+    method: "DELETE",
+    url: "items?id=eq.1",
+    headers: { prefer: "tx=rollback" },
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "*/*" },
+  },
+  {
+    name: "DELETE with return=representation and count=exact",
+    method: "DELETE",
+    url: "items?id=eq.2",
+    headers: { prefer: "return=representation, count=exact" },
+    status: 200,
+    json: [{ id: 2 }],
+    expect: { "content-range": "*/1", "preference-applied": "return=representation, count=exact" },
+    bytes: 10,
+  },
+  {
+    name: "DELETE ignores select= without return=",
+    method: "DELETE",
+    url: "items?id=eq.3&select=id",
+    headers: { prefer: "tx=rollback" },
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "*/*" },
+  },
+  {
+    name: "DELETE ignores select= with return=minimal",
+    method: "DELETE",
+    url: "items?id=eq.3&select=id",
+    headers: { prefer: "return=minimal" },
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "*/*", "preference-applied": "return=minimal" },
+  },
+  {
+    name: "DELETE shapes the representation",
+    method: "DELETE",
+    url: "complex_items?id=eq.2&select=id,name",
+    headers: { prefer: "return=representation, tx=rollback" },
+    status: 200,
+    json: [{ id: 2, name: "Two" }],
+    expect: { "content-range": "*/*" },
+    bytes: 23,
+  },
+  {
+    name: "DELETE renames and casts",
+    method: "DELETE",
+    url: "complex_items?id=eq.3&select=ciId:id::text,ciName:name",
+    headers: { prefer: "return=representation, tx=rollback" },
+    status: 200,
+    json: [{ ciId: "3", ciName: "Three" }],
+  },
+  {
+    name: "DELETE embeds a parent",
+    method: "DELETE",
+    url: "tasks?id=eq.8&select=id,name,project:projects(id)",
+    headers: { prefer: "return=representation, tx=rollback" },
+    status: 200,
+    json: [{ id: 8, name: "Code OSX", project: { id: 4 } }],
+    expect: { "content-range": "*/*" },
+  },
+  {
+    name: "DELETE of no row, return=representation: []",
+    method: "DELETE",
+    url: "items?id=eq.101",
+    headers: { prefer: "return=representation" },
+    status: 200,
+    text: "[]",
+    expect: { "content-range": "*/*" },
+  },
+];
+
+/** UpdateSpec's case that changes a key, last on its platform. */
+const UPDATE_KEY_SPEC: WireCase[] = [
   {
     name: "filtered by a computed column",
     method: "PATCH",
@@ -3205,11 +3286,13 @@ const UPDATE_SPEC: WireCase[] = [
   },
 ];
 
-Deno.test("PostgREST's UpdateSpec on /rest/v1", async (t) => {
+Deno.test("PostgREST's UpdateSpec and DeleteSpec on /rest/v1", async (t) => {
   const p = await startPlatform();
   try {
     await ownerSql(p, SQL);
-    for (const c of UPDATE_SPEC) await t.step(c.name, () => runWireCase(p, c));
+    for (const c of [...UPDATE_SPEC, ...DELETE_SPEC, ...UPDATE_KEY_SPEC]) {
+      await t.step(c.name, () => runWireCase(p, c));
+    }
   } finally {
     await p.close();
   }
