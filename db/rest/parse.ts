@@ -186,11 +186,13 @@ class SelectParser {
     const start = this.i;
     while (this.i < this.s.length) {
       const ch = this.s[this.i]!;
-      if (",()!:".includes(ch) || /\s/.test(ch) || this.s.startsWith("->", this.i) || this.callAt()) break;
+      if (",()!:".includes(ch) || this.s.startsWith("->", this.i) || this.callAt()) break;
       this.i++;
     }
-    if (this.i === start) this.fail(`expected a name at position ${start}`);
-    return this.s.slice(start, this.i);
+    // Blanks inside a name are part of it (`Just A Server Model`), as PostgREST's field names; around it, not.
+    const name = this.s.slice(start, this.i).trimEnd();
+    if (name === "") this.fail(`expected a name at position ${start}`);
+    return name;
   }
 
   private item(depth: number): SelectItem {
