@@ -53,6 +53,17 @@ create table users_tasks (
   primary key (task_id, user_id)
 );
 insert into users_tasks values (1, 1), (1, 2), (1, 3), (1, 4), (2, 5), (2, 6), (2, 7), (3, 1), (3, 5);
+create table "Server Today" ("cHostname" text, "Just A Server Model" text);
+insert into "Server Today" values ('argnim1    ', ' IBM,9113-550 (P5-550)'), ('argnim2    ', ' IBM,9113-550 (P5-550)'),
+  ('daaa2nim71 ', ' IBM,9131-52A (P5-52A)'), ('daah3nim71 ', ' IBM,8406-71Y (P7-PS701)'),
+  ('hbnim1     ', ' IBM,9133-55A (P5-55A)');
+create table pgrst_reserved_chars (
+  "*id*" integer, ":arr->ow::cast" text, "(inside,parens)" text, "a.dotted.column" text, "  col  w  space  " text
+);
+insert into pgrst_reserved_chars values (1, ' arrow-1 ', ' parens-1 ', ' dotted-1 ', ' space-1'),
+  (2, ' arrow-2 ', ' parens-2 ', ' dotted-2 ', ' space-2'), (3, ' arrow-3 ', ' parens-3 ', ' dotted-3 ', ' space-3');
+create table do$llar$s (a$num$ numeric);
+insert into do$llar$s (a$num$) values (100), (200), (300);
 create table w_or_wo_comma_names (name text);
 insert into w_or_wo_comma_names values ('Hebdon, John'), ('Williams, Mary'), ('Smith, Joseph'), ('David White'),
   ('Larry Thompson'), ('Double O Seven(007)'), ('"'), ('Double"Quote"McGraw"'), ('\\'), ('/\\Slash/\\Beast/\\');
@@ -798,6 +809,35 @@ const QUERY_SPEC: WireCase[] = [
       { ghostBusters: [] },
       { ghostBusters: [{ escapeId: 5 }] },
     ],
+  },
+  {
+    name: "a table and a column with blanks",
+    url: "Server%20Today?select=Just%20A%20Server%20Model&Just%20A%20Server%20Model=like.*91*",
+    status: 200,
+    json: [
+      { "Just A Server Model": " IBM,9113-550 (P5-550)" },
+      { "Just A Server Model": " IBM,9113-550 (P5-550)" },
+      { "Just A Server Model": " IBM,9131-52A (P5-52A)" },
+      { "Just A Server Model": " IBM,9133-55A (P5-55A)" },
+    ],
+  },
+  {
+    name: "quoted columns with PostgREST's reserved characters",
+    url: "pgrst_reserved_chars?select=%22:arr-%3Eow::cast%22,%22(inside,parens)%22,%22a.dotted.column%22," +
+      "%22%20%20col%20%20w%20%20space%20%20%22&%22*id*%22=eq.1",
+    status: 200,
+    json: [{
+      ":arr->ow::cast": " arrow-1 ",
+      "(inside,parens)": " parens-1 ",
+      "a.dotted.column": " dotted-1 ",
+      "  col  w  space  ": " space-1",
+    }],
+  },
+  {
+    name: "columns with dollars",
+    url: "do$llar$s?select=a$num$&a$num$=eq.100",
+    status: 200,
+    json: [{ a$num$: 100 }],
   },
   {
     name: "in with a quoted comma",
