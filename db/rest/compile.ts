@@ -188,6 +188,8 @@ export class Compiler {
    */
   handler?: MediaHandler;
 
+  /** The row cap of the read being compiled. */
+  private maxRows?: number;
   constructor(private readonly cache: SchemaCache, private readonly query: ParsedQuery) {}
 
   /** The table info of `name`, or 404 PGRST205. */
@@ -215,6 +217,12 @@ export class Compiler {
    * statement at each request (a `limit $n` is planned for 10% of the table, so it never did). Only a
    * non-negative safe integer passes: the text is digits, nothing else.
    */
+  /** An embed's limit under the read's row cap (none outside a read). */
+  private capped(limit: number | undefined): number | undefined {
+    if (this.maxRows === undefined) return limit;
+    return limit === undefined ? this.maxRows : Math.min(limit, this.maxRows);
+  }
+
   private rowCount(value: number): string {
     if (!Number.isSafeInteger(value) || value < 0) throw new TypeError("a row count is an integer ≥ 0");
     return String(value);
@@ -418,14 +426,20 @@ export class Compiler {
     const row = quoteIdent(`_e${this.aliases++}`);
     const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}${groupBy}`;
     // Embedded JSON is jsonb, as PostgREST builds it: its keys in jsonb's order, its text with jsonb's spacing.
-    if (sub.rel.toOne) return `(select row_to_json(${row})::jsonb from (${base} limit 1) ${row})`;
-    let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
     if (node.limit !== undefined && node.limit < 0) {
       // PostgREST sends it as is; this is PostgreSQL's answer to it.
       throw new RestError(400, "2201W", "LIMIT must not be negative");
     }
-    if (node.limit !== undefined) tail += ` limit ${this.rowCount(node.limit)}`;
-    if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
+    // A to-one embed takes its offset (and a limit of 0) too, as PostgREST's: `project.offset=1` is null.
+    const offset = node.offset !== undefined ? ` offset ${this.param(node.offset)}` : "";
+    if (sub.rel.toOne) {
+      const one = this.rowCount(Math.min(node.limit ?? 1, 1));
+      return `(select row_to_json(${row})::jsonb from (${base} limit ${one}${offset}) ${row})`;
+    }
+    let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
+    const limit = this.capped(node.limit);
+    if (limit !== undefined) tail += ` limit ${this.rowCount(limit)}`;
+    tail += offset;
     return `coalesce((select json_agg(${row})::jsonb from (${base}${tail}) ${row}), '[]')`;
   }
 
@@ -509,7 +523,8 @@ export class Compiler {
     }
     const node = this.node(sub.path);
     let tail = this.orderBy(sub.target, sub.alias, node.order, { select: item.select, path: sub.path });
-    if (node.limit !== undefined) tail += ` limit ${this.rowCount(node.limit)}`;
+    const limit = this.capped(node.limit);
+    if (limit !== undefined) tail += ` limit ${this.rowCount(limit)}`;
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
     const inner = `select ${this.render(entries)} from ${sub.from} where ${where}${tail}`;
     return entries.map((e) => ({
@@ -642,6 +657,8 @@ export class Compiler {
     shape: BodyShape,
     options: ReadOptions,
   ): Statement {
+    // The row cap holds at every level of a read, as PostgREST's max-rows (not a write's representation).
+    this.maxRows = options.maxRows;
     const root = this.node("");
     const alias = this.alias();
     const where = this.rootWhere(t, alias);
