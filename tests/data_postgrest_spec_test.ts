@@ -3431,6 +3431,91 @@ const UPDATE_KEY_SPEC: WireCase[] = [
   },
 ];
 
+/** test/spec/Feature/Query/QueryLimitedSpec.hs: max-rows 2 (DATA_MAX_ROWS), on a platform of its own. */
+const QUERY_LIMITED_SPEC: WireCase[] = [
+  {
+    name: "max-rows caps the rows",
+    url: "items?order=id",
+    status: 200,
+    json: ids(1, 2),
+    expect: { "content-range": "0-1/*" },
+  },
+  {
+    name: "a Range within it",
+    url: "items",
+    headers: { "range-unit": "items", range: "0-0" },
+    status: 200,
+    json: ids(1),
+    expect: { "content-range": "0-0/*" },
+  },
+  {
+    name: "max-rows caps embeds too",
+    url: "users?select=id,tasks(id)&order=id.asc&tasks.order=id.asc",
+    status: 200,
+    json: [{ id: 1, tasks: ids(1, 2) }, { id: 2, tasks: ids(5, 6) }],
+    expect: { "content-range": "0-1/*" },
+  },
+  {
+    name: "parent embeds despite the cap",
+    url: "tasks?select=id,project:projects(id)&id=gt.5",
+    status: 200,
+    json: [{ id: 6, project: { id: 3 } }, { id: 7, project: { id: 4 } }],
+    expect: { "content-range": "0-1/*" },
+  },
+  {
+    name: "an offset on a parent embed",
+    url: "tasks?select=id,project:projects(id)&id=gt.5&project.offset=1",
+    status: 200,
+    json: [{ id: 6, project: null }, { id: 7, project: null }],
+    expect: { "content-range": "0-1/*" },
+  },
+  { name: "limit=0", url: "items?limit=0", status: 200, json: [], expect: { "content-range": "*/*" } },
+  {
+    name: "inserts are not capped",
+    method: "POST",
+    url: "projects?select=id,name",
+    headers: { prefer: "return=representation" },
+    body: '[{"id": 6, "name": "BeOS"}, {"id": 7, "name": "PopOS"}, {"id": 8, "name": "HaikuOS"}]',
+    status: 201,
+    json: [{ id: 6, name: "BeOS" }, { id: 7, name: "PopOS" }, { id: 8, name: "HaikuOS" }],
+  },
+  {
+    name: "updates are not capped",
+    method: "PATCH",
+    url: "employees?select=first_name,last_name,occupation&order=last_name",
+    headers: { prefer: "return=representation" },
+    body: '[{"occupation": "Barista"}]',
+    status: 200,
+    json: [
+      { first_name: "Daniel B.", last_name: "Lyon", occupation: "Barista" },
+      { first_name: "Frances M.", last_name: "Roe", occupation: "Barista" },
+      { first_name: "Edwin S.", last_name: "Smith", occupation: "Barista" },
+    ],
+  },
+  {
+    name: "deletes are not capped",
+    method: "DELETE",
+    url: "employees?select=first_name,last_name&order=last_name",
+    headers: { prefer: "return=representation" },
+    status: 200,
+    json: [
+      { first_name: "Daniel B.", last_name: "Lyon" },
+      { first_name: "Frances M.", last_name: "Roe" },
+      { first_name: "Edwin S.", last_name: "Smith" },
+    ],
+  },
+];
+
+Deno.test("PostgREST's QueryLimitedSpec (max-rows 2) on /rest/v1", async (t) => {
+  const p = await startPlatform({ DATA_MAX_ROWS: "2" });
+  try {
+    await ownerSql(p, SQL);
+    for (const c of QUERY_LIMITED_SPEC) await t.step(c.name, () => runWireCase(p, c));
+  } finally {
+    await p.close();
+  }
+});
+
 Deno.test("PostgREST's UpdateSpec and DeleteSpec on /rest/v1", async (t) => {
   const p = await startPlatform();
   try {
