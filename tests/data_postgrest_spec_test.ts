@@ -64,6 +64,10 @@ insert into pgrst_reserved_chars values (1, ' arrow-1 ', ' parens-1 ', ' dotted-
   (2, ' arrow-2 ', ' parens-2 ', ' dotted-2 ', ' space-2'), (3, ' arrow-3 ', ' parens-3 ', ' dotted-3 ', ' space-3');
 create table do$llar$s (a$num$ numeric);
 insert into do$llar$s (a$num$) values (100), (200), (300);
+create table timestamps (t timestamp with time zone);
+insert into timestamps values ('2023-10-18 12:37:59.611000+0000'), ('2023-10-18 14:37:59.611000+0000'),
+  ('2023-10-18 16:37:59.611000+0000');
+create table موارد (هویت bigint not null);
 create table w_or_wo_comma_names (name text);
 insert into w_or_wo_comma_names values ('Hebdon, John'), ('Williams, Mary'), ('Smith, Joseph'), ('David White'),
   ('Larry Thompson'), ('Double O Seven(007)'), ('"'), ('Double"Quote"McGraw"'), ('\\'), ('/\\Slash/\\Beast/\\');
@@ -3149,6 +3153,104 @@ const EMBED_INNER_JOIN_SPEC: WireCase[] = [
   ),
 ];
 
+const BAD_ZONE = err("22023", 'invalid value for parameter "TimeZone": "Invalid/Timezone"');
+
+/** test/spec/Feature/Query/Preferences/TimezoneSpec.hs */
+const TIMEZONE_SPEC: WireCase[] = [
+  {
+    name: "timezone=America/Los_Angeles with handling=strict",
+    url: "timestamps",
+    headers: { prefer: "handling=strict, timezone=America/Los_Angeles" },
+    status: 200,
+    json: [
+      { t: "2023-10-18T05:37:59.611-07:00" },
+      { t: "2023-10-18T07:37:59.611-07:00" },
+      { t: "2023-10-18T09:37:59.611-07:00" },
+    ],
+    expect: {
+      "content-type": JSON_TYPE,
+      "preference-applied": "handling=strict, timezone=America/Los_Angeles",
+    },
+  },
+  {
+    name: "timezone=America/Los_Angeles",
+    url: "timestamps",
+    headers: { prefer: "timezone=America/Los_Angeles" },
+    status: 200,
+    json: [
+      { t: "2023-10-18T05:37:59.611-07:00" },
+      { t: "2023-10-18T07:37:59.611-07:00" },
+      { t: "2023-10-18T09:37:59.611-07:00" },
+    ],
+    expect: { "preference-applied": "timezone=America/Los_Angeles" },
+  },
+  ...["", "handling=strict, ", "handling=lenient, "].map((handling): WireCase => ({
+    name: `${handling}an invalid timezone: 400 22023`,
+    url: "timestamps",
+    headers: { prefer: `${handling}timezone=Invalid/Timezone` },
+    status: 400,
+    json: BAD_ZONE,
+  })),
+  {
+    name: "a positive offset",
+    url: "timestamps",
+    headers: { prefer: "timezone=+05:30" },
+    status: 200,
+    json: [
+      { t: "2023-10-18T07:07:59.611-05:30" },
+      { t: "2023-10-18T09:07:59.611-05:30" },
+      { t: "2023-10-18T11:07:59.611-05:30" },
+    ],
+    expect: { "preference-applied": "timezone=+05:30" },
+  },
+  {
+    name: "a negative offset",
+    url: "timestamps",
+    headers: { prefer: "timezone=-4" },
+    status: 200,
+    json: [
+      { t: "2023-10-18T08:37:59.611-04:00" },
+      { t: "2023-10-18T10:37:59.611-04:00" },
+      { t: "2023-10-18T12:37:59.611-04:00" },
+    ],
+    expect: { "preference-applied": "timezone=-4" },
+  },
+  {
+    name: "leap seconds: 400",
+    url: "timestamps",
+    headers: { prefer: "timezone=05:30:15" },
+    status: 400,
+    json: err(
+      "22023",
+      'time zone "05:30:15" appears to use leap seconds',
+      "PostgreSQL does not support leap seconds.",
+    ),
+  },
+];
+
+/** test/spec/Feature/Query/UnicodeSpec.hs (the table in the exposed schema, not in a schema named تست) */
+const UNICODE_SPEC: WireCase[] = [
+  { name: "a unicode table, empty", url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF", status: 200, text: "[]" },
+  {
+    name: "a unicode column written",
+    method: "POST",
+    url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF",
+    headers: { prefer: "tx=commit, return=representation" },
+    body: '{"هویت": 1}',
+    status: 201,
+    json: [{ "هویت": 1 }],
+  },
+  { name: "…and read", url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF", status: 200, json: [{ "هویت": 1 }] },
+  {
+    name: "…and deleted",
+    method: "DELETE",
+    url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF",
+    headers: { prefer: "tx=commit" },
+    status: 204,
+    expect: { "content-type": null },
+  },
+];
+
 const GROUPS: [string, WireCase[]][] = [
   ["ErrorSpec", ERROR_SPEC],
   ["QuerySpec", QUERY_SPEC],
@@ -3165,6 +3267,8 @@ const GROUPS: [string, WireCase[]][] = [
   ["EmbedDisambiguationSpec", EMBED_DISAMBIGUATION_SPEC],
   ["UpsertSpec", UPSERT_SPEC],
   ["HandlingSpec", HANDLING_SPEC],
+  ["TimezoneSpec", TIMEZONE_SPEC],
+  ["UnicodeSpec", UNICODE_SPEC],
   ["NullsStripSpec", NULLS_STRIP_SPEC],
   ["OptionsSpec", OPTIONS_SPEC],
   ["InsertSpec (successes)", INSERT_SPEC],
