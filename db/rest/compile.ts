@@ -488,7 +488,11 @@ export class Compiler {
     if (item.aggregate === "count" && item.field.name === "*" && item.field.path.length === 0) {
       return { sql: "*", name: item.alias ?? "count", aggregate: { fn: "count", cast: item.aggregateCast } };
     }
-    let sql = this.field(t, alias, item.field);
+    // `count` that names no column is PostgreSQL's attribute notation, `count(row)`: PostgREST selects
+    // `table.count`, which counts the rows (`select=count`, `projects(count)`).
+    const countsRows = item.field.name === "count" && item.field.path.length === 0 &&
+      !t.columns.has("count") && !t.computed?.has("count");
+    let sql = countsRows ? `pg_catalog.count(${alias})` : this.field(t, alias, item.field);
     // PostgREST's name of a JSON path: its last key, or the column's when the path ends in an index.
     const lastKey = item.field.path.findLast((step) => !(step.index ?? /^-?\d+$/.test(step.key)))?.key;
     const name = item.alias ?? (item.aggregate || lastKey || item.field.name);

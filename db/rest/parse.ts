@@ -144,7 +144,9 @@ class SelectParser {
 
   parse(): SelectItem[] {
     const items = this.items(0);
-    if (this.i < this.s.length) this.fail(`unexpected "${this.s[this.i]}"`);
+    // PostgREST's parser reads a valid prefix: after an embed's `)` the rest is ignored (`a(b)'`), after a
+    // column it must end (its field parser looks for `,`, `)` or the end).
+    if (this.i < this.s.length && items.at(-1)?.kind !== "embed") this.fail(`unexpected "${this.s[this.i]}"`);
     return items;
   }
 
