@@ -99,6 +99,9 @@ insert into json_arr values (1, '[1, 2, 3]'), (2, '[4, 5, 6]'), (3, '[[9, 8, 7],
   (8, '{"c": [{"d": [4,5,6,7,8]}]}'), (9, '[{"0xy1": [1,{"23-xy-45": [2, {"xy-6": [3]}]}]}]'),
   (10, '{"!@#$%^&*_a": [{"!@#$%^&*_b": 1}, {"!@#$%^&*_c": [2]}], "!@#$%^&*_d": {"!@#$%^&*_e": 3}}');
 create type enum_menagerie_type as enum ('foo', 'bar');
+create table project_invoices (id int primary key, invoice_total numeric, project_id integer references projects (id));
+insert into project_invoices values (1, 100, 1), (2, 200, 1), (3, 500, 2), (4, 700, 2), (5, 1200, 3), (6, 2000, 3),
+  (7, 100, 4), (8, 4000, 4);
 create table menagerie (
   "integer" integer primary key, double double precision not null, "varchar" character varying not null,
   "boolean" boolean not null, date date not null, money money not null, enum enum_menagerie_type not null
@@ -3534,6 +3537,120 @@ const UPDATE_KEY_SPEC: WireCase[] = [
     },
   },
 ];
+
+const byProject = (key: string, rows: [number, number, number, number][]) =>
+  rows.map(([sum, max, min, project]) => ({ sum, max, min, [key]: project }));
+
+/** test/spec/Feature/Query/AggregateFunctionsSpec.hs: aggregates allowed (DATA_AGGREGATES), a platform of its own. */
+const AGGREGATE_SPEC: WireCase[] = [
+  { name: "count()", url: "entities?select=count()", status: 200, json: [{ count: 4 }] },
+  { name: "count() renamed", url: "entities?select=cnt:count()", status: 200, json: [{ cnt: 4 }] },
+  { name: "count() cast", url: "entities?select=count()::text", status: 200, json: [{ count: "4" }] },
+  {
+    name: "count() grouped",
+    url: "projects?select=c:count(),client_id&order=client_id.desc",
+    status: 200,
+    json: [{ c: 1, client_id: null }, { c: 2, client_id: 2 }, { c: 2, client_id: 1 }],
+  },
+  { name: "count as a column", url: "entities?select=count", status: 200, json: [{ count: 4 }] },
+  {
+    name: "count as a column of an embed (the spec's URL ends in a stray quote)",
+    url: "clients?select=name,projects(count)'",
+    status: 200,
+    json: [{ name: "Microsoft", projects: [{ count: 2 }] }, { name: "Apple", projects: [{ count: 2 }] }],
+  },
+  { name: "sum()", url: "project_invoices?select=invoice_total.sum()", status: 200, json: [{ sum: 8800 }] },
+  {
+    name: "avg()",
+    url: "project_invoices?select=invoice_total.avg()",
+    status: 200,
+    text: '[{"avg":1100.0000000000000000}]',
+  },
+  { name: "min()", url: "project_invoices?select=invoice_total.min()", status: 200, json: [{ min: 100 }] },
+  { name: "max()", url: "project_invoices?select=invoice_total.max()", status: 200, json: [{ max: 4000 }] },
+  {
+    name: "count() of a column",
+    url: "project_invoices?select=invoice_total.count()",
+    status: 200,
+    json: [{ count: 8 }],
+  },
+  {
+    name: "grouped by the other columns",
+    url: "project_invoices?select=invoice_total.sum(),invoice_total.max(),invoice_total.min(),project_id" +
+      "&order=project_id.desc",
+    status: 200,
+    json: byProject("project_id", [[4100, 4000, 100, 4], [3200, 2000, 1200, 3], [1200, 700, 500, 2], [
+      300,
+      200,
+      100,
+      1,
+    ]]),
+  },
+  {
+    name: "grouped by a renamed column",
+    url:
+      "project_invoices?select=invoice_total.sum(),invoice_total.max(),invoice_total.min(),pid:project_id" +
+      "&order=project_id.desc",
+    status: 200,
+    json: byProject("pid", [[4100, 4000, 100, 4], [3200, 2000, 1200, 3], [1200, 700, 500, 2], [
+      300,
+      200,
+      100,
+      1,
+    ]]),
+  },
+  {
+    name: "a renamed aggregate cast",
+    url: "project_invoices?select=total_charged:invoice_total.sum()::text,project_id&order=project_id.desc",
+    status: 200,
+    json: [
+      { total_charged: "4100", project_id: 4 },
+      { total_charged: "3200", project_id: 3 },
+      { total_charged: "1200", project_id: 2 },
+      { total_charged: "300", project_id: 1 },
+    ],
+  },
+  {
+    name: "an aggregate of a function's rows",
+    url: "rpc/getallprojects?select=id.max()",
+    status: 200,
+    json: [{ max: 5 }],
+  },
+  {
+    name: "grouped by an embed",
+    url: "project_invoices?select=project_id,total:invoice_total.sum(),projects(name)&order=project_id",
+    status: 200,
+    json: [
+      { project_id: 1, total: 300, projects: { name: "Windows 7" } },
+      { project_id: 2, total: 1200, projects: { name: "Windows 10" } },
+      { project_id: 3, total: 3200, projects: { name: "IOS" } },
+      { project_id: 4, total: 4100, projects: { name: "OSX" } },
+    ],
+  },
+  {
+    name: "all aggregates in an embed (jsonb's key order, byte for byte)",
+    url:
+      "projects?select=name,project_invoices(invoice_total.max(),invoice_total.min(),invoice_total.avg()," +
+      "invoice_total.sum(),invoice_total.count())",
+    status: 200,
+    text: '[{"name":"Windows 7","project_invoices":[{"avg": 150.0000000000000000, "max": 200, "min": 100, ' +
+      '"sum": 300, "count": 2}]}, \n {"name":"Windows 10","project_invoices":[{"avg": 600.0000000000000000, ' +
+      '"max": 700, "min": 500, "sum": 1200, "count": 2}]}, \n {"name":"IOS","project_invoices":[{"avg": ' +
+      '1600.0000000000000000, "max": 2000, "min": 1200, "sum": 3200, "count": 2}]}, \n {"name":"OSX",' +
+      '"project_invoices":[{"avg": 2050.0000000000000000, "max": 4000, "min": 100, "sum": 4100, "count": 2}]}, ' +
+      '\n {"name":"Orphan","project_invoices":[{"avg": null, "max": null, "min": null, "sum": null, "count": 0}]}]',
+  },
+];
+
+Deno.test("PostgREST's AggregateFunctionsSpec (aggregates allowed) on /rest/v1", async (t) => {
+  const p = await startPlatform({ DATA_AGGREGATES: "true" });
+  try {
+    await ownerSql(p, SQL);
+    for (const c of AGGREGATE_SPEC) await t.step(c.name, () => runWireCase(p, c));
+  } finally {
+    await p.close();
+  }
+});
 
 /** test/spec/Feature/Query/QueryLimitedSpec.hs: max-rows 2 (DATA_MAX_ROWS), on a platform of its own. */
 const QUERY_LIMITED_SPEC: WireCase[] = [
