@@ -112,9 +112,27 @@ create table auto_incrementing_pk (
 );
 alter sequence auto_incrementing_pk_id_seq restart with 2;
 create table compound_pk (k1 integer not null, k2 text not null, extra integer, primary key (k1, k2));
+create view compound_pk_view as select * from compound_pk;
+create table with_pk1 (pk1 int primary key);
+create table with_pk2 (pk2 int primary key);
+create view with_multiple_pks as select * from with_pk1, with_pk2;
+create function with_multiple_pks_insert() returns trigger language plpgsql as $$ begin
+  insert into with_pk1 values (new.pk1) on conflict do nothing;
+  insert into with_pk2 values (new.pk2) on conflict do nothing;
+  return new;
+end $$;
+create trigger ins instead of insert on with_multiple_pks for each row execute procedure with_multiple_pks_insert();
+create view projects_auto_updatable_view_with_pk as select id, name, client_id from projects;
 create view projects_auto_updatable_view_without_pk as select name, client_id from projects;
+create view projects_view_with_all_triggers_with_pk as select distinct id, name, client_id from projects;
 create view projects_view_without_triggers as select distinct id, name, client_id from projects;
 create function test_for_views_with_triggers() returns trigger language plpgsql as $$ begin return null; end $$;
+create trigger i instead of insert on projects_view_with_all_triggers_with_pk
+  for each row execute procedure test_for_views_with_triggers();
+create trigger u instead of update on projects_view_with_all_triggers_with_pk
+  for each row execute procedure test_for_views_with_triggers();
+create trigger d instead of delete on projects_view_with_all_triggers_with_pk
+  for each row execute procedure test_for_views_with_triggers();
 create view projects_view_with_all_triggers_without_pk as select distinct name, client_id from projects;
 create trigger i instead of insert on projects_view_with_all_triggers_without_pk
   for each row execute procedure test_for_views_with_triggers();
@@ -2554,6 +2572,46 @@ const INSERT_SPEC: WireCase[] = [
     expect: { location: null },
   },
   {
+    name: "into a view: 201, no Location",
+    method: "POST",
+    url: "compound_pk_view",
+    headers: { prefer: "tx=rollback" },
+    body: '{"k1":1,"k2":"test","extra":2}',
+    status: 201,
+    text: "",
+    expect: { "content-type": null, location: null },
+  },
+  {
+    name: "into a view of two tables, headers-only: Location with both keys",
+    method: "POST",
+    url: "with_multiple_pks",
+    headers: { prefer: "return=headers-only" },
+    body: '{"pk1":1,"pk2":2}',
+    status: 201,
+    text: "",
+    expect: {
+      "content-type": null,
+      location: "/with_multiple_pks?pk1=eq.1&pk2=eq.2",
+      "content-range": "*/*",
+      "preference-applied": "return=headers-only",
+    },
+  },
+  {
+    name: "into a view, headers-only: Location with the composite key",
+    method: "POST",
+    url: "compound_pk_view",
+    headers: { prefer: "return=headers-only" },
+    body: '{"k1":1,"k2":"test","extra":2}',
+    status: 201,
+    text: "",
+    expect: {
+      "content-type": null,
+      location: "/compound_pk_view?k1=eq.1&k2=eq.test",
+      "content-range": "*/*",
+      "preference-applied": "return=headers-only",
+    },
+  },
+  {
     name: "a bulk insert: no Location",
     method: "POST",
     url: "compound_pk",
@@ -2911,14 +2969,13 @@ const options = (url: string, allow: string): WireCase => ({
   expect: { allow },
 });
 
-/**
- * test/spec/Feature/OptionsSpec.hs. Left out: the two views "with pk" (PUT in Allow), whose key PostgREST infers
- * from the base table's; views have no key here.
- */
+/** test/spec/Feature/OptionsSpec.hs */
 const OPTIONS_SPEC: WireCase[] = [
   { ...options("items", ALL), bytes: 0 },
   { name: "OPTIONS on an unknown table: 404", method: "OPTIONS", url: "unknown", status: 404 },
+  options("projects_auto_updatable_view_with_pk", ALL),
   options("projects_auto_updatable_view_without_pk", "OPTIONS,GET,HEAD,POST,PATCH,DELETE"),
+  options("projects_view_with_all_triggers_with_pk", ALL),
   options("projects_view_without_triggers", "OPTIONS,GET,HEAD"),
   options("projects_view_with_all_triggers_without_pk", "OPTIONS,GET,HEAD,POST,PATCH,DELETE"),
   options("projects_view_with_insert_trigger", "OPTIONS,GET,HEAD,POST"),
