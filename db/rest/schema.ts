@@ -168,6 +168,7 @@ select json_build_object(
       'columns', coalesce((
         select json_agg(json_build_object(
           'name', a.attname,
+          'attnum', a.attnum,
           'type', format_type(a.atttypid, a.atttypmod),
           'udt', t.typname,
           'nullable', not a.attnotnull,
@@ -349,6 +350,7 @@ interface RawCache {
     updatable: number;
     columns: {
       name: string;
+      attnum: number;
       type: string;
       udt: string;
       nullable: boolean;
@@ -509,13 +511,14 @@ export async function introspect(
       deletable: (t.updatable & 16) !== 0,
     });
   }
-  const foreignKeys = raw.fks.map((f) => ({
+  const tableKeys = raw.fks.map((f) => ({
     name: f.name,
     table: f.table,
     columns: f.columns,
     refTable: f.ref_table,
     refColumns: f.ref_columns,
   }));
+  const foreignKeys = [...tableKeys, ...viewForeignKeys(raw, tableKeys)];
   const functions = new Map<string, FunctionInfo[]>();
   for (const f of raw.functions) {
     const info = functionInfo(f);
@@ -563,24 +566,11 @@ export async function introspect(
 function viewPrimaryKeys(raw: RawCache): Map<string, string[]> {
   const keys = new Map((raw.view_keys ?? []).map((k) => [Number(k.oid), k.attnums]));
   const byOid = new Map(raw.tables.map((t) => [Number(t.oid), t]));
-  const origins = new Map<number, Map<number, [number, number]>>();
-  for (const t of raw.tables) if (t.query) origins.set(Number(t.oid), targetOrigins(t.query));
-  /** The table column a view column comes from, following views; undefined when it is computed. */
-  const origin = (oid: number, attnum: number, depth = 0): [number, number] | undefined => {
-    const o = origins.get(oid)?.get(attnum);
-    if (!o || depth > 16) return undefined;
-    return origins.has(o[0]) ? origin(o[0], o[1], depth + 1) ?? undefined : o;
-  };
+  const sources = viewSources(raw);
   const out = new Map<string, string[]>();
   for (const t of raw.tables) {
-    if (!t.query) continue;
-    const columnsFrom = new Map<string, string[]>(); // "oid:attnum" → view columns
-    t.columns.forEach((c, i) => {
-      const o = origin(Number(t.oid), i + 1);
-      if (!o) return;
-      const key = `${o[0]}:${o[1]}`;
-      columnsFrom.set(key, [...(columnsFrom.get(key) ?? []), c.name]);
-    });
+    const columnsFrom = sources.get(t.name);
+    if (!columnsFrom) continue;
     // Every primary key column of the tables read that the view shows (the first view column of each), as
     // PostgREST's view key dependencies: a view of two tables has both keys.
     const key: string[] = [];
@@ -592,6 +582,66 @@ function viewPrimaryKeys(raw: RawCache): Map<string, string[]> {
       }
     }
     if (key.length > 0) out.set(t.name, key);
+  }
+  return out;
+}
+
+/**
+ * For each view of the schema: the view columns that show each table column straight ("oid:attnum" of the table
+ * column, following other views of the schema, → the view's columns, in their order).
+ */
+function viewSources(raw: RawCache): Map<string, Map<string, string[]>> {
+  const origins = new Map<number, Map<number, [number, number]>>();
+  for (const t of raw.tables) if (t.query) origins.set(Number(t.oid), targetOrigins(t.query));
+  /** The table column a view column comes from, following views; undefined when it is computed. */
+  const origin = (oid: number, attnum: number, depth = 0): [number, number] | undefined => {
+    const o = origins.get(oid)?.get(attnum);
+    if (!o || depth > 16) return undefined;
+    return origins.has(o[0]) ? origin(o[0], o[1], depth + 1) : o;
+  };
+  const out = new Map<string, Map<string, string[]>>();
+  for (const t of raw.tables) {
+    if (!t.query) continue;
+    const columnsFrom = new Map<string, string[]>();
+    for (const c of t.columns) {
+      const o = origin(Number(t.oid), c.attnum);
+      if (!o) continue;
+      const key = `${o[0]}:${o[1]}`;
+      columnsFrom.set(key, [...(columnsFrom.get(key) ?? []), c.name]);
+    }
+    out.set(t.name, columnsFrom);
+  }
+  return out;
+}
+
+/**
+ * The foreign keys PostgREST infers for views: a table's foreign key seen from a view that shows all its columns,
+ * and to a view that shows all the referenced columns (view to table, table to view, view to view), named as the
+ * table's constraint.
+ */
+function viewForeignKeys(raw: RawCache, keys: ForeignKey[]): ForeignKey[] {
+  const sources = viewSources(raw);
+  const byName = new Map(raw.tables.map((t) => [t.name, t]));
+  /** The relation itself, then each view showing all of `columns` of table `table`, with their columns there. */
+  const images = (table: string, columns: string[]): [string, string[]][] => {
+    const t = byName.get(table);
+    const out: [string, string[]][] = [[table, columns]];
+    if (!t) return out;
+    const attnums = columns.map((c) => t.columns.find((x) => x.name === c)?.attnum);
+    for (const [view, columnsFrom] of sources) {
+      const cols = attnums.map((n) => columnsFrom.get(`${Number(t.oid)}:${n}`)?.[0]);
+      if (cols.every((c) => c !== undefined)) out.push([view, cols as string[]]);
+    }
+    return out;
+  };
+  const out: ForeignKey[] = [];
+  for (const fk of keys) {
+    for (const [table, columns] of images(fk.table, fk.columns)) {
+      for (const [refTable, refColumns] of images(fk.refTable, fk.refColumns)) {
+        if (table === fk.table && refTable === fk.refTable) continue;
+        out.push({ name: fk.name, table, columns, refTable, refColumns });
+      }
+    }
   }
   return out;
 }
