@@ -122,6 +122,7 @@ create function with_multiple_pks_insert() returns trigger language plpgsql as $
   return new;
 end $$;
 create trigger ins instead of insert on with_multiple_pks for each row execute procedure with_multiple_pks_insert();
+create view clients_view as select * from clients;
 create view projects_view as select projects.id, projects.name, projects.client_id from projects;
 create view projects_view_alt as select projects.id as t_id, projects.name, projects.client_id as t_client_id
   from projects;
