@@ -3353,6 +3353,74 @@ const UNICODE_SPEC: WireCase[] = [
   },
 ];
 
+/** test/spec/Feature/Query/SpreadQueriesSpec.hs (to-one spreads and a junction's spread, on tables) */
+const SPREAD_SPEC: WireCase[] = [
+  {
+    name: "a many-to-one spread",
+    url: "projects?select=id,...clients(client_name:name)",
+    status: 200,
+    json: [
+      { id: 1, client_name: "Microsoft" },
+      { id: 2, client_name: "Microsoft" },
+      { id: 3, client_name: "Apple" },
+      { id: 4, client_name: "Apple" },
+      { id: 5, client_name: null },
+    ],
+  },
+  {
+    name: "nested spreads",
+    url:
+      "grandchild_entities?select=name,...child_entities(parent_name:name,...entities(grandparent_name:name))" +
+      "&limit=3",
+    status: 200,
+    json: [
+      { name: "grandchild entity 1", parent_name: "child entity 1", grandparent_name: "entity 1" },
+      { name: "grandchild entity 2", parent_name: "child entity 1", grandparent_name: "entity 1" },
+      { name: "grandchild entity 3", parent_name: "child entity 2", grandparent_name: "entity 1" },
+    ],
+  },
+  {
+    name: "a spread inside an embed",
+    url:
+      "grandchild_entities?select=name,child_entity:child_entities(name,...entities(parent_name:name))&limit=1",
+    status: 200,
+    json: [{
+      name: "grandchild entity 1",
+      child_entity: { name: "child entity 1", parent_name: "entity 1" },
+    }],
+  },
+  {
+    name: "a junction's columns and the spread target's",
+    url: "users?select=*,tasks:users_tasks(*,...tasks(*))&limit=1",
+    status: 200,
+    json: [{
+      id: 1,
+      name: "Angela Martin",
+      tasks: [
+        { user_id: 1, task_id: 1, id: 1, name: "Design w7", project_id: 1 },
+        { user_id: 1, task_id: 2, id: 2, name: "Code w7", project_id: 1 },
+        { user_id: 1, task_id: 3, id: 3, name: "Design w10", project_id: 2 },
+        { user_id: 1, task_id: 4, id: 4, name: "Code w10", project_id: 2 },
+      ],
+    }],
+  },
+  {
+    name: "the spread target's columns only",
+    url: "users?select=*,tasks:users_tasks(...tasks(*))&limit=1",
+    status: 200,
+    json: [{
+      id: 1,
+      name: "Angela Martin",
+      tasks: [
+        { id: 1, name: "Design w7", project_id: 1 },
+        { id: 2, name: "Code w7", project_id: 1 },
+        { id: 3, name: "Design w10", project_id: 2 },
+        { id: 4, name: "Code w10", project_id: 2 },
+      ],
+    }],
+  },
+];
+
 const GROUPS: [string, WireCase[]][] = [
   ["ErrorSpec", ERROR_SPEC],
   ["QuerySpec", QUERY_SPEC],
@@ -3360,6 +3428,7 @@ const GROUPS: [string, WireCase[]][] = [
   ["QuerySpec (full-text search)", FTS_SPEC],
   ["RelatedQueriesSpec", RELATED_QUERIES_SPEC],
   ["EmbedInnerJoinSpec", EMBED_INNER_JOIN_SPEC],
+  ["SpreadQueriesSpec", SPREAD_SPEC],
   ["JsonOperatorSpec", JSON_OPERATOR_SPEC],
   ["SingularSpec", SINGULAR_SPEC],
   ["RangeSpec", RANGE_SPEC],
