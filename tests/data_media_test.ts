@@ -256,7 +256,7 @@ const CASES: WireCase[] = [
     status: 200,
     text:
       'id,meta,books\n2,"{""langs"": [""pl"", ""en""], ""awards"": {""hugo"": 0}, ""country"": ""PL""}",' +
-      '"[{""id"":3}]"\n3,,[]',
+      '"[{""id"": 3}]"\n3,,[]', // an embed is jsonb, as PostgREST builds it (QuerySpec's Content-Length: 141)
   },
   {
     name: "CSV: no rows is a line feed",

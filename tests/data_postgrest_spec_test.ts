@@ -13,6 +13,15 @@ const ids = (...list: number[]) => list.map((id) => ({ id }));
 const SQL = `
 create table items (id bigserial primary key);
 insert into items select generate_series(1, 15);
+create table items2 (id bigserial primary key);
+insert into items2 values (1);
+create function always_true(items) returns boolean language sql immutable as $$ select true $$;
+create function computed_overload(items) returns boolean language sql immutable as $$ select true $$;
+create function computed_overload(items2) returns boolean language sql immutable as $$ select true $$;
+create function is_first(items) returns boolean language sql immutable as $$ select $1.id = 1 $$;
+create function anti_id(items) returns bigint language sql immutable as $$ select $1.id * -1 $$;
+create function search(id bigint) returns setof items language plpgsql stable as
+  $$ begin return query select * from items where items.id = search.id; end $$;
 create table simple_pk (k varchar primary key, extra varchar not null);
 insert into simple_pk values ('xyyx', 'u'), ('xYYx', 'v');
 create table no_pk (a varchar, b varchar);
@@ -44,6 +53,21 @@ create table users_tasks (
   primary key (task_id, user_id)
 );
 insert into users_tasks values (1, 1), (1, 2), (1, 3), (1, 4), (2, 5), (2, 6), (2, 7), (3, 1), (3, 5);
+create table "Server Today" ("cHostname" text, "Just A Server Model" text);
+insert into "Server Today" values ('argnim1    ', ' IBM,9113-550 (P5-550)'), ('argnim2    ', ' IBM,9113-550 (P5-550)'),
+  ('daaa2nim71 ', ' IBM,9131-52A (P5-52A)'), ('daah3nim71 ', ' IBM,8406-71Y (P7-PS701)'),
+  ('hbnim1     ', ' IBM,9133-55A (P5-55A)');
+create table pgrst_reserved_chars (
+  "*id*" integer, ":arr->ow::cast" text, "(inside,parens)" text, "a.dotted.column" text, "  col  w  space  " text
+);
+insert into pgrst_reserved_chars values (1, ' arrow-1 ', ' parens-1 ', ' dotted-1 ', ' space-1'),
+  (2, ' arrow-2 ', ' parens-2 ', ' dotted-2 ', ' space-2'), (3, ' arrow-3 ', ' parens-3 ', ' dotted-3 ', ' space-3');
+create table do$llar$s (a$num$ numeric);
+insert into do$llar$s (a$num$) values (100), (200), (300);
+create table timestamps (t timestamp with time zone);
+insert into timestamps values ('2023-10-18 12:37:59.611000+0000'), ('2023-10-18 14:37:59.611000+0000'),
+  ('2023-10-18 16:37:59.611000+0000');
+create table موارد (هویت bigint not null);
 create table w_or_wo_comma_names (name text);
 insert into w_or_wo_comma_names values ('Hebdon, John'), ('Williams, Mary'), ('Smith, Joseph'), ('David White'),
   ('Larry Thompson'), ('Double O Seven(007)'), ('"'), ('Double"Quote"McGraw"'), ('\\'), ('/\\Slash/\\Beast/\\');
@@ -74,7 +98,67 @@ insert into json_arr values (1, '[1, 2, 3]'), (2, '[4, 5, 6]'), (3, '[[9, 8, 7],
   (5, '[{"a": "A"}, {"b": "B"}]'), (6, '[{"a": [1,2,3]}, {"b": [4,5]}]'), (7, '{"c": [1,2,3], "d": [4,5]}'),
   (8, '{"c": [{"d": [4,5,6,7,8]}]}'), (9, '[{"0xy1": [1,{"23-xy-45": [2, {"xy-6": [3]}]}]}]'),
   (10, '{"!@#$%^&*_a": [{"!@#$%^&*_b": 1}, {"!@#$%^&*_c": [2]}], "!@#$%^&*_d": {"!@#$%^&*_e": 3}}');
-create table menagerie (id integer primary key);
+create type enum_menagerie_type as enum ('foo', 'bar');
+create table project_invoices (id int primary key, invoice_total numeric, project_id integer references projects (id));
+insert into project_invoices values (1, 100, 1), (2, 200, 1), (3, 500, 2), (4, 700, 2), (5, 1200, 3), (6, 2000, 3),
+  (7, 100, 4), (8, 4000, 4);
+create table menagerie (
+  "integer" integer primary key, double double precision not null, "varchar" character varying not null,
+  "boolean" boolean not null, date date not null, money money not null, enum enum_menagerie_type not null
+);
+create table auto_incrementing_pk (
+  id serial primary key, nullable_string character varying, non_nullable_string character varying not null,
+  inserted_at timestamp with time zone default now()
+);
+alter sequence auto_incrementing_pk_id_seq restart with 2;
+create table compound_pk (k1 integer not null, k2 text not null, extra integer, primary key (k1, k2));
+create view compound_pk_view as select * from compound_pk;
+create table with_pk1 (pk1 int primary key);
+create table with_pk2 (pk2 int primary key);
+create view with_multiple_pks as select * from with_pk1, with_pk2;
+create function with_multiple_pks_insert() returns trigger language plpgsql as $$ begin
+  insert into with_pk1 values (new.pk1) on conflict do nothing;
+  insert into with_pk2 values (new.pk2) on conflict do nothing;
+  return new;
+end $$;
+create trigger ins instead of insert on with_multiple_pks for each row execute procedure with_multiple_pks_insert();
+create view clients_view as select * from clients;
+create view projects_view as select projects.id, projects.name, projects.client_id from projects;
+create view projects_view_alt as select projects.id as t_id, projects.name, projects.client_id as t_client_id
+  from projects;
+create view projects_auto_updatable_view_with_pk as select id, name, client_id from projects;
+create view projects_auto_updatable_view_without_pk as select name, client_id from projects;
+create view projects_view_with_all_triggers_with_pk as select distinct id, name, client_id from projects;
+create view projects_view_without_triggers as select distinct id, name, client_id from projects;
+create function test_for_views_with_triggers() returns trigger language plpgsql as $$ begin return null; end $$;
+create trigger i instead of insert on projects_view_with_all_triggers_with_pk
+  for each row execute procedure test_for_views_with_triggers();
+create trigger u instead of update on projects_view_with_all_triggers_with_pk
+  for each row execute procedure test_for_views_with_triggers();
+create trigger d instead of delete on projects_view_with_all_triggers_with_pk
+  for each row execute procedure test_for_views_with_triggers();
+create view projects_view_with_all_triggers_without_pk as select distinct name, client_id from projects;
+create trigger i instead of insert on projects_view_with_all_triggers_without_pk
+  for each row execute procedure test_for_views_with_triggers();
+create trigger u instead of update on projects_view_with_all_triggers_without_pk
+  for each row execute procedure test_for_views_with_triggers();
+create trigger d instead of delete on projects_view_with_all_triggers_without_pk
+  for each row execute procedure test_for_views_with_triggers();
+create view projects_view_with_insert_trigger as select distinct id, name, client_id from projects;
+create trigger i instead of insert on projects_view_with_insert_trigger
+  for each row execute procedure test_for_views_with_triggers();
+create view projects_view_with_update_trigger as select distinct id, name, client_id from projects;
+create trigger u instead of update on projects_view_with_update_trigger
+  for each row execute procedure test_for_views_with_triggers();
+create view projects_view_with_delete_trigger as select distinct id, name, client_id from projects;
+create trigger d instead of delete on projects_view_with_delete_trigger
+  for each row execute procedure test_for_views_with_triggers();
+create function getallusers() returns setof users language sql stable as $$ select * from users $$;
+create table tsearch (text_search_vector tsvector);
+insert into tsearch values (to_tsvector('english', 'It''s kind of fun to do the impossible')),
+  (to_tsvector('english', 'But also fun to do what is possible')), (to_tsvector('english', 'Fat cats ate rats')),
+  (to_tsvector('french', 'C''est un peu amusant de faire l''impossible')),
+  (to_tsvector('german', 'Es ist eine Art Spaß, das Unmögliche zu machen'));
 create table big_projects (big_project_id serial primary key, name text);
 create table sites (site_id serial primary key, name text, main_project_id int null references big_projects (big_project_id));
 alter table sites rename constraint sites_main_project_id_fkey to main_project;
@@ -84,6 +168,7 @@ create table jobs (
 );
 create table agents (id int primary key, name text, department_id int);
 create table departments (id int primary key, name text, head_id int references agents (id));
+create view main_jobs as select * from jobs where site_id in (select site_id from sites where main_project_id is not null);
 alter table agents add constraint agents_department_id_fkey foreign key (department_id) references departments (id);
 create table second (id int primary key, name text);
 create table first (
@@ -101,6 +186,8 @@ create table organizations (
   id integer primary key, name text, referee integer references organizations (id),
   auditor integer references organizations (id), manager_id integer
 );
+insert into organizations values (1, 'Referee Org', null, null, 1), (2, 'Auditor Org', null, null, 2),
+  (3, 'Acme', 1, 2, 3), (4, 'Umbrella', 1, 2, 4), (5, 'Cyberdyne', 3, 4, 5), (6, 'Oscorp', 3, 4, 6);
 create table articles (id integer primary key, body text, owner name not null default current_user);
 insert into articles values (1, 'No… It''s a thing; it''s like a plan, but with more greatness.', 'diogo'),
   (2, 'Stop talking, brain thinking. Hush.', 'diogo'), (3, 'It''s a fez. I wear a fez now. Fezes are cool.', 'diogo');
@@ -421,6 +508,49 @@ const QUERY_SPEC: WireCase[] = [
   },
   { name: "not.imatch", url: "simple_pk?k=not.imatch.^xy&order=extra.asc", status: 200, json: [] },
   {
+    name: "a filter on a computed column",
+    url: "items?always_true=eq.true&order=id.asc",
+    status: 200,
+    json: ids(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+    expect: { "content-type": JSON_TYPE },
+  },
+  {
+    name: "order by a computed column",
+    url: "items?order=anti_id.desc",
+    status: 200,
+    json: ids(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+  },
+  {
+    name: "a computed column on a table",
+    url: "items?id=eq.1&select=id,always_true",
+    status: 200,
+    json: [{ id: 1, always_true: true }],
+  },
+  {
+    name: "a computed column on a function's rows",
+    url: "rpc/search?id=1&select=id,always_true",
+    status: 200,
+    json: [{ id: 1, always_true: true }],
+  },
+  {
+    name: "an overloaded computed column (items)",
+    url: "items?id=eq.1&select=id,computed_overload",
+    status: 200,
+    json: [{ id: 1, computed_overload: true }],
+  },
+  {
+    name: "an overloaded computed column (items2)",
+    url: "items2?id=eq.1&select=id,computed_overload",
+    status: 200,
+    json: [{ id: 1, computed_overload: true }],
+  },
+  {
+    name: "an overloaded computed column on a function's rows",
+    url: "rpc/search?id=1&select=id,computed_overload",
+    status: 200,
+    json: [{ id: 1, computed_overload: true }],
+  },
+  {
     name: "a filter on a nested embed",
     url: "clients?select=id,projects(id,tasks(id,name))&projects.tasks.name=like.Design*",
     status: 200,
@@ -524,6 +654,29 @@ const QUERY_SPEC: WireCase[] = [
     status: 200,
     json: [{
       id: 1,
+      name: "Windows 7",
+      clients: { id: 1, name: "Microsoft" },
+      tasks: [{ id: 1, name: "Design w7" }, { id: 2, name: "Code w7" }],
+    }],
+    bytes: 141,
+  },
+  {
+    name: "parents and children of a view",
+    url: "projects_view?id=eq.1&select=id, name, clients(*), tasks(id, name)",
+    status: 200,
+    json: [{
+      id: 1,
+      name: "Windows 7",
+      clients: { id: 1, name: "Microsoft" },
+      tasks: [{ id: 1, name: "Design w7" }, { id: 2, name: "Code w7" }],
+    }],
+  },
+  {
+    name: "parents and children of a view with renamed keys",
+    url: "projects_view_alt?t_id=eq.1&select=t_id, name, clients(*), tasks(id, name)",
+    status: 200,
+    json: [{
+      t_id: 1,
       name: "Windows 7",
       clients: { id: 1, name: "Microsoft" },
       tasks: [{ id: 1, name: "Design w7" }, { id: 2, name: "Code w7" }],
@@ -708,6 +861,35 @@ const QUERY_SPEC: WireCase[] = [
       { ghostBusters: [] },
       { ghostBusters: [{ escapeId: 5 }] },
     ],
+  },
+  {
+    name: "a table and a column with blanks",
+    url: "Server%20Today?select=Just%20A%20Server%20Model&Just%20A%20Server%20Model=like.*91*",
+    status: 200,
+    json: [
+      { "Just A Server Model": " IBM,9113-550 (P5-550)" },
+      { "Just A Server Model": " IBM,9113-550 (P5-550)" },
+      { "Just A Server Model": " IBM,9131-52A (P5-52A)" },
+      { "Just A Server Model": " IBM,9133-55A (P5-55A)" },
+    ],
+  },
+  {
+    name: "quoted columns with PostgREST's reserved characters",
+    url: "pgrst_reserved_chars?select=%22:arr-%3Eow::cast%22,%22(inside,parens)%22,%22a.dotted.column%22," +
+      "%22%20%20col%20%20w%20%20space%20%20%22&%22*id*%22=eq.1",
+    status: 200,
+    json: [{
+      ":arr->ow::cast": " arrow-1 ",
+      "(inside,parens)": " parens-1 ",
+      "a.dotted.column": " dotted-1 ",
+      "  col  w  space  ": " space-1",
+    }],
+  },
+  {
+    name: "columns with dollars",
+    url: "do$llar$s?select=a$num$&a$num$=eq.100",
+    status: 200,
+    json: [{ a$num$: 100 }],
   },
   {
     name: "in with a quoted comma",
@@ -2049,10 +2231,8 @@ const PGRST201 = (parent: string, target: string, details: unknown[], hints: str
 
 /** test/spec/Feature/Query/EmbedDisambiguationSpec.hs */
 const EMBED_DISAMBIGUATION_SPEC: WireCase[] = [
-  // The spec's case lists a third candidate, through the view main_jobs: relationships through views are not
-  // embedded here (a gap, not ported); this row is the spec's answer for the two tables' own foreign keys.
   {
-    name: "many-to-one and many-to-many to one table: 300",
+    name: "many-to-one and many-to-many (through a table and a view) to one table: 300",
     url: "sites?select=*,big_projects(*)",
     status: 300,
     json: PGRST201("sites", "big_projects", [
@@ -2066,8 +2246,15 @@ const EMBED_DISAMBIGUATION_SPEC: WireCase[] = [
         relationship: "jobs using jobs_site_id_fkey(site_id) and jobs_big_project_id_fkey(big_project_id)",
         embedding: "sites with big_projects",
       },
-    ], ["main_project", "jobs"]),
+      {
+        cardinality: "many-to-many",
+        relationship:
+          "main_jobs using jobs_site_id_fkey(site_id) and jobs_big_project_id_fkey(big_project_id)",
+        embedding: "sites with big_projects",
+      },
+    ], ["main_project", "jobs", "main_jobs"]),
     expect: { "content-type": JSON_TYPE },
+    bytes: 828,
   },
   {
     name: "a circular reference: 300",
@@ -2102,6 +2289,16 @@ const EMBED_DISAMBIGUATION_SPEC: WireCase[] = [
         relationship: "first_second_id_2_fkey using first(second_id_2) and second(id)",
       },
     ], ["first_second_id_1_fkey", "first_second_id_2_fkey"]),
+  },
+  {
+    name: "a view embedded by a hint, and its parent by the FK's name",
+    url: "tasks?id=eq.1&select=id,name,projects_view!project(id,name,client(id,name))",
+    status: 200,
+    json: [{
+      id: 1,
+      name: "Design w7",
+      projects_view: { id: 1, name: "Windows 7", client: { id: 1, name: "Microsoft" } },
+    }],
   },
   {
     name: "embed by the FK's name",
@@ -2238,6 +2435,232 @@ const HANDLING_SPEC: WireCase[] = [
     status: 200,
     json: 1,
     expect: { "content-type": JSON_TYPE },
+  },
+];
+
+const animal = (n: number) =>
+  `{"integer": ${n}, "double": 3.14159, "varchar": "testing!", "boolean": false, "date": "1900-01-01", ` +
+  `"money": "$3.99", "enum": "foo"}`;
+
+/** test/spec/Feature/Query/InsertSpec.hs: successful inserts and their headers (they commit: after the reads) */
+const INSERT_SPEC: WireCase[] = [
+  {
+    name: "disparate JSON types: 201, no body",
+    method: "POST",
+    url: "menagerie",
+    body: animal(13),
+    status: 201,
+    text: "",
+    expect: { "content-type": null },
+  },
+  {
+    name: "select= on the representation",
+    method: "POST",
+    url: "menagerie?select=integer,varchar",
+    headers: { prefer: "return=representation" },
+    body: `[${animal(14)}]`,
+    status: 201,
+    json: [{ integer: 14, varchar: "testing!" }],
+    expect: { "content-type": JSON_TYPE, "preference-applied": "return=representation" },
+    bytes: 37,
+  },
+  {
+    name: "select= without return=: ignored",
+    method: "POST",
+    url: "menagerie?select=integer,varchar",
+    body: `[${animal(15)}]`,
+    status: 201,
+    text: "",
+    expect: { "content-type": null },
+  },
+  {
+    name: "select= with return=minimal: ignored",
+    method: "POST",
+    url: "menagerie?select=integer,varchar",
+    headers: { prefer: "return=minimal" },
+    body: `[${animal(16)}]`,
+    status: 201,
+    text: "",
+    expect: { "content-type": null, "preference-applied": "return=minimal" },
+  },
+  {
+    name: "a representation with an embed and count=exact",
+    method: "POST",
+    url: "projects?select=id,name,clients(id,name)",
+    headers: { prefer: "return=representation, count=exact" },
+    body: '{"id":6,"name":"New Project","client_id":2}',
+    status: 201,
+    json: [{ id: 6, name: "New Project", clients: { id: 2, name: "Apple" } }],
+    expect: {
+      "content-type": JSON_TYPE,
+      location: null,
+      "content-range": "*/1",
+      "preference-applied": "return=representation, count=exact",
+    },
+  },
+  {
+    name: "renamed and cast columns",
+    method: "POST",
+    url: "projects?select=pId:id::text,pName:name,cId:client_id::text",
+    headers: { prefer: "return=representation" },
+    body: '{"id":7,"name":"New Project","client_id":2}',
+    status: 201,
+    json: [{ pId: "7", pName: "New Project", cId: "2" }],
+    expect: { location: null, "content-range": "*/*", "preference-applied": "return=representation" },
+  },
+  {
+    name: "a representation without the key: no Location",
+    method: "POST",
+    url: "projects?select=name,client_id",
+    headers: { prefer: "return=representation" },
+    body: '{"id":10,"name":"New Project","client_id":2}',
+    status: 201,
+    json: [{ name: "New Project", client_id: 2 }],
+    expect: { location: null, "content-range": "*/*", "preference-applied": "return=representation" },
+  },
+  {
+    name: "headers-only: Location from the key, whatever select=",
+    method: "POST",
+    url: "projects?select=name,client_id",
+    headers: { prefer: "return=headers-only" },
+    body: '{"id":11,"name":"New Project","client_id":2}',
+    status: 201,
+    text: "",
+    expect: {
+      "content-type": null,
+      location: "/projects?id=eq.11",
+      "content-range": "*/*",
+      "preference-applied": "return=headers-only",
+    },
+  },
+  {
+    name: "no return=: no Location",
+    method: "POST",
+    url: "projects?select=name,client_id",
+    body: '{"id":12,"name":"New Project","client_id":2}',
+    status: 201,
+    text: "",
+    expect: { "content-type": null, location: null },
+  },
+  {
+    name: "a form",
+    method: "POST",
+    url: "menagerie",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "integer=7&double=2.71828&varchar=forms+are+fun&boolean=false&date=1900-01-01&money=$3.99&enum=foo",
+    status: 201,
+    text: "",
+    expect: { "content-type": null },
+  },
+  {
+    name: "headers-only on a serial key: Location",
+    method: "POST",
+    url: "auto_incrementing_pk",
+    headers: { prefer: "return=headers-only" },
+    body: '{"non_nullable_string":"not null"}',
+    status: 201,
+    text: "",
+    expect: {
+      "content-type": null,
+      location: "/auto_incrementing_pk?id=eq.2",
+      "preference-applied": "return=headers-only",
+    },
+  },
+  {
+    name: "a table without a key: 201, no Location",
+    method: "POST",
+    url: "no_pk",
+    body: '{"a":"foo", "b":"bar"}',
+    status: 201,
+    expect: { "content-type": null, location: null },
+  },
+  {
+    name: "a table without a key, return=representation",
+    method: "POST",
+    url: "no_pk",
+    headers: { prefer: "return=representation" },
+    body: '{"a":"bar", "b":"baz"}',
+    status: 201,
+    json: [{ a: "bar", b: "baz" }],
+    expect: { location: null, "preference-applied": "return=representation" },
+  },
+  {
+    name: "no rows, return=representation: []",
+    method: "POST",
+    url: "no_pk",
+    headers: { prefer: "return=representation" },
+    body: "[]",
+    status: 201,
+    json: [],
+  },
+  {
+    name: "nulls",
+    method: "POST",
+    url: "no_pk",
+    headers: { prefer: "return=representation" },
+    body: '{"a":null, "b":"foo"}',
+    status: 201,
+    json: [{ a: null, b: "foo" }],
+    expect: { location: null },
+  },
+  {
+    name: "a compound key, return=representation: no Location",
+    method: "POST",
+    url: "compound_pk",
+    headers: { prefer: "return=representation" },
+    body: '{"k1":12, "k2":"Rock & R+ll"}',
+    status: 201,
+    json: [{ k1: 12, k2: "Rock & R+ll", extra: null }],
+    expect: { location: null },
+  },
+  {
+    name: "into a view: 201, no Location",
+    method: "POST",
+    url: "compound_pk_view",
+    headers: { prefer: "tx=rollback" },
+    body: '{"k1":1,"k2":"test","extra":2}',
+    status: 201,
+    text: "",
+    expect: { "content-type": null, location: null },
+  },
+  {
+    name: "into a view of two tables, headers-only: Location with both keys",
+    method: "POST",
+    url: "with_multiple_pks",
+    headers: { prefer: "return=headers-only" },
+    body: '{"pk1":1,"pk2":2}',
+    status: 201,
+    text: "",
+    expect: {
+      "content-type": null,
+      location: "/with_multiple_pks?pk1=eq.1&pk2=eq.2",
+      "content-range": "*/*",
+      "preference-applied": "return=headers-only",
+    },
+  },
+  {
+    name: "into a view, headers-only: Location with the composite key",
+    method: "POST",
+    url: "compound_pk_view",
+    headers: { prefer: "return=headers-only" },
+    body: '{"k1":1,"k2":"test","extra":2}',
+    status: 201,
+    text: "",
+    expect: {
+      "content-type": null,
+      location: "/compound_pk_view?k1=eq.1&k2=eq.test",
+      "content-range": "*/*",
+      "preference-applied": "return=headers-only",
+    },
+  },
+  {
+    name: "a bulk insert: no Location",
+    method: "POST",
+    url: "compound_pk",
+    body: '[{"k1":21, "k2":"hello world"}, {"k1":22, "k2":"bye for now"}]',
+    status: 201,
+    text: "",
+    expect: { "content-type": null, location: null },
   },
 ];
 
@@ -2379,10 +2802,633 @@ const RPC_RESULT_SPEC: WireCase[] = [
   },
 ];
 
+const tsv = (...vectors: string[]) => vectors.map((text_search_vector) => ({ text_search_vector }));
+const IMPOSSIBLE = "'fun':5 'imposs':9 'kind':3";
+const POSSIBLE = "'also':2 'fun':3 'possibl':8";
+const RATS = "'ate':3 'cat':2 'fat':1 'rat':4";
+const FRENCH = "'amus':5 'fair':7 'impossibl':9 'peu':4";
+const GERMAN = "'art':4 'spass':5 'unmog':7";
+
+/** test/spec/Feature/Query/QuerySpec.hs: the full-text search operators on a tsvector column */
+const FTS_SPEC: WireCase[] = [
+  { name: "fts", url: "tsearch?text_search_vector=fts.impossible", status: 200, json: tsv(IMPOSSIBLE) },
+  {
+    name: "fts with &",
+    url: "tsearch?text_search_vector=fts.fun%26possible",
+    status: 200,
+    json: tsv(POSSIBLE),
+  },
+  {
+    name: "fts with |",
+    url: "tsearch?text_search_vector=fts.impossible%7Cpossible",
+    status: 200,
+    json: tsv(IMPOSSIBLE, POSSIBLE),
+  },
+  {
+    name: "fts with & !",
+    url: "tsearch?text_search_vector=fts.fun%26!possible",
+    status: 200,
+    json: tsv(IMPOSSIBLE),
+  },
+  { name: "plfts", url: "tsearch?text_search_vector=plfts.The%20Fat%20Rats", status: 200, json: tsv(RATS) },
+  { name: "wfts", url: "tsearch?text_search_vector=wfts.The%20Fat%20Rats", status: 200, json: tsv(RATS) },
+  {
+    name: "wfts with and",
+    url: "tsearch?text_search_vector=wfts.fun%20and%20possible",
+    status: 200,
+    json: tsv(POSSIBLE),
+  },
+  {
+    name: "wfts with or",
+    url: "tsearch?text_search_vector=wfts.impossible%20or%20possible",
+    status: 200,
+    json: tsv(IMPOSSIBLE, POSSIBLE),
+  },
+  {
+    name: "wfts with and -",
+    url: "tsearch?text_search_vector=wfts.fun%20and%20-possible",
+    status: 200,
+    json: tsv(IMPOSSIBLE),
+  },
+  {
+    name: "fts(french)",
+    url: "tsearch?text_search_vector=fts(french).amusant",
+    status: 200,
+    json: tsv(FRENCH),
+  },
+  {
+    name: "plfts(french)",
+    url: "tsearch?text_search_vector=plfts(french).amusant%20impossible",
+    status: 200,
+    json: tsv(FRENCH),
+  },
+  {
+    name: "wfts(french)",
+    url: "tsearch?text_search_vector=wfts(french).amusant%20impossible",
+    status: 200,
+    json: tsv(FRENCH),
+  },
+  {
+    name: "not.fts",
+    url: "tsearch?text_search_vector=not.fts.impossible%7Cfat%7Cfun",
+    status: 200,
+    json: tsv(FRENCH, GERMAN),
+  },
+  {
+    name: "not.fts(english)",
+    url: "tsearch?text_search_vector=not.fts(english).impossible%7Cfat%7Cfun",
+    status: 200,
+    json: tsv(FRENCH, GERMAN),
+  },
+  {
+    name: "not.plfts",
+    url: "tsearch?text_search_vector=not.plfts.The%20Fat%20Rats",
+    status: 200,
+    json: tsv(IMPOSSIBLE, POSSIBLE, FRENCH, GERMAN),
+  },
+  {
+    name: "not.wfts(english)",
+    url: "tsearch?text_search_vector=not.wfts(english).impossible%20or%20fat%20or%20fun",
+    status: 200,
+    json: tsv(FRENCH, GERMAN),
+  },
+  { name: "phfts", url: "tsearch?text_search_vector=phfts.The%20Fat%20Cats", status: 200, json: tsv(RATS) },
+  {
+    name: "phfts(german)",
+    url: "tsearch?text_search_vector=phfts(german).Art%20Spass",
+    status: 200,
+    json: tsv(GERMAN),
+  },
+  {
+    name: "not.phfts(english)",
+    url: "tsearch?text_search_vector=not.phfts(english).The%20Fat%20Cats",
+    status: 200,
+    json: tsv(IMPOSSIBLE, POSSIBLE, FRENCH, GERMAN),
+  },
+  {
+    name: "phfts in or",
+    url:
+      "tsearch?or=(text_search_vector.phfts(german).Art%20Spass, text_search_vector.phfts(french).amusant, " +
+      "text_search_vector.fts(english).impossible)",
+    status: 200,
+    json: tsv(IMPOSSIBLE, FRENCH, GERMAN),
+  },
+  {
+    name: "plfts in or (AndOrParamsSpec)",
+    url: "tsearch?or=(text_search_vector.plfts(german).Art%20Spass, " +
+      "text_search_vector.plfts(french).amusant%20impossible, text_search_vector.fts(english).impossible)",
+    status: 200,
+    json: tsv(IMPOSSIBLE, FRENCH, GERMAN),
+  },
+  {
+    name: "not.wfts in or (AndOrParamsSpec)",
+    url: "tsearch?or=(text_search_vector.plfts(german).Art,text_search_vector.plfts(french).amusant," +
+      "text_search_vector.not.wfts(english).impossible)",
+    status: 200,
+    json: tsv(POSSIBLE, RATS, FRENCH, GERMAN),
+  },
+];
+
+const PGRST118 = (parent: string, name: string) =>
+  err(
+    "PGRST118",
+    `A related order on '${name}' is not possible`,
+    `'${parent}' and '${name}' do not form a many-to-one or one-to-one relationship`,
+  );
+
+/** test/spec/Feature/Query/RelatedQueriesSpec.hs (related orders) */
+const RELATED_QUERIES_SPEC: WireCase[] = [
+  {
+    name: "order by a many-to-one's column, nulls first",
+    url: "projects?select=id,clients(name)&order=clients(name).nullsfirst",
+    status: 200,
+    json: [
+      { id: 5, clients: null },
+      { id: 3, clients: { name: "Apple" } },
+      { id: 4, clients: { name: "Apple" } },
+      { id: 1, clients: { name: "Microsoft" } },
+      { id: 2, clients: { name: "Microsoft" } },
+    ],
+  },
+  {
+    name: "order by an aliased many-to-one's column",
+    url: "projects?select=id,client:clients(name)&order=client(name).asc",
+    status: 200,
+    json: [
+      { id: 3, client: { name: "Apple" } },
+      { id: 4, client: { name: "Apple" } },
+      { id: 1, client: { name: "Microsoft" } },
+      { id: 2, client: { name: "Microsoft" } },
+      { id: 5, client: null },
+    ],
+  },
+  {
+    name: "a related order inside an embed",
+    url: "users?select=name,tasks(id,name,projects(id,name))&tasks.order=projects(id).desc,name&limit=1",
+    status: 200,
+    json: [{
+      name: "Angela Martin",
+      tasks: [
+        { id: 4, name: "Code w10", projects: { id: 2, name: "Windows 10" } },
+        { id: 3, name: "Design w10", projects: { id: 2, name: "Windows 10" } },
+        { id: 2, name: "Code w7", projects: { id: 1, name: "Windows 7" } },
+        { id: 1, name: "Design w7", projects: { id: 1, name: "Windows 7" } },
+      ],
+    }],
+  },
+  {
+    name: "a related order on a one-to-many: 400 PGRST118",
+    url: "clients?select=*,projects(*)&order=projects(id)",
+    status: 400,
+    json: PGRST118("clients", "projects"),
+    expect: { "content-type": JSON_TYPE },
+  },
+  {
+    name: "a related order on an aliased one-to-many: 400 PGRST118",
+    url: "clients?select=*,pros:projects(*)&order=pros(id)",
+    status: 400,
+    json: PGRST118("clients", "pros"),
+  },
+  {
+    name: "a related order on a resource not embedded: 400 PGRST108",
+    url: "projects?select=id,clients(name)&order=clientsx(name).nullsfirst",
+    status: 400,
+    json: err(
+      "PGRST108",
+      "'clientsx' is not an embedded resource in this request",
+      null,
+      "Verify that 'clientsx' is included in the 'select' query parameter.",
+    ),
+  },
+];
+
+const ALL = "OPTIONS,GET,HEAD,POST,PUT,PATCH,DELETE";
+const options = (url: string, allow: string): WireCase => ({
+  name: `OPTIONS /${url}: ${allow}`,
+  method: "OPTIONS",
+  url,
+  status: 200,
+  expect: { allow },
+});
+
+/** test/spec/Feature/OptionsSpec.hs */
+const OPTIONS_SPEC: WireCase[] = [
+  { ...options("items", ALL), bytes: 0 },
+  { name: "OPTIONS on an unknown table: 404", method: "OPTIONS", url: "unknown", status: 404 },
+  options("projects_auto_updatable_view_with_pk", ALL),
+  options("projects_auto_updatable_view_without_pk", "OPTIONS,GET,HEAD,POST,PATCH,DELETE"),
+  options("projects_view_with_all_triggers_with_pk", ALL),
+  options("projects_view_without_triggers", "OPTIONS,GET,HEAD"),
+  options("projects_view_with_all_triggers_without_pk", "OPTIONS,GET,HEAD,POST,PATCH,DELETE"),
+  options("projects_view_with_insert_trigger", "OPTIONS,GET,HEAD,POST"),
+  options("projects_view_with_update_trigger", "OPTIONS,GET,HEAD,PATCH"),
+  options("projects_view_with_delete_trigger", "OPTIONS,GET,HEAD,DELETE"),
+  options("rpc/delete_items_returns_void", "OPTIONS,POST"),
+  options("rpc/getallusers", "OPTIONS,GET,HEAD,POST"),
+  options("rpc/sayhello", "OPTIONS,GET,HEAD,POST"),
+  options("", "OPTIONS,GET,HEAD"),
+];
+
+const ARRAY_STRIP = "application/vnd.pgrst.array+json;nulls=stripped";
+const OBJECT_STRIP = "application/vnd.pgrst.object+json;nulls=stripped";
+const ORGANIZATIONS_STRIPPED = [
+  { id: 1, name: "Referee Org", manager_id: 1 },
+  { id: 2, name: "Auditor Org", manager_id: 2 },
+  { id: 3, name: "Acme", referee: 1, auditor: 2, manager_id: 3 },
+  { id: 4, name: "Umbrella", referee: 1, auditor: 2, manager_id: 4 },
+  { id: 5, name: "Cyberdyne", referee: 3, auditor: 4, manager_id: 5 },
+  { id: 6, name: "Oscorp", referee: 3, auditor: 4, manager_id: 6 },
+];
+
+/** test/spec/Feature/Query/NullsStripSpec.hs (its writes rolled back here) */
+const NULLS_STRIP_SPEC: WireCase[] = [
+  {
+    name: "array, nulls=stripped",
+    url: "organizations?select=*",
+    headers: { accept: ARRAY_STRIP },
+    status: 200,
+    json: ORGANIZATIONS_STRIPPED,
+    expect: { "content-type": `${ARRAY_STRIP}; charset=utf-8` },
+  },
+  {
+    name: "POST, array, nulls=stripped",
+    method: "POST",
+    url: "organizations?select=*",
+    headers: { accept: ARRAY_STRIP, prefer: "return=representation, tx=rollback" },
+    body: organization,
+    status: 201,
+    json: [{ id: 7, name: "John", manager_id: 6 }],
+    expect: { "content-type": `${ARRAY_STRIP}; charset=utf-8` },
+  },
+  {
+    name: "PATCH, array, nulls=stripped",
+    method: "PATCH",
+    url: "organizations?id=eq.3&select=*",
+    headers: { accept: ARRAY_STRIP, prefer: "return=representation, tx=rollback" },
+    body: '{"name":"John","referee":null}',
+    status: 200,
+    json: [{ id: 3, name: "John", auditor: 2, manager_id: 3 }],
+    expect: { "content-type": `${ARRAY_STRIP}; charset=utf-8` },
+  },
+  {
+    name: "vnd.pgrst.array without +json, nulls=stripped",
+    url: "organizations?select=*",
+    headers: { accept: "application/vnd.pgrst.array;nulls=stripped" },
+    status: 200,
+    json: ORGANIZATIONS_STRIPPED,
+    expect: { "content-type": `${ARRAY_STRIP}; charset=utf-8` },
+  },
+  {
+    name: "object, nulls=stripped",
+    url: "organizations?limit=1",
+    headers: { accept: OBJECT_STRIP },
+    status: 200,
+    json: { id: 1, name: "Referee Org", manager_id: 1 },
+    expect: { "content-type": `${OBJECT_STRIP}; charset=utf-8` },
+  },
+  {
+    name: "object, nulls=stripped, six rows: 406",
+    url: "organizations?select=*",
+    headers: { accept: OBJECT_STRIP },
+    status: 406,
+    json: coerce(6),
+    expect: { "content-type": JSON_TYPE },
+  },
+  {
+    name: "nulls stripped even when selected",
+    url: "organizations?select=id,referee,auditor",
+    headers: { accept: ARRAY_STRIP },
+    status: 200,
+    json: [
+      { id: 1 },
+      { id: 2 },
+      { id: 3, referee: 1, auditor: 2 },
+      { id: 4, referee: 1, auditor: 2 },
+      { id: 5, referee: 3, auditor: 4 },
+      { id: 6, referee: 3, auditor: 4 },
+    ],
+  },
+  {
+    name: "POST, selected nulls stripped",
+    method: "POST",
+    url: "organizations?select=id,referee,auditor",
+    headers: { accept: ARRAY_STRIP, prefer: "return=representation, tx=rollback" },
+    body: organization,
+    status: 201,
+    json: [{ id: 7 }],
+  },
+  {
+    name: "PATCH, selected nulls stripped",
+    method: "PATCH",
+    url: "organizations?id=eq.3&select=id,name,referee,auditor",
+    headers: { accept: ARRAY_STRIP, prefer: "return=representation, tx=rollback" },
+    body: '{"name":"John","referee":null}',
+    status: 200,
+    json: [{ id: 3, name: "John", auditor: 2 }],
+  },
+  {
+    name: "object, selected nulls stripped",
+    url: "organizations?select=id,referee,auditor&limit=1",
+    headers: { accept: OBJECT_STRIP },
+    status: 200,
+    json: { id: 1 },
+    expect: { "content-type": `${OBJECT_STRIP}; charset=utf-8` },
+  },
+  {
+    name: "vnd.pgrst.array+json keeps nulls",
+    url: "organizations?select=id,referee,auditor",
+    headers: { accept: "application/vnd.pgrst.array+json" },
+    status: 200,
+    json: [
+      { id: 1, referee: null, auditor: null },
+      { id: 2, referee: null, auditor: null },
+      { id: 3, referee: 1, auditor: 2 },
+      { id: 4, referee: 1, auditor: 2 },
+      { id: 5, referee: 3, auditor: 4 },
+      { id: 6, referee: 3, auditor: 4 },
+    ],
+    expect: { "content-type": JSON_TYPE },
+  },
+];
+
+const count = (url: string, range: string): WireCase => ({
+  name: `HEAD ${url} with count=exact: ${range}`,
+  method: "HEAD",
+  url,
+  headers: { prefer: "count=exact" },
+  status: 200,
+  text: "",
+  expect: { "content-type": JSON_TYPE, "content-range": range },
+});
+
+/**
+ * test/spec/Feature/Query/EmbedInnerJoinSpec.hs (many-to-one and one-to-many, on tables). Left out: two cases
+ * whose rows come without `order=`; on PostgreSQL the `!inner` one-to-many is a hash semi-join here, whose row
+ * order differs from the table's (PostgREST promises no order without `order=` either).
+ */
+const EMBED_INNER_JOIN_SPEC: WireCase[] = [
+  {
+    name: "!inner leaves out the rows without a parent",
+    url: "projects?select=id,clients!inner(id)",
+    status: 200,
+    json: [
+      { id: 1, clients: { id: 1 } },
+      { id: 2, clients: { id: 1 } },
+      { id: 3, clients: { id: 2 } },
+      { id: 4, clients: { id: 2 } },
+    ],
+  },
+  {
+    name: "!left keeps them",
+    url: "projects?select=id,clients!left(id)",
+    status: 200,
+    json: [
+      { id: 1, clients: { id: 1 } },
+      { id: 2, clients: { id: 1 } },
+      { id: 3, clients: { id: 2 } },
+      { id: 4, clients: { id: 2 } },
+      { id: 5, clients: null },
+    ],
+  },
+  count("projects?select=id,clients!inner(id)", "0-3/4"),
+  {
+    name: "!inner with a filter on the parent",
+    url: "projects?select=id,clients!inner(id)&clients.id=eq.1",
+    status: 200,
+    json: [{ id: 1, clients: { id: 1 } }, { id: 2, clients: { id: 1 } }],
+  },
+  {
+    name: "!inner with a filter matching nothing",
+    url: "projects?select=id,clients!inner(id)&clients.id=eq.0",
+    status: 200,
+    json: [],
+  },
+  count("projects?select=id,clients!inner(id)&clients.id=eq.1", "0-1/2"),
+  {
+    name: "!inner two levels down",
+    url: "tasks?select=id,projects!inner(id,clients!inner(id))&projects.clients.id=eq.2",
+    status: 200,
+    json: [
+      { id: 5, projects: { id: 3, clients: { id: 2 } } },
+      { id: 6, projects: { id: 3, clients: { id: 2 } } },
+      { id: 7, projects: { id: 4, clients: { id: 2 } } },
+      { id: 8, projects: { id: 4, clients: { id: 2 } } },
+    ],
+  },
+  count("tasks?select=id,projects!inner(id,clients!inner(id))&projects.clients.id=eq.1", "0-3/4"),
+  {
+    name: "!inner below a left embed only empties that embed",
+    url: "tasks?select=id,projects(id,clients!inner(id))&projects.clients.id=eq.2&order=id",
+    status: 200,
+    json: [
+      { id: 1, projects: null },
+      { id: 2, projects: null },
+      { id: 3, projects: null },
+      { id: 4, projects: null },
+      { id: 5, projects: { id: 3, clients: { id: 2 } } },
+      { id: 6, projects: { id: 3, clients: { id: 2 } } },
+      { id: 7, projects: { id: 4, clients: { id: 2 } } },
+      { id: 8, projects: { id: 4, clients: { id: 2 } } },
+    ],
+  },
+  count("tasks?select=id,projects(id,clients!inner(id))&projects.clients.id=eq.2", "0-7/8"),
+  count("entities?select=id,child_entities!inner(id)", "0-1/2"),
+  {
+    name: "!inner on a one-to-many, filtered",
+    url: "entities?select=id,child_entities!inner(id)&child_entities.id=eq.3",
+    status: 200,
+    json: [{ id: 2, child_entities: ids(3) }],
+  },
+  {
+    name: "!inner on a one-to-many, two levels down",
+    url: "entities?select=id,child_entities!inner(id,grandchild_entities!inner(id))" +
+      "&child_entities.grandchild_entities.id=in.(1,5)",
+    status: 200,
+    json: [{
+      id: 1,
+      child_entities: [{ id: 1, grandchild_entities: ids(1) }, { id: 2, grandchild_entities: ids(5) }],
+    }],
+  },
+  count(
+    "entities?select=id,child_entities!inner(id,grandchild_entities(id))&child_entities.grandchild_entities.id=eq.2",
+    "0-1/2",
+  ),
+];
+
+const BAD_ZONE = err("22023", 'invalid value for parameter "TimeZone": "Invalid/Timezone"');
+
+/** test/spec/Feature/Query/Preferences/TimezoneSpec.hs */
+const TIMEZONE_SPEC: WireCase[] = [
+  {
+    name: "timezone=America/Los_Angeles with handling=strict",
+    url: "timestamps",
+    headers: { prefer: "handling=strict, timezone=America/Los_Angeles" },
+    status: 200,
+    json: [
+      { t: "2023-10-18T05:37:59.611-07:00" },
+      { t: "2023-10-18T07:37:59.611-07:00" },
+      { t: "2023-10-18T09:37:59.611-07:00" },
+    ],
+    expect: {
+      "content-type": JSON_TYPE,
+      "preference-applied": "handling=strict, timezone=America/Los_Angeles",
+    },
+  },
+  {
+    name: "timezone=America/Los_Angeles",
+    url: "timestamps",
+    headers: { prefer: "timezone=America/Los_Angeles" },
+    status: 200,
+    json: [
+      { t: "2023-10-18T05:37:59.611-07:00" },
+      { t: "2023-10-18T07:37:59.611-07:00" },
+      { t: "2023-10-18T09:37:59.611-07:00" },
+    ],
+    expect: { "preference-applied": "timezone=America/Los_Angeles" },
+  },
+  ...["", "handling=strict, ", "handling=lenient, "].map((handling): WireCase => ({
+    name: `${handling}an invalid timezone: 400 22023`,
+    url: "timestamps",
+    headers: { prefer: `${handling}timezone=Invalid/Timezone` },
+    status: 400,
+    json: BAD_ZONE,
+  })),
+  {
+    name: "a positive offset",
+    url: "timestamps",
+    headers: { prefer: "timezone=+05:30" },
+    status: 200,
+    json: [
+      { t: "2023-10-18T07:07:59.611-05:30" },
+      { t: "2023-10-18T09:07:59.611-05:30" },
+      { t: "2023-10-18T11:07:59.611-05:30" },
+    ],
+    expect: { "preference-applied": "timezone=+05:30" },
+  },
+  {
+    name: "a negative offset",
+    url: "timestamps",
+    headers: { prefer: "timezone=-4" },
+    status: 200,
+    json: [
+      { t: "2023-10-18T08:37:59.611-04:00" },
+      { t: "2023-10-18T10:37:59.611-04:00" },
+      { t: "2023-10-18T12:37:59.611-04:00" },
+    ],
+    expect: { "preference-applied": "timezone=-4" },
+  },
+  {
+    name: "leap seconds: 400",
+    url: "timestamps",
+    headers: { prefer: "timezone=05:30:15" },
+    status: 400,
+    json: err(
+      "22023",
+      'time zone "05:30:15" appears to use leap seconds',
+      "PostgreSQL does not support leap seconds.",
+    ),
+  },
+];
+
+/** test/spec/Feature/Query/UnicodeSpec.hs (the table in the exposed schema, not in a schema named تست) */
+const UNICODE_SPEC: WireCase[] = [
+  { name: "a unicode table, empty", url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF", status: 200, text: "[]" },
+  {
+    name: "a unicode column written",
+    method: "POST",
+    url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF",
+    headers: { prefer: "tx=commit, return=representation" },
+    body: '{"هویت": 1}',
+    status: 201,
+    json: [{ "هویت": 1 }],
+  },
+  { name: "…and read", url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF", status: 200, json: [{ "هویت": 1 }] },
+  {
+    name: "…and deleted",
+    method: "DELETE",
+    url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF",
+    headers: { prefer: "tx=commit" },
+    status: 204,
+    expect: { "content-type": null },
+  },
+];
+
+/** test/spec/Feature/Query/SpreadQueriesSpec.hs (to-one spreads and a junction's spread, on tables) */
+const SPREAD_SPEC: WireCase[] = [
+  {
+    name: "a many-to-one spread",
+    url: "projects?select=id,...clients(client_name:name)",
+    status: 200,
+    json: [
+      { id: 1, client_name: "Microsoft" },
+      { id: 2, client_name: "Microsoft" },
+      { id: 3, client_name: "Apple" },
+      { id: 4, client_name: "Apple" },
+      { id: 5, client_name: null },
+    ],
+  },
+  {
+    name: "nested spreads",
+    url:
+      "grandchild_entities?select=name,...child_entities(parent_name:name,...entities(grandparent_name:name))" +
+      "&limit=3",
+    status: 200,
+    json: [
+      { name: "grandchild entity 1", parent_name: "child entity 1", grandparent_name: "entity 1" },
+      { name: "grandchild entity 2", parent_name: "child entity 1", grandparent_name: "entity 1" },
+      { name: "grandchild entity 3", parent_name: "child entity 2", grandparent_name: "entity 1" },
+    ],
+  },
+  {
+    name: "a spread inside an embed",
+    url:
+      "grandchild_entities?select=name,child_entity:child_entities(name,...entities(parent_name:name))&limit=1",
+    status: 200,
+    json: [{
+      name: "grandchild entity 1",
+      child_entity: { name: "child entity 1", parent_name: "entity 1" },
+    }],
+  },
+  {
+    name: "a junction's columns and the spread target's",
+    url: "users?select=*,tasks:users_tasks(*,...tasks(*))&limit=1",
+    status: 200,
+    json: [{
+      id: 1,
+      name: "Angela Martin",
+      tasks: [
+        { user_id: 1, task_id: 1, id: 1, name: "Design w7", project_id: 1 },
+        { user_id: 1, task_id: 2, id: 2, name: "Code w7", project_id: 1 },
+        { user_id: 1, task_id: 3, id: 3, name: "Design w10", project_id: 2 },
+        { user_id: 1, task_id: 4, id: 4, name: "Code w10", project_id: 2 },
+      ],
+    }],
+  },
+  {
+    name: "the spread target's columns only",
+    url: "users?select=*,tasks:users_tasks(...tasks(*))&limit=1",
+    status: 200,
+    json: [{
+      id: 1,
+      name: "Angela Martin",
+      tasks: [
+        { id: 1, name: "Design w7", project_id: 1 },
+        { id: 2, name: "Code w7", project_id: 1 },
+        { id: 3, name: "Design w10", project_id: 2 },
+        { id: 4, name: "Code w10", project_id: 2 },
+      ],
+    }],
+  },
+];
+
 const GROUPS: [string, WireCase[]][] = [
   ["ErrorSpec", ERROR_SPEC],
   ["QuerySpec", QUERY_SPEC],
   ["AndOrParamsSpec", AND_OR_SPEC],
+  ["QuerySpec (full-text search)", FTS_SPEC],
+  ["RelatedQueriesSpec", RELATED_QUERIES_SPEC],
+  ["EmbedInnerJoinSpec", EMBED_INNER_JOIN_SPEC],
+  ["SpreadQueriesSpec", SPREAD_SPEC],
   ["JsonOperatorSpec", JSON_OPERATOR_SPEC],
   ["SingularSpec", SINGULAR_SPEC],
   ["RangeSpec", RANGE_SPEC],
@@ -2392,8 +3438,484 @@ const GROUPS: [string, WireCase[]][] = [
   ["EmbedDisambiguationSpec", EMBED_DISAMBIGUATION_SPEC],
   ["UpsertSpec", UPSERT_SPEC],
   ["HandlingSpec", HANDLING_SPEC],
+  ["TimezoneSpec", TIMEZONE_SPEC],
+  ["UnicodeSpec", UNICODE_SPEC],
+  ["NullsStripSpec", NULLS_STRIP_SPEC],
+  ["OptionsSpec", OPTIONS_SPEC],
+  ["InsertSpec (successes)", INSERT_SPEC],
   ["MaxAffectedSpec", MAX_AFFECTED_SPEC],
 ];
+
+/**
+ * test/spec/Feature/Query/UpdateSpec.hs, on a platform of its own: PostgREST rolls back every case, here those
+ * whose checks allow it send `tx=rollback`, and the case that changes a key comes last.
+ */
+const UPDATE_SPEC: WireCase[] = [
+  {
+    name: "insignificant whitespace around the body",
+    method: "PATCH",
+    url: "items?id=eq.1",
+    headers: { prefer: "return=representation, tx=rollback" },
+    body: '\t \n \r { "id": 99 } \t \n \r ',
+    status: 200,
+    json: [{ id: 99 }],
+    bytes: 11,
+  },
+  {
+    name: "one item: 204, Content-Range 0-0/*",
+    method: "PATCH",
+    url: "items?id=eq.2",
+    headers: { prefer: "tx=rollback" },
+    body: '{"id":42}',
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "0-0/*" },
+  },
+  {
+    name: "no row, return=representation: []",
+    method: "PATCH",
+    url: "items?id=eq.999999",
+    headers: { prefer: "return=representation" },
+    body: '{"id":999999}',
+    status: 200,
+    text: "[]",
+    expect: { "preference-applied": "return=representation" },
+    bytes: 2,
+  },
+  { name: "no row: 204", method: "PATCH", url: "items?id=eq.99999999", body: '{"id":42}', status: 204 },
+  {
+    name: "return=representation: the rows",
+    method: "PATCH",
+    url: "items?id=eq.2",
+    headers: { prefer: "return=representation" },
+    body: '{"id":2}',
+    status: 200,
+    json: [{ id: 2 }],
+    expect: { "content-range": "0-0/*", "preference-applied": "return=representation" },
+  },
+  { name: "before updating several rows", url: "no_pk?select=a&b=eq.1", status: 200, json: [] },
+  {
+    name: "several rows, tx=commit",
+    method: "PATCH",
+    url: "no_pk?b=eq.0",
+    headers: { prefer: "tx=commit" },
+    body: '{"b": "1"}',
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "0-1/*", "preference-applied": "tx=commit" },
+  },
+  {
+    name: "…the rows were updated",
+    url: "no_pk?select=a&b=eq.1",
+    status: 200,
+    json: [{ a: "1" }, { a: "2" }],
+  },
+  {
+    name: "…and put back",
+    method: "PATCH",
+    url: "no_pk?b=eq.1",
+    headers: { prefer: "tx=commit" },
+    body: '{"b": "0"}',
+    status: 204,
+    text: "",
+    expect: { "content-type": null },
+  },
+  {
+    name: "a column set to null",
+    method: "PATCH",
+    url: "no_pk?a=eq.1",
+    headers: { prefer: "return=representation, tx=rollback" },
+    body: '{"b": null}',
+    status: 200,
+    json: [{ a: "1", b: null }],
+  },
+  {
+    name: "filtered by a computed column, no row",
+    method: "PATCH",
+    url: "items?always_true=eq.false",
+    headers: { prefer: "return=representation" },
+    body: '{"id": 100}',
+    status: 200,
+    text: "[]",
+    expect: { "preference-applied": "return=representation" },
+  },
+  {
+    name: "a computed column in the representation",
+    method: "PATCH",
+    url: "items?id=eq.1&select=id,always_true",
+    headers: { prefer: "return=representation" },
+    body: '{"id": 1}',
+    status: 200,
+    json: [{ id: 1, always_true: true }],
+    expect: { "content-type": JSON_TYPE, "preference-applied": "return=representation" },
+  },
+  {
+    name: "an overloaded computed column (items)",
+    method: "PATCH",
+    url: "items?id=eq.1&select=id,computed_overload",
+    headers: { prefer: "return=representation" },
+    body: '{"id": 1}',
+    status: 200,
+    json: [{ id: 1, computed_overload: true }],
+    expect: { "preference-applied": "return=representation" },
+  },
+  {
+    name: "an overloaded computed column (items2)",
+    method: "PATCH",
+    url: "items2?id=eq.1&select=id,computed_overload",
+    headers: { prefer: "return=representation" },
+    body: '{"id": 1}',
+    status: 200,
+    json: [{ id: 1, computed_overload: true }],
+    expect: { "preference-applied": "return=representation" },
+  },
+  {
+    name: "select= with return=minimal: ignored",
+    method: "PATCH",
+    url: "items?id=eq.1&select=id",
+    headers: { prefer: "return=minimal" },
+    body: '{"id":1}',
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "0-0/*", "preference-applied": "return=minimal" },
+  },
+  ...["{}", "[]", "[{}]"].flatMap((body) =>
+    ["items", "items?select=id"].map((url): WireCase => ({
+      name: `an empty body ${body} on ${url}: nothing updated, 204`,
+      method: "PATCH",
+      url,
+      body,
+      status: 204,
+      text: "",
+      expect: { "content-type": null, "content-range": "*/*" },
+    }))
+  ),
+  ...["items", "items?select=id", "items?select=id,computed_overload"].map((url): WireCase => ({
+    name: `an empty body on ${url}, return=representation: []`,
+    method: "PATCH",
+    url,
+    headers: { prefer: "return=representation" },
+    body: "{}",
+    status: 200,
+    text: "[]",
+    expect: { "content-range": "*/*", "preference-applied": "return=representation" },
+  })),
+  {
+    name: "unicode values",
+    method: "PATCH",
+    url: "no_pk?a=eq.1",
+    headers: { prefer: "return=representation, tx=rollback" },
+    body: '{"a":"圍棋", "b":"￥"}',
+    status: 200,
+    json: [{ a: "圍棋", b: "￥" }],
+  },
+];
+
+/** test/spec/Feature/Query/DeleteSpec.hs, after UpdateSpec on its platform (deletes rolled back where allowed). */
+const DELETE_SPEC: WireCase[] = [
+  {
+    name: "DELETE: 204, Content-Range */*",
+    method: "DELETE",
+    url: "items?id=eq.1",
+    headers: { prefer: "tx=rollback" },
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "*/*" },
+  },
+  {
+    name: "DELETE with return=representation and count=exact",
+    method: "DELETE",
+    url: "items?id=eq.2",
+    headers: { prefer: "return=representation, count=exact" },
+    status: 200,
+    json: [{ id: 2 }],
+    expect: { "content-range": "*/1", "preference-applied": "return=representation, count=exact" },
+    bytes: 10,
+  },
+  {
+    name: "DELETE ignores select= without return=",
+    method: "DELETE",
+    url: "items?id=eq.3&select=id",
+    headers: { prefer: "tx=rollback" },
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "*/*" },
+  },
+  {
+    name: "DELETE ignores select= with return=minimal",
+    method: "DELETE",
+    url: "items?id=eq.3&select=id",
+    headers: { prefer: "return=minimal" },
+    status: 204,
+    text: "",
+    expect: { "content-type": null, "content-range": "*/*", "preference-applied": "return=minimal" },
+  },
+  {
+    name: "DELETE shapes the representation",
+    method: "DELETE",
+    url: "complex_items?id=eq.2&select=id,name",
+    headers: { prefer: "return=representation, tx=rollback" },
+    status: 200,
+    json: [{ id: 2, name: "Two" }],
+    expect: { "content-range": "*/*" },
+    bytes: 23,
+  },
+  {
+    name: "DELETE renames and casts",
+    method: "DELETE",
+    url: "complex_items?id=eq.3&select=ciId:id::text,ciName:name",
+    headers: { prefer: "return=representation, tx=rollback" },
+    status: 200,
+    json: [{ ciId: "3", ciName: "Three" }],
+  },
+  {
+    name: "DELETE embeds a parent",
+    method: "DELETE",
+    url: "tasks?id=eq.8&select=id,name,project:projects(id)",
+    headers: { prefer: "return=representation, tx=rollback" },
+    status: 200,
+    json: [{ id: 8, name: "Code OSX", project: { id: 4 } }],
+    expect: { "content-range": "*/*" },
+  },
+  {
+    name: "DELETE of no row, return=representation: []",
+    method: "DELETE",
+    url: "items?id=eq.101",
+    headers: { prefer: "return=representation" },
+    status: 200,
+    text: "[]",
+    expect: { "content-range": "*/*" },
+  },
+];
+
+/** UpdateSpec's case that changes a key, last on its platform. */
+const UPDATE_KEY_SPEC: WireCase[] = [
+  {
+    name: "filtered by a computed column",
+    method: "PATCH",
+    url: "items?is_first=eq.true",
+    headers: { prefer: "return=representation" },
+    body: '{"id": 100}',
+    status: 200,
+    json: [{ id: 100 }],
+    expect: {
+      "content-type": JSON_TYPE,
+      "content-range": "0-0/*",
+      "preference-applied": "return=representation",
+    },
+  },
+];
+
+const byProject = (key: string, rows: [number, number, number, number][]) =>
+  rows.map(([sum, max, min, project]) => ({ sum, max, min, [key]: project }));
+
+/** test/spec/Feature/Query/AggregateFunctionsSpec.hs: aggregates allowed (DATA_AGGREGATES), a platform of its own. */
+const AGGREGATE_SPEC: WireCase[] = [
+  { name: "count()", url: "entities?select=count()", status: 200, json: [{ count: 4 }] },
+  { name: "count() renamed", url: "entities?select=cnt:count()", status: 200, json: [{ cnt: 4 }] },
+  { name: "count() cast", url: "entities?select=count()::text", status: 200, json: [{ count: "4" }] },
+  {
+    name: "count() grouped",
+    url: "projects?select=c:count(),client_id&order=client_id.desc",
+    status: 200,
+    json: [{ c: 1, client_id: null }, { c: 2, client_id: 2 }, { c: 2, client_id: 1 }],
+  },
+  { name: "count as a column", url: "entities?select=count", status: 200, json: [{ count: 4 }] },
+  {
+    name: "count as a column of an embed (the spec's URL ends in a stray quote)",
+    url: "clients?select=name,projects(count)'",
+    status: 200,
+    json: [{ name: "Microsoft", projects: [{ count: 2 }] }, { name: "Apple", projects: [{ count: 2 }] }],
+  },
+  { name: "sum()", url: "project_invoices?select=invoice_total.sum()", status: 200, json: [{ sum: 8800 }] },
+  {
+    name: "avg()",
+    url: "project_invoices?select=invoice_total.avg()",
+    status: 200,
+    text: '[{"avg":1100.0000000000000000}]',
+  },
+  { name: "min()", url: "project_invoices?select=invoice_total.min()", status: 200, json: [{ min: 100 }] },
+  { name: "max()", url: "project_invoices?select=invoice_total.max()", status: 200, json: [{ max: 4000 }] },
+  {
+    name: "count() of a column",
+    url: "project_invoices?select=invoice_total.count()",
+    status: 200,
+    json: [{ count: 8 }],
+  },
+  {
+    name: "grouped by the other columns",
+    url: "project_invoices?select=invoice_total.sum(),invoice_total.max(),invoice_total.min(),project_id" +
+      "&order=project_id.desc",
+    status: 200,
+    json: byProject("project_id", [[4100, 4000, 100, 4], [3200, 2000, 1200, 3], [1200, 700, 500, 2], [
+      300,
+      200,
+      100,
+      1,
+    ]]),
+  },
+  {
+    name: "grouped by a renamed column",
+    url:
+      "project_invoices?select=invoice_total.sum(),invoice_total.max(),invoice_total.min(),pid:project_id" +
+      "&order=project_id.desc",
+    status: 200,
+    json: byProject("pid", [[4100, 4000, 100, 4], [3200, 2000, 1200, 3], [1200, 700, 500, 2], [
+      300,
+      200,
+      100,
+      1,
+    ]]),
+  },
+  {
+    name: "a renamed aggregate cast",
+    url: "project_invoices?select=total_charged:invoice_total.sum()::text,project_id&order=project_id.desc",
+    status: 200,
+    json: [
+      { total_charged: "4100", project_id: 4 },
+      { total_charged: "3200", project_id: 3 },
+      { total_charged: "1200", project_id: 2 },
+      { total_charged: "300", project_id: 1 },
+    ],
+  },
+  {
+    name: "an aggregate of a function's rows",
+    url: "rpc/getallprojects?select=id.max()",
+    status: 200,
+    json: [{ max: 5 }],
+  },
+  {
+    name: "grouped by an embed",
+    url: "project_invoices?select=project_id,total:invoice_total.sum(),projects(name)&order=project_id",
+    status: 200,
+    json: [
+      { project_id: 1, total: 300, projects: { name: "Windows 7" } },
+      { project_id: 2, total: 1200, projects: { name: "Windows 10" } },
+      { project_id: 3, total: 3200, projects: { name: "IOS" } },
+      { project_id: 4, total: 4100, projects: { name: "OSX" } },
+    ],
+  },
+  {
+    name: "all aggregates in an embed (jsonb's key order, byte for byte)",
+    url:
+      "projects?select=name,project_invoices(invoice_total.max(),invoice_total.min(),invoice_total.avg()," +
+      "invoice_total.sum(),invoice_total.count())",
+    status: 200,
+    text: '[{"name":"Windows 7","project_invoices":[{"avg": 150.0000000000000000, "max": 200, "min": 100, ' +
+      '"sum": 300, "count": 2}]}, \n {"name":"Windows 10","project_invoices":[{"avg": 600.0000000000000000, ' +
+      '"max": 700, "min": 500, "sum": 1200, "count": 2}]}, \n {"name":"IOS","project_invoices":[{"avg": ' +
+      '1600.0000000000000000, "max": 2000, "min": 1200, "sum": 3200, "count": 2}]}, \n {"name":"OSX",' +
+      '"project_invoices":[{"avg": 2050.0000000000000000, "max": 4000, "min": 100, "sum": 4100, "count": 2}]}, ' +
+      '\n {"name":"Orphan","project_invoices":[{"avg": null, "max": null, "min": null, "sum": null, "count": 0}]}]',
+  },
+];
+
+Deno.test("PostgREST's AggregateFunctionsSpec (aggregates allowed) on /rest/v1", async (t) => {
+  const p = await startPlatform({ DATA_AGGREGATES: "true" });
+  try {
+    await ownerSql(p, SQL);
+    for (const c of AGGREGATE_SPEC) await t.step(c.name, () => runWireCase(p, c));
+  } finally {
+    await p.close();
+  }
+});
+
+/** test/spec/Feature/Query/QueryLimitedSpec.hs: max-rows 2 (DATA_MAX_ROWS), on a platform of its own. */
+const QUERY_LIMITED_SPEC: WireCase[] = [
+  {
+    name: "max-rows caps the rows",
+    url: "items?order=id",
+    status: 200,
+    json: ids(1, 2),
+    expect: { "content-range": "0-1/*" },
+  },
+  {
+    name: "a Range within it",
+    url: "items",
+    headers: { "range-unit": "items", range: "0-0" },
+    status: 200,
+    json: ids(1),
+    expect: { "content-range": "0-0/*" },
+  },
+  {
+    name: "max-rows caps embeds too",
+    url: "users?select=id,tasks(id)&order=id.asc&tasks.order=id.asc",
+    status: 200,
+    json: [{ id: 1, tasks: ids(1, 2) }, { id: 2, tasks: ids(5, 6) }],
+    expect: { "content-range": "0-1/*" },
+  },
+  {
+    name: "parent embeds despite the cap",
+    url: "tasks?select=id,project:projects(id)&id=gt.5",
+    status: 200,
+    json: [{ id: 6, project: { id: 3 } }, { id: 7, project: { id: 4 } }],
+    expect: { "content-range": "0-1/*" },
+  },
+  {
+    name: "an offset on a parent embed",
+    url: "tasks?select=id,project:projects(id)&id=gt.5&project.offset=1",
+    status: 200,
+    json: [{ id: 6, project: null }, { id: 7, project: null }],
+    expect: { "content-range": "0-1/*" },
+  },
+  { name: "limit=0", url: "items?limit=0", status: 200, json: [], expect: { "content-range": "*/*" } },
+  {
+    name: "inserts are not capped",
+    method: "POST",
+    url: "projects?select=id,name",
+    headers: { prefer: "return=representation" },
+    body: '[{"id": 6, "name": "BeOS"}, {"id": 7, "name": "PopOS"}, {"id": 8, "name": "HaikuOS"}]',
+    status: 201,
+    json: [{ id: 6, name: "BeOS" }, { id: 7, name: "PopOS" }, { id: 8, name: "HaikuOS" }],
+  },
+  {
+    name: "updates are not capped",
+    method: "PATCH",
+    url: "employees?select=first_name,last_name,occupation&order=last_name",
+    headers: { prefer: "return=representation" },
+    body: '[{"occupation": "Barista"}]',
+    status: 200,
+    json: [
+      { first_name: "Daniel B.", last_name: "Lyon", occupation: "Barista" },
+      { first_name: "Frances M.", last_name: "Roe", occupation: "Barista" },
+      { first_name: "Edwin S.", last_name: "Smith", occupation: "Barista" },
+    ],
+  },
+  {
+    name: "deletes are not capped",
+    method: "DELETE",
+    url: "employees?select=first_name,last_name&order=last_name",
+    headers: { prefer: "return=representation" },
+    status: 200,
+    json: [
+      { first_name: "Daniel B.", last_name: "Lyon" },
+      { first_name: "Frances M.", last_name: "Roe" },
+      { first_name: "Edwin S.", last_name: "Smith" },
+    ],
+  },
+];
+
+Deno.test("PostgREST's QueryLimitedSpec (max-rows 2) on /rest/v1", async (t) => {
+  const p = await startPlatform({ DATA_MAX_ROWS: "2" });
+  try {
+    await ownerSql(p, SQL);
+    for (const c of QUERY_LIMITED_SPEC) await t.step(c.name, () => runWireCase(p, c));
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("PostgREST's UpdateSpec and DeleteSpec on /rest/v1", async (t) => {
+  const p = await startPlatform();
+  try {
+    await ownerSql(p, SQL);
+    for (const c of [...UPDATE_SPEC, ...DELETE_SPEC, ...UPDATE_KEY_SPEC]) {
+      await t.step(c.name, () => runWireCase(p, c));
+    }
+  } finally {
+    await p.close();
+  }
+});
 
 Deno.test("PostgREST's own spec cases on /rest/v1", async (t) => {
   const p = await startPlatform();

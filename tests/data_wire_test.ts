@@ -5,6 +5,8 @@ import { startPlatform } from "./harness.ts";
 import { err, runWireCase, type WireCase } from "./data_wire_cases.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";
+/** A header value as fetch reads it: each byte of the text's UTF-8 as one character. */
+const latin1 = (text: string) => String.fromCharCode(...new TextEncoder().encode(text));
 /** The headers of every PostgREST error. */
 const errorHeaders = (code: string) => ({
   "content-type": JSON_TYPE,
@@ -26,7 +28,9 @@ create function pay() returns void language plpgsql as $$ begin
   raise sqlstate 'PT402' using message = 'Payment Required';
 end $$;
 create view book_ids as select id, title from books;
+create view book_titles as select title from books;
 create view book_count as select count(*) as n from books;
+create table موارد (هویت int primary key);
 create table secrets (id int primary key);
 revoke all on secrets from anon;
 `;
@@ -378,6 +382,23 @@ const CASES: WireCase[] = [
     status: 201,
     expect: { location: "/counters?name=eq.z", "content-range": "*/*" },
   },
+  {
+    // Header values are bytes: a non-Latin-1 table name goes out as its UTF-8, as PostgREST writes it.
+    name: "Location of a unicode table: its name's UTF-8 bytes",
+    method: "POST",
+    url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF",
+    headers: { prefer: "return=headers-only, tx=rollback" },
+    body: '{"هویت":1}',
+    status: 201,
+    expect: { location: `/${latin1("موارد")}?%D9%87%D9%88%DB%8C%D8%AA=eq.1` },
+  },
+  {
+    name: "Content-Location of a unicode table",
+    url: "%D9%85%D9%88%D8%A7%D8%B1%D8%AF",
+    status: 200,
+    json: [],
+    expect: { "content-location": `/${latin1("موارد")}` },
+  },
   // OPTIONS.
   {
     name: "OPTIONS on a table",
@@ -387,9 +408,17 @@ const CASES: WireCase[] = [
     expect: { allow: "OPTIONS,GET,HEAD,POST,PUT,PATCH,DELETE" },
   },
   {
-    name: "OPTIONS on an updatable view (no key: no PUT)",
+    // PostgREST's OptionsSpec: a view showing its table's key has that key, so PUT (was without PUT here).
+    name: "OPTIONS on an updatable view with its table's key",
     method: "OPTIONS",
     url: "book_ids",
+    status: 200,
+    expect: { allow: "OPTIONS,GET,HEAD,POST,PUT,PATCH,DELETE" },
+  },
+  {
+    name: "OPTIONS on an updatable view without a key: no PUT",
+    method: "OPTIONS",
+    url: "book_titles",
     status: 200,
     expect: { allow: "OPTIONS,GET,HEAD,POST,PATCH,DELETE" },
   },

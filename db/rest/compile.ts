@@ -69,7 +69,7 @@ const aggregatesNotAllowed = () =>
 type BodyShape = "rows" | "row" | "values" | "value";
 
 /** The result of a function as a table the compiler can filter, order and embed from. */
-function resultTable(fn: FunctionInfo): TableInfo {
+function resultTable(fn: FunctionInfo, cache: SchemaCache): TableInfo {
   const columns = fn.result.kind === "composite" ? fn.result.columns : [{
     name: fn.name,
     type: fn.result.type,
@@ -88,6 +88,8 @@ function resultTable(fn: FunctionInfo): TableInfo {
     insertable: false,
     updatable: false,
     deletable: false,
+    // A table's rows take its computed fields, as PostgREST's `rpc/search?select=id,always_true`.
+    computed: fn.result.table === null ? undefined : cache.tables.get(fn.result.table)?.computed,
   };
 }
 
@@ -186,6 +188,8 @@ export class Compiler {
    */
   handler?: MediaHandler;
 
+  /** The row cap of the read being compiled. */
+  private maxRows?: number;
   constructor(private readonly cache: SchemaCache, private readonly query: ParsedQuery) {}
 
   /** The table info of `name`, or 404 PGRST205. */
@@ -213,6 +217,12 @@ export class Compiler {
    * statement at each request (a `limit $n` is planned for 10% of the table, so it never did). Only a
    * non-negative safe integer passes: the text is digits, nothing else.
    */
+  /** An embed's limit under the read's row cap (none outside a read). */
+  private capped(limit: number | undefined): number | undefined {
+    if (this.maxRows === undefined) return limit;
+    return limit === undefined ? this.maxRows : Math.min(limit, this.maxRows);
+  }
+
   private rowCount(value: number): string {
     if (!Number.isSafeInteger(value) || value < 0) throw new TypeError("a row count is an integer ≥ 0");
     return String(value);
@@ -232,10 +242,13 @@ export class Compiler {
   }
 
   private field(t: TableInfo, alias: string, f: Field): string {
-    // A computed field is a function of the row: `fn(alias)`, as PostgreSQL reads `alias.fn`.
+    // A computed field is a function of the row: `fn(alias)`, as PostgreSQL reads `alias.fn`. The row is cast
+    // to its table's type: a write's rows come from a CTE, a record, which an overloaded function cannot take.
     const computed = t.columns.has(f.name) ? undefined : t.computed?.get(f.name);
     let sql = computed
-      ? `${qualified(this.cache.schema, computed.function)}(${alias})`
+      ? `${qualified(this.cache.schema, computed.function)}(${alias}::${
+        qualified(this.cache.schema, t.name)
+      })`
       : `${alias}.${this.column(t, f.name)}`;
     for (const step of f.path) {
       const index = step.index ?? /^-?\d+$/.test(step.key);
@@ -383,7 +396,9 @@ export class Compiler {
     const where: string[] = [];
     if (rel.computed) {
       // The function's rows, called with the parent's row; `where` then needs no join condition.
-      from = `${qualified(this.cache.schema, rel.computed)}(${parentAlias}) ${alias}`;
+      from = `${qualified(this.cache.schema, rel.computed)}(${parentAlias}::${
+        qualified(this.cache.schema, parent.name)
+      }) ${alias}`;
     } else if (rel.junction) {
       const j = this.table(rel.junction.table);
       const jAlias = this.alias();
@@ -410,15 +425,22 @@ export class Compiler {
     const { columns, groupBy } = this.selectList(sub.target, sub.alias, e.select, sub.path);
     const row = quoteIdent(`_e${this.aliases++}`);
     const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}${groupBy}`;
-    if (sub.rel.toOne) return `(select row_to_json(${row}) from (${base} limit 1) ${row})`;
-    let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
+    // Embedded JSON is jsonb, as PostgREST builds it: its keys in jsonb's order, its text with jsonb's spacing.
     if (node.limit !== undefined && node.limit < 0) {
       // PostgREST sends it as is; this is PostgreSQL's answer to it.
       throw new RestError(400, "2201W", "LIMIT must not be negative");
     }
-    if (node.limit !== undefined) tail += ` limit ${this.rowCount(node.limit)}`;
-    if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
-    return `coalesce((select json_agg(${row}) from (${base}${tail}) ${row}), '[]')`;
+    // A to-one embed takes its offset (and a limit of 0) too, as PostgREST's: `project.offset=1` is null.
+    const offset = node.offset !== undefined ? ` offset ${this.param(node.offset)}` : "";
+    if (sub.rel.toOne) {
+      const one = this.rowCount(Math.min(node.limit ?? 1, 1));
+      return `(select row_to_json(${row})::jsonb from (${base} limit ${one}${offset}) ${row})`;
+    }
+    let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
+    const limit = this.capped(node.limit);
+    if (limit !== undefined) tail += ` limit ${this.rowCount(limit)}`;
+    tail += offset;
+    return `coalesce((select json_agg(${row})::jsonb from (${base}${tail}) ${row}), '[]')`;
   }
 
   /**
@@ -466,7 +488,11 @@ export class Compiler {
     if (item.aggregate === "count" && item.field.name === "*" && item.field.path.length === 0) {
       return { sql: "*", name: item.alias ?? "count", aggregate: { fn: "count", cast: item.aggregateCast } };
     }
-    let sql = this.field(t, alias, item.field);
+    // `count` that names no column is PostgreSQL's attribute notation, `count(row)`: PostgREST selects
+    // `table.count`, which counts the rows (`select=count`, `projects(count)`).
+    const countsRows = item.field.name === "count" && item.field.path.length === 0 &&
+      !t.columns.has("count") && !t.computed?.has("count");
+    let sql = countsRows ? `pg_catalog.count(${alias})` : this.field(t, alias, item.field);
     // PostgREST's name of a JSON path: its last key, or the column's when the path ends in an index.
     const lastKey = item.field.path.findLast((step) => !(step.index ?? /^-?\d+$/.test(step.key)))?.key;
     const name = item.alias ?? (item.aggregate || lastKey || item.field.name);
@@ -501,11 +527,12 @@ export class Compiler {
     }
     const node = this.node(sub.path);
     let tail = this.orderBy(sub.target, sub.alias, node.order, { select: item.select, path: sub.path });
-    if (node.limit !== undefined) tail += ` limit ${this.rowCount(node.limit)}`;
+    const limit = this.capped(node.limit);
+    if (limit !== undefined) tail += ` limit ${this.rowCount(limit)}`;
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
     const inner = `select ${this.render(entries)} from ${sub.from} where ${where}${tail}`;
     return entries.map((e) => ({
-      sql: `(select coalesce(json_agg(_s.${quoteIdent(e.name!)}), '[]') from (${inner}) _s)`,
+      sql: `(select coalesce(json_agg(_s.${quoteIdent(e.name!)}), '[]')::jsonb from (${inner}) _s)`,
       name: e.name,
       json: true,
     }));
@@ -612,7 +639,7 @@ export class Compiler {
           `cross join lateral ${name}(${named.join(", ")}) as "_f"`;
       }
     }
-    const t = resultTable(fn);
+    const t = resultTable(fn, this.cache);
     const scalar = fn.result.kind !== "composite";
     // A scalar result is one column named after the function, as `select * from fn()` names it.
     if (scalar) call += `(${quoteIdent(fn.name)})`;
@@ -634,6 +661,8 @@ export class Compiler {
     shape: BodyShape,
     options: ReadOptions,
   ): Statement {
+    // The row cap holds at every level of a read, as PostgREST's max-rows (not a write's representation).
+    this.maxRows = options.maxRows;
     const root = this.node("");
     const alias = this.alias();
     const where = this.rootWhere(t, alias);

@@ -144,7 +144,9 @@ class SelectParser {
 
   parse(): SelectItem[] {
     const items = this.items(0);
-    if (this.i < this.s.length) this.fail(`unexpected "${this.s[this.i]}"`);
+    // PostgREST's parser reads a valid prefix: after an embed's `)` the rest is ignored (`a(b)'`), after a
+    // column it must end (its field parser looks for `,`, `)` or the end).
+    if (this.i < this.s.length && items.at(-1)?.kind !== "embed") this.fail(`unexpected "${this.s[this.i]}"`);
     return items;
   }
 
@@ -186,11 +188,13 @@ class SelectParser {
     const start = this.i;
     while (this.i < this.s.length) {
       const ch = this.s[this.i]!;
-      if (",()!:".includes(ch) || /\s/.test(ch) || this.s.startsWith("->", this.i) || this.callAt()) break;
+      if (",()!:".includes(ch) || this.s.startsWith("->", this.i) || this.callAt()) break;
       this.i++;
     }
-    if (this.i === start) this.fail(`expected a name at position ${start}`);
-    return this.s.slice(start, this.i);
+    // Blanks inside a name are part of it (`Just A Server Model`), as PostgREST's field names; around it, not.
+    const name = this.s.slice(start, this.i).trimEnd();
+    if (name === "") this.fail(`expected a name at position ${start}`);
+    return name;
   }
 
   private item(depth: number): SelectItem {

@@ -158,12 +158,15 @@ export function resolveRelationship(
       }
     }
   } else {
+    // By constraint or column name the embedded resource is a table, never a view that has the foreign key too
+    // (PostgREST: "constraint/column-from-origin can only come from tables").
+    const isView = (table: string) => cache.tables.get(table)?.kind === "view";
     for (const fk of fks) {
       const byName = fk.name === name;
       const byColumn = fk.columns.length === 1 && fk.columns[0] === name;
-      if (fk.table === parent && (byName || byColumn)) {
+      if (fk.table === parent && (byName || byColumn) && !isView(fk.refTable)) {
         found.push(direct(cache, parent, fk.refTable, fk, true));
-      } else if (fk.refTable === parent && byName) {
+      } else if (fk.refTable === parent && byName && !isView(fk.table)) {
         found.push(direct(cache, parent, fk.table, fk, false));
       }
     }

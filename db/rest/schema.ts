@@ -160,11 +160,15 @@ select json_build_object(
   'tables', coalesce((
     select json_agg(json_build_object(
       'name', c.relname,
+      'oid', c.oid::int8,
       'kind', case when c.relkind in ('r', 'p', 'f') then 'table' else 'view' end,
+      -- A view's query tree, whose target list says which table column each of its columns comes from.
+      'query', (select r.ev_action::text from pg_rewrite r where r.ev_class = c.oid and r.rulename = '_RETURN'),
       'updatable', case when c.relkind in ('r', 'p') then 28 else pg_relation_is_updatable(c.oid, true) end,
       'columns', coalesce((
         select json_agg(json_build_object(
           'name', a.attname,
+          'attnum', a.attnum,
           'type', format_type(a.atttypid, a.atttypmod),
           'udt', t.typname,
           'nullable', not a.attnotnull,
@@ -202,6 +206,17 @@ select json_build_object(
     join pg_proc f on f.oid = c.castfunc join pg_namespace fns on fns.oid = f.pronamespace
     where c.castcontext = 'i' and c.castmethod = 'f'
       and ((src.typtype = 'd' and dst.typname = 'json') or (dst.typtype = 'd' and src.typname in ('json', 'text')))
+  ), '[]'),
+  -- The primary keys of the relations the exposed schema's views read from, by attribute number.
+  'view_keys', coalesce((
+    select json_agg(json_build_object('oid', con.conrelid::int8, 'attnums', con.conkey))
+    from pg_constraint con
+    where con.contype = 'p' and con.conrelid in (
+      select d.refobjid from pg_depend d
+      join pg_rewrite r on r.oid = d.objid and d.classid = 'pg_rewrite'::regclass
+      join pg_class v on v.oid = r.ev_class join pg_namespace vn on vn.oid = v.relnamespace
+      where vn.nspname = $1 and v.relkind in ('v', 'm')
+    )
   ), '[]'),
   'fks', coalesce((
     select json_agg(json_build_object(
@@ -253,6 +268,8 @@ select json_build_object(
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
       where n.nspname = $1 and p.prokind = 'f'
         and (rt.typtype <> 'p' or rt.typname in ('void', 'record'))
+      -- In creation order, whatever plan reads the catalog: PGRST203 lists overloads in it, as PostgREST.
+      order by p.oid
     ) f
   ), '[]'),
   -- Functions of one table row: a computed field when they return a value, a computed relationship when they
@@ -326,11 +343,14 @@ select json_build_object(
 interface RawCache {
   tables: {
     name: string;
+    oid: number;
     kind: "table" | "view";
+    query: string | null;
     /** pg_relation_is_updatable's bits: 8 insert, 4 update, 16 delete. */
     updatable: number;
     columns: {
       name: string;
+      attnum: number;
       type: string;
       udt: string;
       nullable: boolean;
@@ -340,6 +360,7 @@ interface RawCache {
     uniques: { primary: boolean; columns: string[] }[];
   }[];
   fks: { name: string; table: string; ref_table: string; columns: string[]; ref_columns: string[] }[];
+  view_keys?: { oid: number; attnums: number[] }[];
   representations: {
     domain: string;
     direction: "to_json" | "from_json" | "from_text";
@@ -465,6 +486,7 @@ export async function introspect(
   const raw = JSON.parse(row!.cache) as RawCache;
   const tables = new Map<string, TableInfo>();
   const casts = domainCasts(raw.representations);
+  const viewKeys = viewPrimaryKeys(raw);
   for (const t of raw.tables) {
     const columns = new Map<string, ColumnInfo>();
     for (const c of t.columns) {
@@ -482,20 +504,21 @@ export async function introspect(
       name: t.name,
       kind: t.kind,
       columns,
-      primaryKey: t.uniques.find((u) => u.primary)?.columns ?? [],
+      primaryKey: t.uniques.find((u) => u.primary)?.columns ?? viewKeys.get(t.name) ?? [],
       uniques: t.uniques.map((u) => u.columns),
       insertable: (t.updatable & 8) !== 0,
       updatable: (t.updatable & 4) !== 0,
       deletable: (t.updatable & 16) !== 0,
     });
   }
-  const foreignKeys = raw.fks.map((f) => ({
+  const tableKeys = raw.fks.map((f) => ({
     name: f.name,
     table: f.table,
     columns: f.columns,
     refTable: f.ref_table,
     refColumns: f.ref_columns,
   }));
+  const foreignKeys = [...tableKeys, ...viewForeignKeys(raw, tableKeys)];
   const functions = new Map<string, FunctionInfo[]>();
   for (const f of raw.functions) {
     const info = functionInfo(f);
@@ -534,4 +557,127 @@ export async function introspect(
     mediaHandlers,
     loadedAt: Date.now(),
   };
+}
+
+/**
+ * The primary key PostgREST infers for a view: the view's columns that come straight from a primary key column
+ * of a table it reads (through other views of the schema too), the first view column for each.
+ */
+function viewPrimaryKeys(raw: RawCache): Map<string, string[]> {
+  const keys = new Map((raw.view_keys ?? []).map((k) => [Number(k.oid), k.attnums]));
+  const byOid = new Map(raw.tables.map((t) => [Number(t.oid), t]));
+  const sources = viewSources(raw);
+  const out = new Map<string, string[]>();
+  for (const t of raw.tables) {
+    const columnsFrom = sources.get(t.name);
+    if (!columnsFrom) continue;
+    // Every primary key column of the tables read that the view shows (the first view column of each), as
+    // PostgREST's view key dependencies: a view of two tables has both keys.
+    const key: string[] = [];
+    for (const [oid, attnums] of keys) {
+      if (byOid.get(oid)?.query) continue;
+      for (const n of attnums) {
+        const c = columnsFrom.get(`${oid}:${n}`)?.[0];
+        if (c !== undefined && !key.includes(c)) key.push(c);
+      }
+    }
+    if (key.length > 0) out.set(t.name, key);
+  }
+  return out;
+}
+
+/**
+ * For each view of the schema: the view columns that show each table column straight ("oid:attnum" of the table
+ * column, following other views of the schema, → the view's columns, in their order).
+ */
+function viewSources(raw: RawCache): Map<string, Map<string, string[]>> {
+  const origins = new Map<number, Map<number, [number, number]>>();
+  for (const t of raw.tables) if (t.query) origins.set(Number(t.oid), targetOrigins(t.query));
+  /** The table column a view column comes from, following views; undefined when it is computed. */
+  const origin = (oid: number, attnum: number, depth = 0): [number, number] | undefined => {
+    const o = origins.get(oid)?.get(attnum);
+    if (!o || depth > 16) return undefined;
+    return origins.has(o[0]) ? origin(o[0], o[1], depth + 1) : o;
+  };
+  const out = new Map<string, Map<string, string[]>>();
+  for (const t of raw.tables) {
+    if (!t.query) continue;
+    const columnsFrom = new Map<string, string[]>();
+    for (const c of t.columns) {
+      const o = origin(Number(t.oid), c.attnum);
+      if (!o) continue;
+      const key = `${o[0]}:${o[1]}`;
+      columnsFrom.set(key, [...(columnsFrom.get(key) ?? []), c.name]);
+    }
+    out.set(t.name, columnsFrom);
+  }
+  return out;
+}
+
+/**
+ * The foreign keys PostgREST infers for views: a table's foreign key seen from a view that shows all its columns,
+ * and to a view that shows all the referenced columns (view to table, table to view, view to view), named as the
+ * table's constraint.
+ */
+function viewForeignKeys(raw: RawCache, keys: ForeignKey[]): ForeignKey[] {
+  const sources = viewSources(raw);
+  const byName = new Map(raw.tables.map((t) => [t.name, t]));
+  /** The relation itself, then each view showing all of `columns` of table `table`, with their columns there. */
+  const images = (table: string, columns: string[]): [string, string[]][] => {
+    const t = byName.get(table);
+    const out: [string, string[]][] = [[table, columns]];
+    if (!t) return out;
+    const attnums = columns.map((c) => t.columns.find((x) => x.name === c)?.attnum);
+    for (const [view, columnsFrom] of sources) {
+      const cols = attnums.map((n) => columnsFrom.get(`${Number(t.oid)}:${n}`)?.[0]);
+      if (cols.every((c) => c !== undefined)) out.push([view, cols as string[]]);
+    }
+    return out;
+  };
+  const out: ForeignKey[] = [];
+  for (const fk of keys) {
+    for (const [table, columns] of images(fk.table, fk.columns)) {
+      for (const [refTable, refColumns] of images(fk.refTable, fk.refColumns)) {
+        if (table === fk.table && refTable === fk.refTable) continue;
+        out.push({ name: fk.name, table, columns, refTable, refColumns });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Reads a view's rule (pg_node_tree text): for each entry of its top query's target list, the table column it
+ * comes from (`:resorigtbl`, `:resorigcol`), by the entry's number (`:resno`). Nested queries are skipped.
+ */
+export function targetOrigins(tree: string): Map<number, [number, number]> {
+  const out = new Map<number, [number, number]>();
+  let depth = 0;
+  let inList = false;
+  let entry: Record<string, number> = {};
+  for (let i = 0; i < tree.length; i++) {
+    const c = tree[i]!;
+    if (c === "\\") {
+      i++;
+      continue;
+    }
+    if (c === "{" || c === "(") depth++;
+    else if (c === "}" || c === ")") {
+      depth--;
+      if (inList && depth === 3 && c === "}") {
+        if (entry.resno && entry.resorigtbl) out.set(entry.resno, [entry.resorigtbl, entry.resorigcol ?? 0]);
+        entry = {};
+      }
+      if (inList && depth < 3) break;
+    } else if (c === ":") {
+      const m = /^:([A-Za-z]+) /.exec(tree.slice(i, i + 40));
+      if (!m) continue;
+      if (depth === 2 && m[1] === "targetList") inList = true;
+      else if (inList && depth === 4 && ["resno", "resorigtbl", "resorigcol"].includes(m[1]!)) {
+        const v = /^-?\d+/.exec(tree.slice(i + m[0].length, i + m[0].length + 24));
+        if (v) entry[m[1]!] = Number(v[0]);
+      }
+    }
+  }
+  return out;
 }

@@ -21,7 +21,8 @@ export function contentLocation(table: string, rawQuery: string): string {
     for (; i < pairs.length && pairs[i]![0] === key; i++) values.push(encode(pairs[i]![1]));
     groups.push(`${encode(key)}=${values.join(",")}`);
   }
-  return `/${table}${groups.length > 0 ? `?${groups.join("&")}` : ""}`;
+  // The table's name as its UTF-8 bytes, as PostgREST writes it (a header holds bytes; `موارد` was a TypeError).
+  return `/${byteString(new TextEncoder().encode(table))}${groups.length > 0 ? `?${groups.join("&")}` : ""}`;
 }
 
 /** A query component decoded (`+` is a space, `%XX` a byte) into a string of one char per byte. */

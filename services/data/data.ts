@@ -1,6 +1,7 @@
 import type { Databases } from "../../db/databases.ts";
 import type { Db, PipelineOptions, PipelineStatement } from "../../db/driver.ts";
 import type { RoleSettings, SchemaCache } from "../../db/rest/schema.ts";
+import { byteString } from "../../lib/encoding.ts";
 import { errors } from "../../lib/errors.ts";
 import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
@@ -955,6 +956,7 @@ function queryEncode(text: string): string {
  */
 function locationOf(table: string, pk: string): string {
   const pairs = JSON.parse(pk) as [string, string | null][];
-  return `/${table}?` +
+  // The table's name as its UTF-8 bytes, as PostgREST writes it (a header holds bytes).
+  return `/${byteString(new TextEncoder().encode(table))}?` +
     pairs.map(([k, v]) => `${queryEncode(k)}=${queryEncode(v === null ? "is.null" : `eq.${v}`)}`).join("&");
 }
