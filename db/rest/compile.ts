@@ -161,10 +161,6 @@ function qualified(schema: string, name: string): string {
 }
 
 /**
- * Compiler turns a parsed request into one SQL statement over the schema cache. Every identifier is checked
- * against the cache and quoted; every value, JSON key and text search configuration is a `$n` parameter.
- */
-/**
  * An embed that selects nothing, `table()`, or only such embeds, `a(b())`: PostgREST leaves it out of the
  * output, as an embed used only to filter.
  */
@@ -172,6 +168,10 @@ function isEmptyEmbed(e: SelectEmbed): boolean {
   return !e.spread && e.select.every((i) => i.kind === "embed" && isEmptyEmbed(i));
 }
 
+/**
+ * Compiler turns a parsed request into one SQL statement over the schema cache. Every identifier is checked
+ * against the cache and quoted; every value, JSON key and text search configuration is a `$n` parameter.
+ */
 export class Compiler {
   readonly params: unknown[] = [];
   private aliases = 0;
@@ -211,18 +211,18 @@ export class Compiler {
     return `$${this.params.length}`;
   }
 
-  /**
-   * A row count (a page size) as a literal, the one value written into the SQL text: the planner then knows it,
-   * so a prepared statement's generic plan is as cheap as a custom one and PostgreSQL stops planning the
-   * statement at each request (a `limit $n` is planned for 10% of the table, so it never did). Only a
-   * non-negative safe integer passes: the text is digits, nothing else.
-   */
   /** An embed's limit under the read's row cap (none outside a read). */
   private capped(limit: number | undefined): number | undefined {
     if (this.maxRows === undefined) return limit;
     return limit === undefined ? this.maxRows : Math.min(limit, this.maxRows);
   }
 
+  /**
+   * A row count (a page size) as a literal, the one value written into the SQL text: the planner then knows it,
+   * so a prepared statement's generic plan is as cheap as a custom one and PostgreSQL stops planning the
+   * statement at each request (a `limit $n` is planned for 10% of the table, so it never did). Only a
+   * non-negative safe integer passes: the text is digits, nothing else.
+   */
   private rowCount(value: number): string {
     if (!Number.isSafeInteger(value) || value < 0) throw new TypeError("a row count is an integer ≥ 0");
     return String(value);
@@ -534,7 +534,7 @@ export class Compiler {
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
     const inner = `select ${this.render(entries)} from ${sub.from} where ${where}${tail}`;
     return entries.map((e) => ({
-      sql: `(select coalesce(json_agg(_s.${quoteIdent(e.name!)}), '[]')::jsonb from (${inner}) _s)`,
+      sql: `(select coalesce(jsonb_agg(_s.${quoteIdent(e.name!)}), '[]') from (${inner}) _s)`,
       name: e.name,
       json: true,
     }));

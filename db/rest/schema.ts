@@ -486,7 +486,8 @@ export async function introspect(
   const raw = JSON.parse(row!.cache) as RawCache;
   const tables = new Map<string, TableInfo>();
   const casts = domainCasts(raw.representations);
-  const viewKeys = viewPrimaryKeys(raw);
+  const sources = viewSources(raw);
+  const viewKeys = viewPrimaryKeys(raw, sources);
   for (const t of raw.tables) {
     const columns = new Map<string, ColumnInfo>();
     for (const c of t.columns) {
@@ -518,7 +519,7 @@ export async function introspect(
     refTable: f.ref_table,
     refColumns: f.ref_columns,
   }));
-  const foreignKeys = [...tableKeys, ...viewForeignKeys(raw, tableKeys)];
+  const foreignKeys = [...tableKeys, ...viewForeignKeys(raw, tableKeys, sources)];
   const functions = new Map<string, FunctionInfo[]>();
   for (const f of raw.functions) {
     const info = functionInfo(f);
@@ -563,10 +564,9 @@ export async function introspect(
  * The primary key PostgREST infers for a view: the view's columns that come straight from a primary key column
  * of a table it reads (through other views of the schema too), the first view column for each.
  */
-function viewPrimaryKeys(raw: RawCache): Map<string, string[]> {
+function viewPrimaryKeys(raw: RawCache, sources: ViewSources): Map<string, string[]> {
   const keys = new Map((raw.view_keys ?? []).map((k) => [Number(k.oid), k.attnums]));
   const byOid = new Map(raw.tables.map((t) => [Number(t.oid), t]));
-  const sources = viewSources(raw);
   const out = new Map<string, string[]>();
   for (const t of raw.tables) {
     const columnsFrom = sources.get(t.name);
@@ -586,11 +586,14 @@ function viewPrimaryKeys(raw: RawCache): Map<string, string[]> {
   return out;
 }
 
+/** Per view of the schema: "oid:attnum" of a table column → the view's columns that show it. */
+type ViewSources = Map<string, Map<string, string[]>>;
+
 /**
  * For each view of the schema: the view columns that show each table column straight ("oid:attnum" of the table
  * column, following other views of the schema, → the view's columns, in their order).
  */
-function viewSources(raw: RawCache): Map<string, Map<string, string[]>> {
+function viewSources(raw: RawCache): ViewSources {
   const origins = new Map<number, Map<number, [number, number]>>();
   for (const t of raw.tables) if (t.query) origins.set(Number(t.oid), targetOrigins(t.query));
   /** The table column a view column comes from, following views; undefined when it is computed. */
@@ -619,8 +622,7 @@ function viewSources(raw: RawCache): Map<string, Map<string, string[]>> {
  * and to a view that shows all the referenced columns (view to table, table to view, view to view), named as the
  * table's constraint.
  */
-function viewForeignKeys(raw: RawCache, keys: ForeignKey[]): ForeignKey[] {
-  const sources = viewSources(raw);
+function viewForeignKeys(raw: RawCache, keys: ForeignKey[], sources: ViewSources): ForeignKey[] {
   const byName = new Map(raw.tables.map((t) => [t.name, t]));
   /** The relation itself, then each view showing all of `columns` of table `table`, with their columns there. */
   const images = (table: string, columns: string[]): [string, string[]][] => {
