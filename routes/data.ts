@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { decodeProtectedHeader } from "jose";
 import { decodeBase64 } from "../lib/encoding.ts";
 import { AppError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
@@ -317,9 +318,7 @@ function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
 /** The `alg` of a JWT's header; null when the header is not base64url of a JSON object. */
 function jwtAlgorithm(token: string): unknown {
   try {
-    const b64 = token.slice(0, token.indexOf(".")).replace(/-/g, "+").replace(/_/g, "/");
-    const header = JSON.parse(atob(b64.padEnd(Math.ceil(b64.length / 4) * 4, "=")));
-    return header !== null && typeof header === "object" && !Array.isArray(header) ? header.alg : null;
+    return decodeProtectedHeader(token).alg;
   } catch {
     return null;
   }
