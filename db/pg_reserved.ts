@@ -1,7 +1,5 @@
 import type postgres from "postgres";
-
-/** The SQLSTATEs of a server ending the session (admin_shutdown, crash_shutdown, cannot_connect_now). */
-const SESSION_ENDED = new Set(["57P01", "57P02", "57P03"]);
+import { connectionLost, SESSION_ENDED } from "../lib/connection_lost.ts";
 
 /**
  * True when `err` is the server ending the session (57P01…): what the session ran then did not commit. postgres.js
@@ -21,16 +19,6 @@ export function mayLeaveState(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   // 57P03 (cannot connect now) comes before any query: it leaves nothing.
   return code === "CONNECTION_CLOSED" || code === "57P01" || code === "57P02";
-}
-
-/**
- * True when `err`, a query's failure, means its connection is gone: postgres.js's own (`CONNECTION_CLOSED`…),
- * the socket's (`ECONNRESET`, `EPIPE`…), or the server ending the session (a restart, pg_terminate_backend).
- */
-export function connectionLost(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" &&
-    (code.startsWith("CONNECTION_") || SESSION_ENDED.has(code) || /^E[A-Z]+$/.test(code));
 }
 
 /** The most times a reservation is asked for while connections of its pool keep closing. */

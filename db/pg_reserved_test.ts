@@ -4,7 +4,7 @@
 import { assertEquals } from "../tests/assert.ts";
 import type { Queryable } from "./driver.ts";
 import { openPostgres } from "./postgres.ts";
-import { connectionLost } from "./pg_reserved.ts";
+import { connectionLost } from "../lib/connection_lost.ts";
 
 const SERVER = Deno.env.get("DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -147,5 +147,32 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
   } finally {
     await db.close();
     await admin.close();
+  }
+});
+
+Deno.test("a rejection no one hears is fatal, unless it is a lost connection's (postgres.js's own type fetch)", async () => {
+  const db = openPostgres(SERVER, { max: 1 });
+  const seen: [string, boolean][] = [];
+  // Runs after the pool's guard: notes what the guard let through, then keeps the test process alive.
+  const after = (event: PromiseRejectionEvent) => {
+    seen.push([(event.reason as { code: string }).code, event.defaultPrevented]);
+    event.preventDefault();
+  };
+  globalThis.addEventListener("unhandledrejection", after);
+  try {
+    for (const code of ["ECONNRESET", "EPIPE", "CONNECTION_CLOSED", "57P01", "XX000"]) {
+      Promise.reject(Object.assign(new Error(code), { code }));
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    assertEquals(seen, [
+      ["ECONNRESET", true],
+      ["EPIPE", true],
+      ["CONNECTION_CLOSED", true],
+      ["57P01", true],
+      ["XX000", false],
+    ]);
+  } finally {
+    globalThis.removeEventListener("unhandledrejection", after);
+    await db.close();
   }
 });

@@ -15,8 +15,10 @@ import {
   terminator,
   TransactionDeadline,
 } from "./pg_deadline.ts";
+import { PgListener } from "./pg_listener.ts";
 import { ConnectionStatements } from "./pg_prepared.ts";
 import { mayLeaveState, PoolCloses, ReservedConnection, sessionEnded } from "./pg_reserved.ts";
+import { connectionLost } from "../lib/connection_lost.ts";
 import { log } from "../lib/log.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
@@ -147,8 +149,29 @@ async function backendOf(query: SentQuery): Promise<{ pid: number | null } | und
 /** How long a renewed-away pool lets its work finish before it is ended (past every transaction's timeout). */
 const RETIRED_POOL_SECONDS = 65;
 
+let driverGuarded = false;
+
+/**
+ * postgres.js fetches a new connection's array types without keeping the promise (3.4.9, connection.js
+ * `fetchArrayTypes`): a connection lost at that moment rejects it with no one to hear, and Deno ends the process
+ * on an unhandled rejection. The loss is already answered (the connection's queries fail, the pool connects again
+ * and fetches the types then), so such a rejection is logged, not fatal. Any other stays fatal.
+ */
+function guardDriverRejections(): void {
+  if (driverGuarded) return;
+  driverGuarded = true;
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    if (!connectionLost(event.reason)) return;
+    event.preventDefault();
+    log.warn("a database connection was lost under the driver's own query", {
+      code: (event.reason as { code: string }).code,
+    });
+  });
+}
+
 /** Opens a pooled PostgreSQL connection through postgres.js. */
 export function openPostgres(url: string, options: PostgresOptions): Db {
+  guardDriverRejections();
   /** Each pool's connection closes (see ReservedConnection.reserve). */
   const closesOf = new WeakMap<postgres.Sql, PoolCloses>();
   const open = () => {
@@ -157,11 +180,18 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     closesOf.set(pool, closes);
     return pool;
   };
-  const connect = (onclose: () => void) =>
+  /** `own` adds to or replaces the pool's options; `onnotify` is postgres.js's, missing from its types. */
+  const connect = (
+    onclose: () => void,
+    own?: Partial<postgres.Options<Record<string, never>>> & {
+      onnotify?: (channel: string, payload: string) => void;
+    },
+  ) =>
     postgres(url, {
       onclose,
       max: options.max,
       idle_timeout: options.idleTimeout ?? 60,
+      ...own,
       prepare: options.prepare ?? true,
       onnotice: () => {},
       // A string given for a json/jsonb parameter is JSON text already (as PGlite takes it): do not encode it twice.
@@ -180,8 +210,10 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
   let sql = open();
   const first = sql;
   let base = wrap(first, undefined, { onLost: () => renew(first) });
-  /** LISTEN has a connection of its own, which postgres.js connects again by itself: never renewed. */
-  const listener = open();
+  /** LISTEN has a connection of its own, which listens again by itself when it is lost. */
+  const listener = new PgListener(({ onnotify, onclose }) =>
+    connect(onclose, { max: 1, idle_timeout: 0, max_lifetime: 0, fetch_types: false, onnotify })
+  );
   /** Pools renewed away, with the timer that ends each once its work had time to finish. */
   const retired = new Map<postgres.Sql, ReturnType<typeof setTimeout>>();
   const retire = async (pool: postgres.Sql) => {
@@ -355,14 +387,13 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       }
     },
     async listen(channel, onPayload) {
-      const sub = await listener.listen(channel, onPayload);
-      return () => sub.unlisten();
+      return await listener.listen(channel, onPayload);
     },
     async close() {
       closing = true;
       await Promise.all([
         sql.end({ timeout: 5 }),
-        listener.end({ timeout: 5 }),
+        listener.close(),
         ...[...retired.keys()].map(retire),
       ]);
     },

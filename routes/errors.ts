@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { z } from "zod";
 import { AppError, errors } from "../lib/errors.ts";
+import { connectionLost } from "../lib/connection_lost.ts";
 import { describeError, log } from "../lib/log.ts";
 
 /** Maps any thrown value to an AppError; unknown errors become a bare 500 whose cause is only logged. */
@@ -16,6 +17,9 @@ export function toAppError(err: unknown): AppError {
     if (err.status === 401) return errors.unauthorized(err.message || "Unauthorized");
     return errors.http(err.status, err.message || "Request failed");
   }
+  // A database connection lost under the request (a server restart, a session cut) is the database being
+  // unavailable for a moment, not a fault of the platform's.
+  if (connectionLost(err)) return errors.unavailable("The database connection was lost: try again", err);
   return errors.internal(err);
 }
 

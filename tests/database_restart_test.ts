@@ -29,12 +29,16 @@ async function restartDatabase(sandbox: Sandbox, child: ChildPlatform): Promise<
     const name = decodeURIComponent(new URL(sandbox.env.DATABASE_URL!).pathname.slice(1));
     const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
     try {
-      // The pids first, then the cut: no other database's session is ever a candidate.
-      const pids = (await admin.unsafe<{ pid: number }[]>(
-        "select pid from pg_stat_activity where (datname = $1 or datname like $2) and pid <> pg_backend_pid()",
-        [name, `${name}\\_%`],
-      )).map((r) => r.pid);
-      assert(pids.length > 0, "the platform had connections to cut");
+      // The pids first, then the cut: no other database's session is ever a candidate. The platform's LISTEN
+      // connection is always there once it has connected again after the previous cut.
+      let pids: number[] = [];
+      await waitUntil("the platform's connections", async () => {
+        pids = (await admin.unsafe<{ pid: number }[]>(
+          "select pid from pg_stat_activity where (datname = $1 or datname like $2) and pid <> pg_backend_pid()",
+          [name, `${name}\\_%`],
+        )).map((r) => r.pid);
+        return pids.length > 0;
+      }, 30_000);
       await admin.unsafe("select pg_terminate_backend(p) from unnest($1::int[]) p", [pids]);
     } finally {
       await admin.end();
@@ -77,6 +81,7 @@ Deno.test("the database restarted twice under running jobs and webhooks: each en
       200,
     );
 
+    effects.pause();
     const jobIds: string[] = [];
     const sendIds: string[] = [];
     for (let i = 0; i < Math.max(JOBS, SENDS); i++) {
@@ -101,11 +106,17 @@ Deno.test("the database restarted twice under running jobs and webhooks: each en
       }
     }
 
-    await waitUntil("some side effects", () => effects.rows.length >= 10, 60_000);
+    // Each restart comes while attempts are held in flight at the effect server's gate, however fast or slow
+    // the machine: the first before any side effect, the second once some have happened and most are to come.
+    await waitUntil("attempts in flight", () => effects.held > 0, 60_000);
     await restartDatabase(sandbox, child);
-    await waitUntil("more side effects", () => effects.rows.length >= 25, 60_000);
+    effects.resume();
+    await waitUntil("some side effects", () => effects.rows.length >= 10, 60_000);
+    effects.pause();
+    await waitUntil("attempts in flight again", () => effects.held > 0, 60_000);
     await restartDatabase(sandbox, child);
     assert(effects.rows.length < JOBS, "the second restart happened while jobs were still to run");
+    effects.resume();
 
     let jobs: Json[] = [];
     await waitUntil("every job to end", async () => {

@@ -286,8 +286,17 @@ export async function spawnPlatform(env: Record<string, string>): Promise<ChildP
     }
   };
   const pumps = Promise.all([pump(process.stdout), pump(process.stderr)]);
-  const exited = process.status.then((s) => {
+  let stopping = false;
+  const exited = process.status.then(async (s) => {
     reject(new Error(`Platform exited with ${s.code} before listening:\n${output.join("\n")}`));
+    if (!stopping) {
+      // A platform that dies under a test says why: its last lines reach the test's output (not awaiting the
+      // pipes' end, which function hosts it started may hold open).
+      await new Promise((r) => setTimeout(r, 200));
+      console.error(
+        `Platform exited on its own with ${s.code}; its last output:\n${output.slice(-60).join("\n")}`,
+      );
+    }
     return s;
   });
   const timer = setTimeout(
@@ -301,6 +310,7 @@ export async function spawnPlatform(env: Record<string, string>): Promise<ChildP
     process,
     output,
     async stop(signal: Deno.Signal = "SIGTERM") {
+      stopping = true;
       try {
         process.kill(signal);
       } catch { /* already gone */ }

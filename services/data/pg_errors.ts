@@ -1,4 +1,5 @@
 import { sqlState } from "../../db/driver.ts";
+import { connectionLost, SESSION_ENDED } from "../../lib/connection_lost.ts";
 import { RestError } from "../../lib/rest_errors.ts";
 
 /**
@@ -47,6 +48,11 @@ export function statusOfSqlState(state: string, role: string, message = ""): num
   return 400;
 }
 
+/** True when `err` carries the server's own SQLSTATE for the session's end (57P01…), mapped like any other. */
+function sqlStateOfServer(err: unknown): boolean {
+  return SESSION_ENDED.has(String((err as { code?: unknown } | null)?.code));
+}
+
 /** States whose message describes the server, not the caller's query: the body stays generic. */
 const SERVER_SIDE = /^(08|53|57P|58|XX|F0)/;
 
@@ -58,6 +64,11 @@ const SERVER_SIDE = /^(08|53|57P|58|XX|F0)/;
  * Anything that is not a database error is returned unchanged.
  */
 export function fromDatabaseError(err: unknown, role: string): unknown {
+  // The driver's own codes (EPIPE, CONNECTION_CLOSED…) are not SQLSTATEs, though EPIPE has five letters:
+  // PostgREST's answer to a connection lost under the request, without the driver's words (they name the server).
+  if (connectionLost(err) && !sqlStateOfServer(err)) {
+    return new RestError(503, "PGRST001", "Database client error. Retrying the connection.", { cause: err });
+  }
   const state = sqlState(err);
   if (!state || !/^[0-9A-Z]{5}$/.test(state)) return err;
   const e = err as { message?: string; detail?: string; hint?: string };

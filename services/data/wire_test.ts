@@ -113,6 +113,29 @@ Deno.test("SQLSTATE → status as PostgREST's table", () => {
   assertEquals((e as RestError).headers, { "www-authenticate": "Bearer" });
 });
 
+Deno.test("a connection lost under the request: 503 PGRST001 without the driver's words; 57P01 as a SQLSTATE", () => {
+  for (const code of ["EPIPE", "ECONNRESET", "CONNECTION_CLOSED", "CONNECTION_DESTROYED"]) {
+    const e = fromDatabaseError(
+      Object.assign(new Error("write CONNECTION_CLOSED 127.0.0.1:5432"), { code }),
+      "anon",
+    ) as RestError;
+    assertEquals(
+      [e.status, e.code, e.message, e.details],
+      [503, "PGRST001", "Database client error. Retrying the connection.", null],
+      code,
+    );
+  }
+  const ended = fromDatabaseError(
+    Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }),
+    "anon",
+  ) as RestError;
+  assertEquals([ended.status, ended.code, ended.message], [
+    503,
+    "57P01",
+    "The database could not run the request",
+  ]);
+});
+
 Deno.test("fuzzy hints: close names only", () => {
   const set = new FuzzySet(["books", "authors", "reviews", "book_genres"]);
   assertEquals(set.getOne("bookz", 0.75), "books");
