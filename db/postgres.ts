@@ -15,7 +15,6 @@ import {
   terminator,
   TransactionDeadline,
 } from "./pg_deadline.ts";
-import { PgListener } from "./pg_listener.ts";
 import { ConnectionStatements } from "./pg_prepared.ts";
 import { mayLeaveState, PoolCloses, ReservedConnection, sessionEnded } from "./pg_reserved.ts";
 import { connectionLost } from "../lib/connection_lost.ts";
@@ -180,18 +179,11 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     closesOf.set(pool, closes);
     return pool;
   };
-  /** `own` adds to or replaces the pool's options; `onnotify` is postgres.js's, missing from its types. */
-  const connect = (
-    onclose: () => void,
-    own?: Partial<postgres.Options<Record<string, never>>> & {
-      onnotify?: (channel: string, payload: string) => void;
-    },
-  ) =>
+  const connect = (onclose: () => void) =>
     postgres(url, {
       onclose,
       max: options.max,
       idle_timeout: options.idleTimeout ?? 60,
-      ...own,
       prepare: options.prepare ?? true,
       onnotice: () => {},
       // A string given for a json/jsonb parameter is JSON text already (as PGlite takes it): do not encode it twice.
@@ -210,10 +202,8 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
   let sql = open();
   const first = sql;
   let base = wrap(first, undefined, { onLost: () => renew(first) });
-  /** LISTEN has a connection of its own, which listens again by itself when it is lost. */
-  const listener = new PgListener(({ onnotify, onclose }) =>
-    connect(onclose, { max: 1, idle_timeout: 0, max_lifetime: 0, fetch_types: false, onnotify })
-  );
+  /** LISTEN has a connection of its own, which postgres.js connects again by itself: never renewed. */
+  const listener = open();
   /** Pools renewed away, with the timer that ends each once its work had time to finish. */
   const retired = new Map<postgres.Sql, ReturnType<typeof setTimeout>>();
   const retire = async (pool: postgres.Sql) => {
@@ -387,13 +377,14 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       }
     },
     async listen(channel, onPayload) {
-      return await listener.listen(channel, onPayload);
+      const sub = await listener.listen(channel, onPayload);
+      return () => sub.unlisten();
     },
     async close() {
       closing = true;
       await Promise.all([
         sql.end({ timeout: 5 }),
-        listener.close(),
+        listener.end({ timeout: 5 }),
         ...[...retired.keys()].map(retire),
       ]);
     },

@@ -1,6 +1,6 @@
-// LISTEN survives the loss of its connection: cut once, cut again while it listens again, and cut while its
-// database refuses connections for a while (a server still restarting). postgres.js's own listen gives up on the
-// first failed try, and realtime and work announcements would go quiet for good.
+// LISTEN (realtime capture, schema cache reloads, work announcements) survives the loss of its connection: cut
+// once, cut again while it listens again, and cut while its database refuses connections for a while (a server
+// still restarting). postgres.js connects the listening connection again and subscribes its channels once more.
 import postgres from "postgres";
 import { assertEquals } from "../tests/assert.ts";
 import { openPostgres } from "./postgres.ts";
