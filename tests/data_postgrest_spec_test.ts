@@ -3029,6 +3029,60 @@ const OPTIONS_SPEC: WireCase[] = [
   options("", "OPTIONS,GET,HEAD"),
 ];
 
+/** test/spec/Feature/CorsSpec.hs (the default config: every origin) */
+const CORS_SPEC: WireCase[] = [
+  {
+    name: "replies naively and permissively to preflight request",
+    method: "OPTIONS",
+    url: "",
+    headers: {
+      accept: "*/*",
+      origin: "http://example.com",
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "Foo,Bar",
+    },
+    status: 200,
+    bytes: 0,
+    expect: {
+      "access-control-allow-origin": "*",
+      "access-control-allow-methods": "GET, POST, PATCH, PUT, DELETE, OPTIONS, HEAD",
+      "access-control-allow-headers": "Authorization, Foo, Bar, Accept, Accept-Language, Content-Language",
+      "access-control-max-age": "86400",
+    },
+  },
+  {
+    name: "exposes necesssary response headers to regular request",
+    url: "items",
+    headers: { origin: "http://example.com" },
+    status: 200,
+    expect: {
+      "access-control-expose-headers": "Content-Encoding, Content-Location, Content-Range, Content-Type, " +
+        "Date, Location, Server, Transfer-Encoding, Range-Unit",
+    },
+  },
+  {
+    name: "allows INFO body through even with CORS request headers present to postflight request",
+    method: "OPTIONS",
+    url: "items",
+    headers: {
+      origin: "http://localhost:8000",
+      accept: "text/csv, */*; q=0.01",
+      "accept-language": "en-US,en;q=0.5",
+      referer: "http://localhost:8000/",
+    },
+    status: 200,
+    expect: { "access-control-allow-origin": "*", allow: ALL },
+  },
+  {
+    name: "allows INFO body through: OPTIONS without an Origin still allows every origin",
+    method: "OPTIONS",
+    url: "items",
+    headers: { accept: "application/json" },
+    status: 200,
+    expect: { "access-control-allow-origin": "*", allow: ALL },
+  },
+];
+
 const ARRAY_STRIP = "application/vnd.pgrst.array+json;nulls=stripped";
 const OBJECT_STRIP = "application/vnd.pgrst.object+json;nulls=stripped";
 const ORGANIZATIONS_STRIPPED = [
@@ -3442,6 +3496,7 @@ const GROUPS: [string, WireCase[]][] = [
   ["UnicodeSpec", UNICODE_SPEC],
   ["NullsStripSpec", NULLS_STRIP_SPEC],
   ["OptionsSpec", OPTIONS_SPEC],
+  ["CorsSpec", CORS_SPEC],
   ["InsertSpec (successes)", INSERT_SPEC],
   ["MaxAffectedSpec", MAX_AFFECTED_SPEC],
 ];

@@ -66,6 +66,32 @@ export const tooDeep = (req: Request, where: "body" | "query"): Error => {
     : new RestError(400, "PGRST100", "failed to parse query string", { details });
 };
 
+/** The CORS headers of a request from a browser: the origin allowed, and the response headers it may read. */
+interface Cors {
+  origin: string;
+  expose: string;
+}
+
+/**
+ * PostgREST's CORS on its mount, as its wai-cors policy writes it: the methods it lists (wai-cors adds HEAD), the
+ * headers it exposes, and a preflight that allows `Authorization`, the headers asked for and the simple ones.
+ */
+const POSTGREST_CORS = {
+  methods: "GET, POST, PATCH, PUT, DELETE, OPTIONS, HEAD",
+  expose: "Content-Encoding, Content-Location, Content-Range, Content-Type, Date, Location, Server, " +
+    "Transfer-Encoding, Range-Unit",
+  simple: ["Accept", "Accept-Language", "Content-Language"],
+};
+
+/** PostgREST's `Access-Control-Allow-Headers`: Authorization, what was asked (valid names), the simple headers. */
+function postgrestPreflightHeaders(req: Request): string {
+  const asked = (req.headers.get("access-control-request-headers") ?? "").split(",").map((n) => n.trim())
+    .filter((n) => HEADER_TOKEN.test(n.toLowerCase()));
+  const names = ["Authorization", ...asked];
+  const have = new Set(names.map((n) => n.toLowerCase()));
+  return [...names, ...POSTGREST_CORS.simple.filter((n) => !have.has(n.toLowerCase()))].join(", ");
+}
+
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]{1,128}$/;
 
@@ -93,14 +119,14 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     if (options.origins === "*") return "*";
     return origin && options.origins.includes(origin) ? origin : null;
   };
-  const finish = (res: Response, id: string, origin: string | null): Response => {
+  const finish = (res: Response, id: string, cors: Cors | null): Response => {
     const headers = res.headers;
     try {
       headers.set("x-request-id", id);
-      if (origin) {
-        headers.set("access-control-allow-origin", origin);
-        headers.set("access-control-expose-headers", exposeHeaders);
-        if (origin !== "*") headers.append("vary", "Origin");
+      if (cors) {
+        headers.set("access-control-allow-origin", cors.origin);
+        headers.set("access-control-expose-headers", cors.expose);
+        if (cors.origin !== "*") headers.append("vary", "Origin");
       }
     } catch {
       // Immutable headers (a fetched response passed through as is): answer it unchanged.
@@ -120,16 +146,16 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
   const ownLimits: BodyLimits | undefined = own &&
     { maxBytes: own.maxBytes, timeoutMs: options.bodyTimeoutMs, tooLarge: own.tooLarge, timedOut };
   /** The answer of `next`, its failure rendered here: synchronous when `next` answered synchronously. */
-  const answer = (req: Request, env: EdgeEnv, origin: string | null): Response | Promise<Response> => {
+  const answer = (req: Request, env: EdgeEnv, cors: Cors | null): Response | Promise<Response> => {
     const id = env.requestId;
     let res: Response | Promise<Response>;
     try {
       res = next(req, env);
     } catch (err) {
-      return finish(edgeFailure(err, req, id), id, origin);
+      return finish(edgeFailure(err, req, id), id, cors);
     }
-    if (!(res instanceof Promise)) return finish(res, id, origin);
-    return res.then((r) => finish(r, id, origin), (err) => finish(edgeFailure(err, req, id), id, origin));
+    if (!(res instanceof Promise)) return finish(res, id, cors);
+    return res.then((r) => finish(r, id, cors), (err) => finish(edgeFailure(err, req, id), id, cors));
   };
   /**
    * The request with its body read whole under the limits and its JSON depth checked, so that neither a slow
@@ -143,33 +169,36 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     // TypeError). GET and HEAD, which may carry none, never come here.
     return new Request(req, { body: bytes as Uint8Array<ArrayBuffer> });
   };
-  const guarded = async (req: Request, env: EdgeEnv, origin: string | null): Promise<Response> => {
+  const guarded = async (req: Request, env: EdgeEnv, cors: Cors | null): Promise<Response> => {
     let forwarded: Request;
     try {
       forwarded = await buffered(req);
     } catch (err) {
-      return finish(edgeFailure(err, req, env.requestId), env.requestId, origin);
+      return finish(edgeFailure(err, req, env.requestId), env.requestId, cors);
     }
-    return await answer(forwarded, env, origin);
+    return await answer(forwarded, env, cors);
   };
   return (req: Request, info?: { remoteAddr: Deno.Addr }): Response | Promise<Response> => {
     const incoming = req.headers.get("x-request-id");
     const id = incoming && VALID_ID.test(incoming) ? incoming : crypto.randomUUID();
-    // CORS headers go only to requests that carry an Origin (every CORS request does), as PostgREST's do.
+    // CORS headers go only to requests that carry an Origin (every CORS request does), as PostgREST's do;
+    // on PostgREST's mount they are PostgREST's own (wai-cors's).
     const requestOrigin = req.headers.get("origin");
     const origin = requestOrigin === null ? null : allowOrigin(requestOrigin);
+    const postgrest = requestOrigin !== null && POSTGREST_PATH.test(req.url);
     if (req.method === "OPTIONS" && req.headers.has("access-control-request-method")) {
       const headers: Record<string, string> = {
         "x-request-id": id,
-        "access-control-allow-methods": allowMethods,
-        "access-control-allow-headers": preflightHeaders(req),
+        "access-control-allow-methods": postgrest ? POSTGREST_CORS.methods : allowMethods,
+        "access-control-allow-headers": postgrest ? postgrestPreflightHeaders(req) : preflightHeaders(req),
         "access-control-max-age": "86400",
       };
       if (origin) headers["access-control-allow-origin"] = origin;
       if (origin && origin !== "*") headers["vary"] = "Origin";
-      return new Response(null, { status: 204, headers });
+      return new Response(null, { status: postgrest ? 200 : 204, headers });
     }
-    if (queryTooDeep(req.url)) return finish(edgeFailure(tooDeep(req, "query"), req, id), id, origin);
+    const cors = origin ? { origin, expose: postgrest ? POSTGREST_CORS.expose : exposeHeaders } : null;
+    if (queryTooDeep(req.url)) return finish(edgeFailure(tooDeep(req, "query"), req, id), id, cors);
     // A GET or HEAD body is never read by any route: not buffered (the method is checked first, it is cheaper).
     const method = req.method;
     const reads = method !== "GET" && method !== "HEAD";
@@ -182,7 +211,7 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
       body: owned ? ownLimits : limits,
     };
     // `req.body` is looked at last: once built, its stream makes the handler's own `bytes()` slower (invoke).
-    if (reads && !owned && req.body !== null) return guarded(req, env, origin);
-    return answer(req, env, origin);
+    if (reads && !owned && req.body !== null) return guarded(req, env, cors);
+    return answer(req, env, cors);
   };
 }
