@@ -268,6 +268,8 @@ create function send_bad_status() returns json language plpgsql as $$ begin
   perform set_config('response.status', 'bad', true);
   return null;
 end $$;
+-- PostgREST's suite runs VACUUM ANALYZE after loading its fixtures: planned counts are the planner's estimates.
+analyze;
 `;
 
 const singular = { accept: "application/vnd.pgrst.object+json" };
@@ -384,6 +386,20 @@ const ERROR_SPEC: WireCase[] = [
 
 /** test/spec/Feature/Query/QuerySpec.hs */
 const QUERY_SPEC: WireCase[] = [
+  {
+    // The spec's version is PostgREST's own; ours is the version whose behaviour the platform follows.
+    name: "filters, orders and limits aliased embeded entities using the target name",
+    url:
+      "projects?id=eq.1&select=id, name, the_tasks:tasks(id, name)&tasks.name=like.Code*&tasks.order=name.asc&tasks.limit=1",
+    status: 200,
+    json: [{ id: 1, name: "Windows 7", the_tasks: [{ id: 2, name: "Code w7" }] }],
+    expect: {
+      warning:
+        '299 PostgRESTv12.2.0 "Embedded resource was referenced by relation name even though it has an ' +
+        "alias. This is deprecated and will stop working in a future release. Update `tasks` to `the_tasks` in " +
+        'query string filters, orders or limits."',
+    },
+  },
   {
     name: "a nonexistent table: 404",
     url: "faketable",
@@ -1580,8 +1596,68 @@ const SINGULAR_SPEC: WireCase[] = [
   },
 ];
 
+const planned = { prefer: "count=planned" };
+
 /** test/spec/Feature/Query/RangeSpec.hs */
 const RANGE_SPEC: WireCase[] = [
+  // "when count=planned": the cases on items and child_entities (getallprojects_view, a view over a
+  // set-returning function of 2,019 estimated rows, is not in this fixture).
+  {
+    name: "count=planned obtains a filtered range",
+    url: "items?select=id&id=gt.8",
+    headers: planned,
+    status: 206,
+    json: ids(9, 10, 11, 12, 13, 14, 15),
+    expect: { "content-range": "0-6/8" },
+  },
+  {
+    name: "count=planned obtains a filtered range (child_entities)",
+    url: "child_entities?select=id&id=gt.3",
+    headers: planned,
+    status: 206,
+    json: ids(4, 5, 6),
+    expect: { "content-range": "0-2/4" },
+  },
+  {
+    name: "count=planned obtains the full range",
+    method: "HEAD",
+    url: "items",
+    headers: planned,
+    status: 200,
+    expect: { "content-type": JSON_TYPE, "content-range": "0-14/15" },
+  },
+  {
+    name: "count=planned obtains the full range (child_entities)",
+    method: "HEAD",
+    url: "child_entities",
+    headers: planned,
+    status: 200,
+    expect: { "content-type": JSON_TYPE, "content-range": "0-5/6" },
+  },
+  {
+    name: "count=planned ignores limit/offset on the planned count",
+    method: "HEAD",
+    url: "items?limit=2&offset=3",
+    headers: planned,
+    status: 206,
+    expect: { "content-type": JSON_TYPE, "content-range": "3-4/15" },
+  },
+  {
+    name: "count=planned ignores limit on the planned count (child_entities)",
+    method: "HEAD",
+    url: "child_entities?limit=2",
+    headers: planned,
+    status: 206,
+    expect: { "content-type": JSON_TYPE, "content-range": "0-1/6" },
+  },
+  {
+    name: "count=planned works with two levels",
+    method: "HEAD",
+    url: "child_entities?select=*,entities(*)",
+    headers: planned,
+    status: 200,
+    expect: { "content-type": JSON_TYPE, "content-range": "0-5/6" },
+  },
   {
     name: "a function's rows, Content-Range",
     url: "rpc/getitemrange?order=id&min=0&max=15",

@@ -188,6 +188,9 @@ export class Compiler {
    */
   handler?: MediaHandler;
 
+  /** PostgREST's deprecation warnings met while compiling (the `Warning` header's text, one each). */
+  readonly warnings: string[] = [];
+
   /** The row cap of the read being compiled. */
   private maxRows?: number;
   constructor(private readonly cache: SchemaCache, private readonly query: ParsedQuery) {}
@@ -372,7 +375,15 @@ export class Compiler {
     const join = (seg: string) => parentPath === "" ? seg : `${parentPath}.${seg}`;
     const byAlias = join(e.alias ?? e.name);
     if (this.query.nodes.has(byAlias)) return byAlias;
-    return join(e.name);
+    const byName = join(e.name);
+    if (e.alias !== undefined && e.alias !== e.name && this.query.nodes.has(byName)) {
+      this.warnings.push(
+        "Embedded resource was referenced by relation name even though it has an alias. This is deprecated " +
+          `and will stop working in a future release. Update \`${e.name}\` to \`${e.alias}\` in query string ` +
+          "filters, orders or limits.",
+      );
+    }
+    return byName;
   }
 
   /** The WHERE conditions of a resource: its filters and the `!inner` embeds that must exist. */

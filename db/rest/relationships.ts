@@ -18,6 +18,33 @@ export interface Relationship {
   name: string;
   /** How PGRST201 describes it when it is one of several candidates. */
   candidate: RelationshipCandidate;
+  /** Where PGRST201 lists it among the candidates (see orderKey). */
+  order?: string[];
+}
+
+/** PostgREST's order of its candidates: cardinality (its constructors' order), then constraint and columns. */
+const CARDINALITY_ORDER = ["one-to-many", "many-to-one", "one-to-one", "many-to-many"];
+
+/**
+ * The key PostgREST sorts a table's relationships by (its derived `Ord`): the target, whether it is the table
+ * itself, the cardinality, the constraint names (a junction table's first), the columns.
+ */
+function orderKey(
+  parent: string,
+  target: string,
+  cardinality: string,
+  names: string[],
+  pairs: [string, string][],
+) {
+  const rank = String(CARDINALITY_ORDER.indexOf(cardinality));
+  return [target, target === parent ? "1" : "0", rank, ...names, pairs.map((p) => p.join("\0")).join("\0")];
+}
+
+function compareKeys(a: string[], b: string[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  }
+  return a.length - b.length;
 }
 
 const list = (cols: string[]) => `(${cols.join(", ")})`;
@@ -37,6 +64,7 @@ function direct(cache: SchemaCache, parent: string, target: string, fk: ForeignK
     pairs,
     name: fk.name,
     candidate: { cardinality, embedding: `${parent} with ${target}`, relationship, hint: fk.name } as const,
+    order: orderKey(parent, target, cardinality, [fk.name], pairs),
   };
 }
 
@@ -154,6 +182,7 @@ export function resolveRelationship(
             } and ${toTarget.name}${list(toTarget.columns)}`,
             hint: toParent.table,
           },
+          order: orderKey(parent, name, "many-to-many", [toParent.table, toParent.name, toTarget.name], []),
         });
       }
     }
@@ -180,6 +209,9 @@ export function resolveRelationship(
       hint === undefined ? relationshipSuggestion(cache, parent, name) : undefined,
     );
   }
-  if (found.length > 1) throw restErrors.ambiguous(name, found.map((r) => r.candidate));
+  if (found.length > 1) {
+    const sorted = [...found].sort((a, b) => compareKeys(a.order ?? [], b.order ?? []));
+    throw restErrors.ambiguous(name, sorted.map((r) => r.candidate));
+  }
   return found[0]!;
 }

@@ -233,7 +233,8 @@ select json_build_object(
         from unnest(con.confkey) with ordinality k(n, i)
         join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.n
       )
-    ))
+    -- PostgREST's order (its candidates in PGRST201 follow it), not the catalog's physical one, which moves.
+    ) order by con.conrelid, con.conname)
     from pg_constraint con
     join pg_class cl on cl.oid = con.conrelid join pg_namespace n on n.oid = cl.relnamespace
     join pg_class fcl on fcl.oid = con.confrelid join pg_namespace fn on fn.oid = fcl.relnamespace

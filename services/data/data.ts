@@ -7,7 +7,12 @@ import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
 import type { Node, ParsedQuery } from "../../db/rest/ast.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
-import { openApiCatalog, openApiDocument, type OpenApiServer } from "../../db/rest/openapi.ts";
+import {
+  OPENAPI_POSTGREST_VERSION,
+  openApiCatalog,
+  openApiDocument,
+  type OpenApiServer,
+} from "../../db/rest/openapi.ts";
 import {
   bodyArguments,
   chooseFunction,
@@ -446,6 +451,7 @@ export class DataService {
       if (req.rawQuery !== undefined) {
         result.headers["content-location"] = contentLocation(table.name, req.rawQuery);
       }
+      Object.assign(result.headers, warningHeader(compiler.warnings));
       result.media = media;
       return result;
     }
@@ -510,6 +516,7 @@ export class DataService {
       if (req.method === "POST" && ret === "headers-only" && n === 1 && row.location) {
         extra.location = locationOf(table.name, row.location);
       }
+      Object.assign(extra, warningHeader(compiler.warnings));
       return {
         status: writeStatus(req.method, {
           representation,
@@ -824,6 +831,14 @@ function applyRange(query: ParsedQuery, header: string | null | undefined): Node
   if (lower !== 0 || root.offset !== undefined) root.offset = lower;
   if (upper !== Infinity) root.limit = upper - lower + 1;
   return root;
+}
+
+/** PostgREST's `Warning: 299 PostgRESTv… "…"` of each deprecation met (none: no header). */
+function warningHeader(warnings: string[]): Record<string, string> {
+  if (warnings.length === 0) return {};
+  return {
+    warning: warnings.map((w) => `299 PostgRESTv${OPENAPI_POSTGREST_VERSION} "${w}"`).join(", "),
+  };
 }
 
 function withApplied(extra: Record<string, string>, applied: string[]): Record<string, string> {
