@@ -118,9 +118,12 @@ export interface OpenApiServer {
   basePath: string;
 }
 
-/** The PostgREST version whose OpenAPI output this follows (`info.version`) and its docs' version. */
-export const OPENAPI_POSTGREST_VERSION = "12.2.0";
-const DOCS_VERSION = "v12";
+/**
+ * The PostgREST version whose OpenAPI output this follows (`info.version`, v14's two-part MAJOR.PATCH) and its
+ * docs' version (`externalDocs`: the major alone).
+ */
+export const OPENAPI_POSTGREST_VERSION = "14.0";
+const DOCS_VERSION = "v14";
 
 type Json = Record<string, unknown>;
 
@@ -350,33 +353,46 @@ function tablePath(table: TableInfo, catalog: OpenApiCatalog): Json {
   return item;
 }
 
-function procProperty(p: FunctionParam): Json {
-  return compact({ format: swaggerFormat(p.type), type: swaggerType(p.type), items: arrayItems(p.type) });
+/**
+ * An argument's type as PostgREST names it (`regtype::text`, with the exposed schema on the search path): a type
+ * of the schema described unqualified, whatever the search path of the session that read it.
+ */
+function argType(p: FunctionParam, schema: string): string {
+  for (const prefix of [`${schema}.`, `"${schema.replaceAll('"', '""')}".`]) {
+    if (p.type.startsWith(prefix)) return p.type.slice(prefix.length);
+  }
+  return p.type;
 }
 
-function procGetParam(p: FunctionParam): Json {
+function procProperty(p: FunctionParam, schema: string): Json {
+  const type = argType(p, schema);
+  return compact({ format: swaggerFormat(type), type: swaggerType(type), items: arrayItems(type) });
+}
+
+function procGetParam(p: FunctionParam, schema: string): Json {
+  const pType = argType(p, schema);
   if (p.variadic) {
-    const element = p.type.endsWith("[]") ? p.type.slice(0, -2) : p.type;
+    const element = pType.endsWith("[]") ? pType.slice(0, -2) : pType;
     return compact({
       name: p.name,
       required: p.required,
       in: "query",
-      type: swaggerType(p.type) ?? "string",
+      type: swaggerType(pType) ?? "string",
       items: compact({ type: swaggerType(element), format: swaggerFormat(element) }),
       collectionFormat: "multi",
     });
   }
-  const type = swaggerType(p.type);
+  const type = swaggerType(pType);
   return {
     name: p.name,
     required: p.required,
     in: "query",
-    format: swaggerFormat(p.type),
+    format: swaggerFormat(pType),
     type: type === undefined || type === "array" ? "string" : type,
   };
 }
 
-function procPath(fn: FunctionInfo, description: string | null): Json {
+function procPath(fn: FunctionInfo, description: string | null, schema: string): Json {
   const [summary, rest] = splitComment(description);
   const op = compact({
     summary,
@@ -395,7 +411,7 @@ function procPath(fn: FunctionInfo, description: string | null): Json {
         schema: compact({
           description: description ?? undefined,
           required: required.length > 0 ? required : undefined,
-          properties: Object.fromEntries(fn.params.map((p) => [p.name, procProperty(p)])),
+          properties: Object.fromEntries(fn.params.map((p) => [p.name, procProperty(p, schema)])),
           type: "object",
         }),
       },
@@ -405,7 +421,11 @@ function procPath(fn: FunctionInfo, description: string | null): Json {
   };
   if (fn.volatility === "v") return { post };
   return {
-    get: { ...op, parameters: fn.params.map(procGetParam), responses: { "200": { description: "OK" } } },
+    get: {
+      ...op,
+      parameters: fn.params.map((p) => procGetParam(p, schema)),
+      responses: { "200": { description: "OK" } },
+    },
     post,
   };
 }
@@ -447,7 +467,7 @@ export function openApiDocument(
   };
   for (const t of tables) paths[`/${t.name}`] = tablePath(t, catalog);
   for (const f of functions) {
-    paths[`/rpc/${f.name}`] = procPath(f, catalog.functions.get(f.name)!.description);
+    paths[`/rpc/${f.name}`] = procPath(f, catalog.functions.get(f.name)!.description, cache.schema);
   }
   return {
     swagger: "2.0",

@@ -240,6 +240,26 @@ select json_build_object(
     join pg_class fcl on fcl.oid = con.confrelid join pg_namespace fn on fn.oid = fcl.relnamespace
     where con.contype = 'f' and n.nspname = $1 and fn.nspname = $1
   ), '[]'),
+  -- The foreign keys of the tables of other schemas the schema's views read (PostgREST sees a view's
+  -- relationships through its source tables, whatever their schema), by oid and attribute numbers.
+  'source_fks', coalesce((
+    with read as (
+      select d.refobjid as oid from pg_depend d
+      join pg_rewrite r on r.oid = d.objid and d.classid = 'pg_rewrite'::regclass
+      join pg_class v on v.oid = r.ev_class join pg_namespace vn on vn.oid = v.relnamespace
+      where vn.nspname = $1 and v.relkind in ('v', 'm')
+    )
+    select json_agg(json_build_object(
+      'name', con.conname, 'oid', con.conrelid::int8, 'attnums', con.conkey,
+      'ref_oid', con.confrelid::int8, 'ref_attnums', con.confkey
+    ))
+    from pg_constraint con
+    join pg_class cl on cl.oid = con.conrelid join pg_namespace n on n.oid = cl.relnamespace
+    join pg_class fcl on fcl.oid = con.confrelid join pg_namespace fn on fn.oid = fcl.relnamespace
+    where con.contype = 'f' and not (n.nspname = $1 and fn.nspname = $1)
+      and (n.nspname = $1 or con.conrelid in (select oid from read))
+      and (fn.nspname = $1 or con.confrelid in (select oid from read))
+  ), '[]'),
   -- Plain functions (no aggregates, procedures, triggers). Arguments and results of pseudo-types (internal,
   -- cstring, anyelement…) cannot be given or read as JSON: such functions are left out, as is "setof record"
   -- without OUT parameters (its columns are unknown until called).
@@ -362,6 +382,7 @@ interface RawCache {
   }[];
   fks: { name: string; table: string; ref_table: string; columns: string[]; ref_columns: string[] }[];
   view_keys?: { oid: number; attnums: number[] }[];
+  source_fks?: { name: string; oid: number; attnums: number[]; ref_oid: number; ref_attnums: number[] }[];
   representations: {
     domain: string;
     direction: "to_json" | "from_json" | "from_text";
@@ -621,30 +642,58 @@ function viewSources(raw: RawCache): ViewSources {
 /**
  * The foreign keys PostgREST infers for views: a table's foreign key seen from a view that shows all its columns,
  * and to a view that shows all the referenced columns (view to table, table to view, view to view), named as the
- * table's constraint.
+ * table's constraint; the keys of the tables of other schemas the views read too, seen through those views.
  */
 function viewForeignKeys(raw: RawCache, keys: ForeignKey[], sources: ViewSources): ForeignKey[] {
   const byName = new Map(raw.tables.map((t) => [t.name, t]));
-  /** The relation itself, then each view showing all of `columns` of table `table`, with their columns there. */
-  const images = (table: string, columns: string[]): [string, string[]][] => {
-    const t = byName.get(table);
-    const out: [string, string[]][] = [[table, columns]];
-    if (!t) return out;
-    const attnums = columns.map((c) => t.columns.find((x) => x.name === c)?.attnum);
+  const byOid = new Map(raw.tables.map((t) => [Number(t.oid), t]));
+  /** Each view showing all the columns `attnums` of relation `oid`, with their columns there. */
+  const viewImages = (oid: number, attnums: (number | undefined)[]): [string, string[]][] => {
+    const out: [string, string[]][] = [];
     for (const [view, columnsFrom] of sources) {
-      const cols = attnums.map((n) => columnsFrom.get(`${Number(t.oid)}:${n}`)?.[0]);
+      const cols = attnums.map((n) => columnsFrom.get(`${oid}:${n}`)?.[0]);
       if (cols.every((c) => c !== undefined)) out.push([view, cols as string[]]);
     }
     return out;
   };
+  /** The relation itself, then each view showing all of `columns` of table `table`, with their columns there. */
+  const images = (table: string, columns: string[]): [string, string[]][] => {
+    const t = byName.get(table);
+    if (!t) return [[table, columns]];
+    const attnums = columns.map((c) => t.columns.find((x) => x.name === c)?.attnum);
+    return [[table, columns], ...viewImages(Number(t.oid), attnums)];
+  };
+  /** A table of another schema is seen through the views only; one of the schema is itself too. */
+  const sourceImages = (oid: number, attnums: number[]): [string, string[]][] => {
+    const t = byOid.get(oid);
+    const own: [string, string[]][] = t
+      ? [[t.name, attnums.map((n) => t.columns.find((c) => c.attnum === n)!.name)]]
+      : [];
+    return [...own, ...viewImages(oid, attnums)];
+  };
   const out: ForeignKey[] = [];
-  for (const fk of keys) {
-    for (const [table, columns] of images(fk.table, fk.columns)) {
-      for (const [refTable, refColumns] of images(fk.refTable, fk.refColumns)) {
-        if (table === fk.table && refTable === fk.refTable) continue;
-        out.push({ name: fk.name, table, columns, refTable, refColumns });
+  const add = (
+    name: string,
+    from: [string, string[]][],
+    to: [string, string[]][],
+    skip?: [string, string],
+  ) => {
+    for (const [table, columns] of from) {
+      for (const [refTable, refColumns] of to) {
+        if (skip && table === skip[0] && refTable === skip[1]) continue;
+        out.push({ name, table, columns, refTable, refColumns });
       }
     }
+  };
+  for (const fk of keys) {
+    add(fk.name, images(fk.table, fk.columns), images(fk.refTable, fk.refColumns), [fk.table, fk.refTable]);
+  }
+  for (const fk of raw.source_fks ?? []) {
+    add(
+      fk.name,
+      sourceImages(Number(fk.oid), fk.attnums),
+      sourceImages(Number(fk.ref_oid), fk.ref_attnums),
+    );
   }
   return out;
 }
