@@ -395,7 +395,7 @@ const QUERY_SPEC: WireCase[] = [
     json: [{ id: 1, name: "Windows 7", the_tasks: [{ id: 2, name: "Code w7" }] }],
     expect: {
       warning:
-        '299 PostgRESTv12.2.0 "Embedded resource was referenced by relation name even though it has an ' +
+        '299 PostgRESTv14.0 "Embedded resource was referenced by relation name even though it has an ' +
         "alias. This is deprecated and will stop working in a future release. Update `tasks` to `the_tasks` in " +
         'query string filters, orders or limits."',
     },
