@@ -121,15 +121,15 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
         const two = openPostgres(SERVER, { max: 2 });
         try {
           const { promise: hold, resolve: letGo } = Promise.withResolvers<void>();
+          // Each transaction's backend by its index: they may learn it in either order.
           const pids: number[] = [];
-          const holding = [1, 2].map(() =>
+          const holding = [0, 1].map((i) =>
             outcome(two.transaction(async (tx) => {
-              const pid = await backendPid(tx);
-              pids.push(pid);
+              pids[i] = await backendPid(tx);
               await hold;
             }))
           );
-          while (pids.length < 2) await new Promise((r) => setTimeout(r, 20));
+          while (pids.filter((p) => p !== undefined).length < 2) await new Promise((r) => setTimeout(r, 20));
           // The pool is full: this one waits in postgres.js's queue.
           const waiting = outcome(two.transaction((tx) => tx.query("select 1")));
           await new Promise((r) => setTimeout(r, 100));
