@@ -2,7 +2,7 @@
 // requests keep coming. Each cut lands somewhere else: under a transaction, a pipelined batch, a LISTEN, a new
 // connection fetching its types (where postgres.js itself drops a promise), a reservation waiting. The platform
 // lives through all of them, answers 503 (never 500) while a connection is gone, and afterwards every job
-// completes with its side effect and every notification is delivered.
+// completes with its side effect and every notification is delivered. No stack or SQL reaches its log.
 import postgres from "postgres";
 import { encodeBase64 } from "../lib/encoding.ts";
 import { assert, assertEquals } from "./assert.ts";
@@ -126,6 +126,8 @@ if (serverUrl) {
       const sent = new Set(list.map((n) => n.id));
       assertEquals(sendIds.filter((id) => !sent.has(id)), [], "no notification lost");
       assertEquals(new Set(hook.arrived.map((a) => a.id)), sent, "every notification arrived");
+      // Nothing of the code reached the log: no stack frame, no SQL, however the sessions ended.
+      assertEquals(child.output.filter((line) => /^\s+at |\bselect\b|\bupdate\b/i.test(line)), []);
     } finally {
       await admin.end();
       await child.stop();

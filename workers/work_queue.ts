@@ -182,7 +182,8 @@ export class WorkEngine {
           kind: state.area.kind,
           cause: describeError(err),
         });
-        throw err;
+        // A rejection is how KV is told to deliver again; it prints what it is given, so it gets no stack.
+        throw stackless(`queue delivery failed (${describeError(err)}); KV delivers it again`);
       }),
     );
   }
@@ -370,4 +371,11 @@ export class WorkEngine {
       }
     })().catch(failed());
   }
+}
+
+/** An error whose printed form is its message alone (no stack: nothing of the code goes to a log). */
+function stackless(message: string): Error {
+  const err = new Error(message);
+  err.stack = message;
+  return err;
 }
