@@ -60,7 +60,8 @@ export type BackendMessage =
   | { type: "notification"; channel: string; payload: string }
   | { type: "readyForQuery"; status: string };
 
-const decoder = new TextDecoder();
+// ignoreBOM: a value that starts with U+FEFF keeps it (a CSV handler's BOM); the default decoder drops it.
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Reads the complete messages of `bytes`, in order. */
 export function readBackend(bytes: Uint8Array): BackendMessage[] {

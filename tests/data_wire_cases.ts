@@ -21,6 +21,10 @@ export interface WireCase {
   expect?: Record<string, string | null>;
   /** The body's length in bytes, PostgREST's `Content-Length` (the in-process handler sets no such header). */
   bytes?: number;
+  /** The whole body expected as bytes (an image). */
+  raw?: Uint8Array;
+  /** A check of the body other than equality (a plan's cost, a text it contains); throws when it fails. */
+  check?: (body: string) => void;
 }
 
 /** A PostgREST error object. */
@@ -36,13 +40,14 @@ export async function runWireCase(p: TestPlatform, c: WireCase): Promise<void> {
   const headers: Record<string, string> = { apikey: c.anon ? p.publicKey : p.secretKey, ...c.headers };
   if (c.body !== undefined && !headers["content-type"]) headers["content-type"] = "application/json";
   const res = await p.fetch(`/rest/v1/${c.url}`, { method: c.method ?? "GET", headers, body: c.body });
-  const text = await res.text();
+  const body = new Uint8Array(await res.arrayBuffer());
+  const text = new TextDecoder().decode(body);
   assertEquals(res.status, c.status, text);
   if (c.json !== undefined) assertEquals(JSON.parse(text), c.json);
   if (c.text !== undefined) assertEquals(text, c.text);
-  if (c.bytes !== undefined) {
-    assertEquals(new TextEncoder().encode(text).length, c.bytes, `length of ${text}`);
-  }
+  if (c.bytes !== undefined) assertEquals(body.length, c.bytes, `length of ${text}`);
+  if (c.raw !== undefined) assertEquals(body, c.raw);
+  c.check?.(text);
   for (const [name, value] of Object.entries(c.expect ?? {})) {
     assertEquals(res.headers.get(name), value, name);
   }

@@ -599,14 +599,17 @@ export class DataService {
       : req.form
       ? queryArguments(fn, req.form)
       : bodyArguments(fn, shape, body);
-    // A function returning a table's rows answers with that table's handlers; another with its own name's.
+    // A function returning a table's rows answers with that table's handlers; another with its own name's (not
+    // a set of the domain: PostgREST's handlers answer a single value).
     const media = mediaOf(
       req.accept,
       req.negotiate,
       settings.plan,
       handlerLookup(
         cache.mediaHandlers,
-        fn.result.table !== null ? { relation: fn.result.table } : { returns: fn.result.oid },
+        fn.result.table !== null
+          ? { relation: fn.result.table }
+          : { returns: fn.result.set ? undefined : fn.result.oid },
         defaultSelect(query),
       ),
     );
