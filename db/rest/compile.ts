@@ -32,6 +32,8 @@ export interface Statement {
 export interface ReadOptions {
   /** Add the exact count of matching rows (`total`). */
   count: boolean;
+  /** Count at most this many (PostgREST's `count=estimated` counts up to max-rows + 1). */
+  countUpTo?: number;
   /** The cap on rows (max rows of the configuration). */
   maxRows: number;
 }
@@ -692,9 +694,12 @@ export class Compiler {
     inner += ` limit ${this.rowCount(limit)}`;
     if (root.offset) inner += ` offset ${this.param(root.offset)}`;
     this.checkPaths();
-    const total = options.count
-      ? `, (select count(*) from ${source} ${alias}${whereSql})::int8 as total`
-      : "";
+    const upTo = options.countUpTo === undefined ? "" : ` limit ${this.rowCount(options.countUpTo)}`;
+    const total = !options.count
+      ? ""
+      : upTo
+      ? `, (select count(*) from (select 1 from ${source} ${alias}${whereSql}${upTo}) _c)::int8 as total`
+      : `, (select count(*) from ${source} ${alias}${whereSql})::int8 as total`;
     const aggregate = scalar && !this.csv ? `json_agg(_t.${scalar})` : this.aggregate();
     const body = this.handlerBody(scalar) ??
       (shape === "rows" || shape === "values" || this.csv

@@ -415,18 +415,19 @@ export class DataService {
         return this.explain(db, identity, st, media, { readOnly: true, gucs });
       }
       let total: number | null = null;
-      let exact = prefer.count === "exact";
+      const exact = prefer.count === "exact";
       let results: Record<string, unknown>[][];
       if (prefer.count === "planned" || prefer.count === "estimated") {
         const plan = new Compiler(cache, query).plan(req.table);
         if (prefer.count === "estimated") {
-          // An exact count up to the row cap, the planner's estimate beyond it: the plan decides the statement.
-          const planned = planRows((await pipeline([plan], read))[0]!);
-          if (planned <= this.limits.maxRows) exact = true;
-          else total = planned;
-          results = await pipeline([
-            compiler.read(table.name, { count: exact, maxRows: this.limits.maxRows }),
-          ], read);
+          // PostgREST's rule: the rows are counted up to the row cap and one more; within the cap that count is
+          // exact, past it the planner's estimate is the total when it is the greater.
+          const max = this.limits.maxRows;
+          const st = compiler.read(table.name, { count: true, countUpTo: max + 1, maxRows: max });
+          const [planRowsOf, rows] = await pipeline([plan, st], read);
+          const counted = Number((rows![0] as unknown as ReadRow).total);
+          total = counted > max ? Math.max(planRows(planRowsOf!), counted) : counted;
+          results = [rows!];
         } else {
           const st = compiler.read(table.name, { count: false, maxRows: this.limits.maxRows });
           const [planRowsOf, rows] = await pipeline([plan, st], read);
