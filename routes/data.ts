@@ -173,6 +173,9 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   return serialize(result, mount, method === "HEAD", { jwt: c.get("authMs"), parse: parsed });
 }
 
+/** The `Vary` of PostgREST's answers (not of its errors). */
+const DEFAULT_VARY = "Accept, Prefer, Range";
+
 /** Statuses whose answer has no body (a function may set one through `response.status`). */
 const BODILESS = new Set([204, 205, 304]);
 
@@ -193,6 +196,8 @@ function serialize(result: DataResult, mount: Mount, head: boolean, times?: Rout
   };
   for (const [name] of result.sqlHeaders ?? []) headers.delete(name);
   for (const [name, value] of result.sqlHeaders ?? []) headers.append(name, value);
+  // PostgREST's answers vary by these request headers, unless the SQL set its own `Vary`.
+  if (mount === "postgrest" && !headers.has("vary")) headers.set("vary", DEFAULT_VARY);
   // A type the project's SQL chose may be HTML: it runs sandboxed, off the console's origin (tenant_content.ts).
   if (fromSql.has("content-type") || result.media?.kind === "custom") {
     headers.append("content-security-policy", TENANT_CONTENT_CSP);
@@ -229,6 +234,9 @@ function serialize(result: DataResult, mount: Mount, head: boolean, times?: Rout
   );
 }
 
+/** One metric of `Server-Timing`, in milliseconds. */
+const dur = (name: string, ms: number) => `${name};dur=${ms.toFixed(1)}`;
+
 /** PostgREST's `Server-Timing` (`jwt`, `parse`, `plan`, `transaction`, `response`), when the project enables it. */
 function withTiming(
   res: Response,
@@ -237,7 +245,6 @@ function withTiming(
   started: number,
 ): Response {
   if (!result.timing || !times) return res;
-  const dur = (name: string, ms: number) => `${name};dur=${ms.toFixed(1)}`;
   res.headers.set(
     "server-timing",
     [
@@ -301,8 +308,9 @@ function jwtError(c: Context<AppEnv>, err: unknown): RestError | null {
     } else if (/expired/i.test(err.message)) [code, message] = ["PGRST303", "JWT expired"];
     else if (/not valid yet/i.test(err.message)) [code, message] = ["PGRST303", "JWT not yet valid"];
     else if (/audience/i.test(err.message)) [code, message] = ["PGRST303", "JWT not in audience"];
-    else if (/session has ended/i.test(err.message)) [code, message] = ["PGRST303", err.message];
-    else {[message, details] = [
+    else if (/session has ended|^The JWT '\w+' claim must be/i.test(err.message)) {
+      [code, message] = ["PGRST303", err.message];
+    } else {[message, details] = [
         "No suitable key or wrong key type",
         "None of the keys was able to decode the JWT",
       ];}
@@ -500,28 +508,38 @@ dataRoutes.on(RPC_METHODS, "/rest/v1/rpc/:fn", (c) => handleRpc(c, "postgrest"))
 dataRoutes.on(["PATCH", "DELETE", "PUT"], ["/v1/db/rpc/:fn", "/rest/v1/rpc/:fn"], rpcMethod);
 // OPTIONS (not a CORS preflight, which the edge answers): the methods the resource allows, in `Allow`.
 dataRoutes.options("/rest/v1/rpc/:fn", async (c) => {
+  const started = performance.now();
   const fn = decodeOr(c.req.param("fn"));
-  return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { fn }, profileOf(c)));
+  return await allow(
+    c,
+    await c.env.platform.data.allowedMethods(c.var.project.ref, { fn }, profileOf(c)),
+    started,
+  );
 });
 dataRoutes.options("/rest/v1/:table", async (c) => {
+  const started = performance.now();
   const table = decodeOr(c.req.param("table"));
-  return allow(await c.env.platform.data.allowedMethods(c.var.project.ref, { table }, profileOf(c)));
+  const methods = await c.env.platform.data.allowedMethods(c.var.project.ref, { table }, profileOf(c));
+  return await allow(c, methods, started);
 });
 dataRoutes.options("/rest/v1/", async (c) => {
+  const started = performance.now();
   await c.env.platform.data.checkOpenApi(c.var.project.ref);
-  return allow("OPTIONS,GET,HEAD");
+  return await allow(c, "OPTIONS,GET,HEAD", started);
 });
 // The OpenAPI root: PostgREST's Swagger 2.0 document of the exposed (or Accept-Profile's) schema.
 dataRoutes.on(["GET", "HEAD"], ["/rest/v1/", "/rest/v1"], async (c) => {
+  const parsing = performance.now();
   const url = new URL(c.req.url);
   const scheme = url.protocol === "https:" ? "https" : "http";
   const port = url.port || (scheme === "https" ? "443" : "80");
+  const parse = performance.now() - parsing;
   const result = await c.env.platform.data.openApi(c.var.project.ref, dataIdentity(c.var.caller), {
     profile: c.req.header("accept-profile"),
     accept: c.req.header("accept"),
     server: { scheme, host: `${url.hostname}:${port}`, basePath: "/rest/v1" },
   });
-  return serialize(result, "postgrest", c.req.method === "HEAD");
+  return serialize(result, "postgrest", c.req.method === "HEAD", { jwt: c.get("authMs"), parse });
 });
 
 /** The schema an `OPTIONS` asks for (`Accept-Profile`, as a read). */
@@ -538,11 +556,27 @@ function decodeOr(raw: string): string {
   }
 }
 
-function allow(methods: string): Response {
-  return new Response(null, {
-    status: 200,
-    headers: { allow: methods, "access-control-allow-origin": "*", "content-length": "0" },
+/**
+ * An `OPTIONS` answer: `Allow`, and when the project enables it PostgREST's `Server-Timing` of the phases an
+ * OPTIONS has (`jwt`, `parse`: reading the request and the resource, `response`).
+ */
+async function allow(c: Context<AppEnv>, methods: string, started: number): Promise<Response> {
+  const parse = performance.now() - started;
+  const headers = new Headers({
+    allow: methods,
+    "access-control-allow-origin": "*",
+    "content-length": "0",
+    vary: DEFAULT_VARY,
   });
+  if ((await c.env.platform.data.settingsOf(c.var.project.ref)).serverTiming) {
+    const answering = performance.now();
+    headers.set(
+      "server-timing",
+      [dur("jwt", c.get("authMs") ?? 0), dur("parse", parse), dur("response", performance.now() - answering)]
+        .join(", "),
+    );
+  }
+  return new Response(null, { status: 200, headers });
 }
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];

@@ -117,6 +117,8 @@ export class TokenService {
         requiredClaims: ["sub", "exp", "iat"],
       }));
     } catch (err) {
+      const shape = err instanceof joseErrors.JWTClaimValidationFailed ? claimTypeProblem(err.payload) : null;
+      if (shape) throw errors.invalidToken(shape, "bad_jwt");
       if (err instanceof joseErrors.JWTExpired) throw errors.invalidToken("Token has expired", "bad_jwt");
       // Named apart so that /rest/v1 can word them as PostgREST does (PGRST303).
       if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === "nbf") {
@@ -127,6 +129,8 @@ export class TokenService {
       }
       throw errors.invalidToken("Token is invalid", "bad_jwt");
     }
+    const shape = claimTypeProblem(payload);
+    if (shape) throw errors.invalidToken(shape, "bad_jwt");
     if (
       payload.ref !== project.ref || payload.role !== "authenticated" ||
       typeof payload.session_id !== "string"
@@ -151,6 +155,21 @@ export class TokenService {
     }
     return key;
   }
+}
+
+/**
+ * A registered claim of the wrong type, in PostgREST's words (its PGRST303 on /rest/v1), or null. An `aud`
+ * array that holds the expected audience beside a non-string passes jose's check, so this runs after it too.
+ */
+function claimTypeProblem(payload: JWTPayload): string | null {
+  for (const claim of ["exp", "nbf", "iat"] as const) {
+    if (payload[claim] !== undefined && typeof payload[claim] !== "number") {
+      return `The JWT '${claim}' claim must be a number`;
+    }
+  }
+  const aud: unknown = payload.aud;
+  const strings = typeof aud === "string" || (Array.isArray(aud) && aud.every((a) => typeof a === "string"));
+  return aud === undefined || strings ? null : "The JWT 'aud' claim must be a string or an array of strings";
 }
 
 function sessionEnded(): AppError {

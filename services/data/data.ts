@@ -31,6 +31,7 @@ import { type DataSettings, dataSettings } from "./settings.ts";
 import { callGucs, DEFAULT_HOISTED, type RequestGucs, roleGucs } from "./request_settings.ts";
 import type { OpenApiMode } from "./store.ts";
 import {
+  CONSTRAINTS_IMMEDIATE,
   preRequestCall,
   type RequestContext,
   RESPONSE_SETTINGS,
@@ -277,9 +278,9 @@ export class DataService {
     db: Db,
     identity: DataIdentity,
     statements: Statement[],
-    options: PipelineOptions & { gucs: RequestGucs },
+    options: PipelineOptions & { gucs: RequestGucs; explain?: boolean },
   ): Promise<Record<string, unknown>[][]> {
-    const { gucs, ...pipelineOptions } = options;
+    const { gucs, explain, ...pipelineOptions } = options;
     const setup = transactionSetup(identity, gucs);
     // One prepared statement per role: PostgreSQL rewrites and plans a statement again whenever the role that
     // runs it changes (row security is per role), so anon and signed-in requests sharing one would each undo
@@ -296,6 +297,8 @@ export class DataService {
       if (i >= tenant.length - own.length) ownAt.push(sent.length);
       sent.push(st);
     });
+    // `Prefer: tx=rollback` still fails on a deferred constraint, as PostgREST: it checks them before rolling back.
+    if (options.end === "rollback" && !explain) sent.push(CONSTRAINTS_IMMEDIATE);
     sent.push(RESPONSE_SETTINGS);
     const ownRows = (rows: Record<string, unknown>[][]) => ownAt.map((i) => rows[i]!);
     const started = performance.now();
@@ -349,6 +352,7 @@ export class DataService {
     const explain = `explain (${[`format ${format}`, ...options].join(", ")}) ${st.sql}`;
     const [rows] = await this.pipeline(db, identity, [{ sql: explain, params: st.params }], {
       end: "rollback",
+      explain: true,
       ...o,
     });
     const lines = rows!.map((r) => r["QUERY PLAN"]);
@@ -728,12 +732,14 @@ export class DataService {
     identity: DataIdentity,
     req: { profile?: string | null; accept?: string | null; server: OpenApiServer },
   ): Promise<DataResult> {
+    const started = performance.now();
     await this.checkOpenApi(ref);
     const settings = await this.settingsOf(ref);
     const profile = await this.profile(ref, req.profile);
     const media = negotiateOpenApi(req.accept);
     const { cache } = await this.open(ref, () => true, profile.schema);
     let catalog;
+    const querying = performance.now();
     try {
       catalog = await openApiCatalog(await this.dbs.project(ref), profile.schema, identity.role, {
         ignorePrivileges: settings.openapiMode === "ignore-privileges",
@@ -741,16 +747,22 @@ export class DataService {
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);
     }
+    const transaction = performance.now() - querying;
     const body = JSON.stringify(
       openApiDocument(cache, catalog, req.server, { security: settings.openapiSecurityActive }),
     );
-    return withProfile({
+    const result = withProfile({
       status: 200,
       body,
       headers: {},
       singular: true,
       media,
     }, profile);
+    // Server-Timing as for the other answers: the catalog's query is the transaction, the rest the plan.
+    if (settings.serverTiming) {
+      result.timing = { plan: Math.max(0, performance.now() - started - transaction), transaction };
+    }
+    return result;
   }
 
   /** Forgets the schema cache of `ref` (after DDL through `POST /v1/sql`). */

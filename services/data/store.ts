@@ -130,6 +130,9 @@ export const RESPONSE_SETTINGS: PipelineStatement = {
   params: [],
 };
 
+/** Checks the deferred constraints now: a transaction about to roll back would never check them. */
+export const CONSTRAINTS_IMMEDIATE: PipelineStatement = { sql: "set constraints all immediate", params: [] };
+
 /** A project's stored data settings: null takes the platform's default. */
 export interface StoredDataSettings {
   schemas: string[] | null;
