@@ -19,6 +19,8 @@ export interface WireCase {
   text?: string;
   /** Expected header values; null: the header is absent. */
   expect?: Record<string, string | null>;
+  /** Patterns header values must match (a value that varies, as Server-Timing's durations). */
+  matches?: Record<string, RegExp>;
   /** The body's length in bytes, PostgREST's `Content-Length` (the in-process handler sets no such header). */
   bytes?: number;
   /** The whole body expected as bytes (an image). */
@@ -50,5 +52,11 @@ export async function runWireCase(p: TestPlatform, c: WireCase): Promise<void> {
   c.check?.(text);
   for (const [name, value] of Object.entries(c.expect ?? {})) {
     assertEquals(res.headers.get(name), value, name);
+  }
+  for (const [name, pattern] of Object.entries(c.matches ?? {})) {
+    const value = res.headers.get(name);
+    if (value === null || !pattern.test(value)) {
+      throw new Error(`${name}: ${value} does not match ${pattern}`);
+    }
   }
 }
