@@ -1,3 +1,5 @@
+import { connectionLost, fromServer } from "../lib/connection_lost.ts";
+
 /** A connection or transaction that runs parameterized SQL. */
 export interface Queryable {
   /** Runs one statement with `$1…$n` parameters and returns its rows. */
@@ -91,5 +93,7 @@ export function quoteIdent(name: string): string {
 /** The SQLSTATE of a database error, if it carries one. */
 export function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
+  if (typeof code !== "string") return undefined;
+  // A socket's or the driver's code (EPIPE has five letters too) is no SQLSTATE.
+  return connectionLost(err) && !fromServer(err) ? undefined : code;
 }

@@ -87,10 +87,7 @@ export class TransactionDeadline {
   private expire(): void {
     this.expired = true;
     // A cancel that reaches the server between two statements finds nothing to cancel; the next one is refused.
-    // The cancel travels on a socket of its own, which a server restarting may reset: the grace's stop covers it.
-    for (const query of this.running) {
-      (query.cancel() as unknown as Promise<void> | undefined)?.catch?.(() => {});
-    }
+    for (const query of this.running) query.cancel();
     this.timers.push(setTimeout(() => {
       if (this.running.size > 0) this.stop();
     }, CANCEL_GRACE_MS));

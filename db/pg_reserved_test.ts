@@ -160,8 +160,19 @@ Deno.test("a rejection no one hears is fatal, unless it is a lost connection's (
   };
   globalThis.addEventListener("unhandledrejection", after);
   try {
-    for (const code of ["ECONNRESET", "EPIPE", "CONNECTION_CLOSED", "57P01", "XX000"]) {
-      Promise.reject(Object.assign(new Error(code), { code }));
+    // Sent by the server (a severity): a SQLSTATE. Only the session's end counts; a tenant's own
+    // `RAISE SQLSTATE 'EPIPE'` does not. A file error's code is no connection's either.
+    const rejections: [string, string | undefined][] = [
+      ["ECONNRESET", undefined],
+      ["EPIPE", undefined],
+      ["CONNECTION_CLOSED", undefined],
+      ["57P01", "FATAL"],
+      ["EPIPE", "ERROR"],
+      ["XX000", "ERROR"],
+      ["ENOENT", undefined],
+    ];
+    for (const [code, severity] of rejections) {
+      Promise.reject(Object.assign(new Error(code), { code, ...(severity ? { severity } : {}) }));
     }
     await new Promise((r) => setTimeout(r, 50));
     assertEquals(seen, [
@@ -169,7 +180,9 @@ Deno.test("a rejection no one hears is fatal, unless it is a lost connection's (
       ["EPIPE", true],
       ["CONNECTION_CLOSED", true],
       ["57P01", true],
+      ["EPIPE", false],
       ["XX000", false],
+      ["ENOENT", false],
     ]);
   } finally {
     globalThis.removeEventListener("unhandledrejection", after);

@@ -151,10 +151,12 @@ const RETIRED_POOL_SECONDS = 65;
 let driverGuarded = false;
 
 /**
- * postgres.js fetches a new connection's array types without keeping the promise (3.4.9, connection.js
- * `fetchArrayTypes`): a connection lost at that moment rejects it with no one to hear, and Deno ends the process
- * on an unhandled rejection. The loss is already answered (the connection's queries fail, the pool connects again
- * and fetches the types then), so such a rejection is logged, not fatal. Any other stays fatal.
+ * postgres.js keeps no promise of two things it starts itself (3.4.9): a new connection's array-type lookup
+ * (connection.js `fetchArrayTypes`) and a query's CancelRequest (`Query.cancel()` drops its canceller's
+ * promise). A connection lost at that moment rejects them with no one to hear, and Deno ends the process on an
+ * unhandled rejection. The loss is already answered (the connection's queries fail, the pool connects again and
+ * looks the types up then; a deadline's grace ends a statement its cancel missed), so a rejection of a lost
+ * connection (see connectionLost) is logged, not fatal. Any other stays fatal.
  */
 function guardDriverRejections(): void {
   if (driverGuarded) return;

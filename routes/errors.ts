@@ -17,9 +17,11 @@ export function toAppError(err: unknown): AppError {
     if (err.status === 401) return errors.unauthorized(err.message || "Unauthorized");
     return errors.http(err.status, err.message || "Request failed");
   }
-  // A database connection lost under the request (a server restart, a session cut) is the database being
-  // unavailable for a moment, not a fault of the platform's.
-  if (connectionLost(err)) return errors.unavailable("The database connection was lost: try again", err);
+  // A connection lost under the request (a database restart, a session cut) is a dependency unavailable for a
+  // moment, not a fault of the platform's.
+  if (connectionLost(err)) {
+    return errors.unavailable("A connection the request needed was lost: try again", err);
+  }
   return errors.internal(err);
 }
 

@@ -405,6 +405,24 @@ const QUERY_SPEC: WireCase[] = [
     },
   },
   {
+    // Not in the spec: two aliased embeds, one alias outside Latin-1. One warning names both, and its text goes
+    // out as UTF-8 bytes (read back here as the Latin-1 code units a header value is).
+    name: "the warning names every aliased embed, in UTF-8",
+    url:
+      "projects?id=eq.1&select=id,タスク:tasks(id),c:clients(id)&tasks.order=id.desc&tasks.limit=1&clients.id=eq.1",
+    status: 200,
+    json: [{ id: 1, "タスク": [{ id: 2 }], c: { id: 1 } }],
+    expect: {
+      warning: String.fromCharCode(
+        ...new TextEncoder().encode(
+          '299 PostgRESTv14.0 "Embedded resource was referenced by relation name even though it has an ' +
+            "alias. This is deprecated and will stop working in a future release. Update `tasks` to `タスク`, " +
+            '`clients` to `c` in query string filters, orders or limits."',
+        ),
+      ),
+    },
+  },
+  {
     name: "a nonexistent table: 404",
     url: "faketable",
     status: 404,

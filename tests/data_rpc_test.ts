@@ -449,3 +449,62 @@ Deno.test("postgrest-js .rpc() works unchanged against /rest/v1/rpc", async (t) 
     await p.close();
   }
 });
+
+Deno.test("a tenant's own SQLSTATE that looks like a socket error (EPIPE) is a SQLSTATE: 400, and the pool goes on", async () => {
+  const p = await startPlatform();
+  try {
+    await ownerSql(
+      p,
+      `create function raise_epipe() returns setof int language plpgsql as
+         $$ begin raise sqlstate 'EPIPE' using message = 'mine'; end $$;
+       grant execute on function raise_epipe() to anon;`,
+    );
+    // More calls than any pool has connections, each in a transaction whose end waits for a check (one object
+    // asked for): a code taken for a lost connection would leave each connection reserved, and the pool empty.
+    for (let i = 0; i < 30; i++) {
+      const res = await p.fetch("/rest/v1/rpc/raise_epipe", {
+        method: "POST",
+        headers: {
+          apikey: p.publicKey,
+          "content-type": "application/json",
+          accept: "application/vnd.pgrst.object+json",
+        },
+        body: "{}",
+      });
+      assertEquals([res.status, (await res.json()).code], [400, "EPIPE"]);
+    }
+    const ok = await p.fetch("/rest/v1/rpc/add_them?a=1&b=2", { headers: { apikey: p.publicKey } });
+    assertEquals(ok.status === 404 || ok.status === 200, true); // the pool still answers
+    await ok.body?.cancel();
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("Prefer: tx=rollback checks deferred constraints also when the end waits for a check (one object)", async () => {
+  const p = await startPlatform();
+  try {
+    await ownerSql(
+      p,
+      `create table deferrable_unique (col int unique deferrable initially immediate);
+       create function insert_twice() returns setof int language plpgsql as $$ begin
+         set constraints all deferred;
+         insert into deferrable_unique values (1), (1);
+         return next 1;
+       end $$;`,
+    );
+    const res = await p.fetch("/rest/v1/rpc/insert_twice", {
+      method: "POST",
+      headers: {
+        apikey: p.secretKey,
+        "content-type": "application/json",
+        accept: "application/vnd.pgrst.object+json",
+        prefer: "tx=rollback",
+      },
+      body: "{}",
+    });
+    assertEquals([res.status, (await res.json()).code], [409, "23505"]);
+  } finally {
+    await p.close();
+  }
+});

@@ -190,8 +190,8 @@ export class Compiler {
    */
   handler?: MediaHandler;
 
-  /** PostgREST's deprecation warnings met while compiling (the `Warning` header's text, one each). */
-  readonly warnings: string[] = [];
+  /** Aliased embeds named by their relation in a filter, order or limit, by path: [relation, alias]. */
+  private readonly legacyNames = new Map<string, [string, string]>();
 
   /** The row cap of the read being compiled. */
   private maxRows?: number;
@@ -379,13 +379,18 @@ export class Compiler {
     if (this.query.nodes.has(byAlias)) return byAlias;
     const byName = join(e.name);
     if (e.alias !== undefined && e.alias !== e.name && this.query.nodes.has(byName)) {
-      this.warnings.push(
-        "Embedded resource was referenced by relation name even though it has an alias. This is deprecated " +
-          `and will stop working in a future release. Update \`${e.name}\` to \`${e.alias}\` in query string ` +
-          "filters, orders or limits.",
-      );
+      this.legacyNames.set(byName, [e.name, e.alias]);
     }
     return byName;
+  }
+
+  /** PostgREST's deprecation warning for the aliased embeds named by their relation (one text for all). */
+  get warning(): string | undefined {
+    if (this.legacyNames.size === 0) return undefined;
+    const updates = [...this.legacyNames.values()].map(([name, alias]) => `\`${name}\` to \`${alias}\``);
+    return "Embedded resource was referenced by relation name even though it has an alias. This is deprecated " +
+      `and will stop working in a future release. Update ${updates.join(", ")} in query string filters, orders ` +
+      "or limits.";
   }
 
   /** The WHERE conditions of a resource: its filters and the `!inner` embeds that must exist. */

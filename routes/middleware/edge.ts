@@ -46,7 +46,7 @@ export type EdgeNext = (req: Request, env: EdgeEnv) => Response | Promise<Respon
 // An incoming id is kept when it is short and plain, so that a trace can cross services.
 const VALID_ID = /^[\w\-.:]{1,200}$/;
 
-const POSTGREST_PATH = /^[a-z]+:\/\/[^/]*\/rest\/v1\//i;
+const POSTGREST_PATH = /^[a-z]+:\/\/[^/]*\/rest\/v1(?:[/?]|$)/i;
 
 /** A failure at the edge, in the format of the route asked for: PostgREST's on `/rest/v1`, else the envelope. */
 function defaultFailure(err: unknown, req: Request, id: string): Response {
@@ -72,6 +72,9 @@ interface Cors {
   expose: string;
 }
 
+/** A request from an origin the policy does not allow. */
+const REFUSED: Cors = { origin: "", expose: "" };
+
 /**
  * PostgREST's CORS on its mount, as its wai-cors policy writes it: the methods it lists (wai-cors adds HEAD), the
  * headers it exposes, and a preflight that allows `Authorization`, the headers asked for and the simple ones.
@@ -85,12 +88,17 @@ const POSTGREST_CORS = {
 
 /** PostgREST's `Access-Control-Allow-Headers`: Authorization, what was asked (valid names), the simple headers. */
 function postgrestPreflightHeaders(req: Request): string {
+  // As wai-cors: what was asked follows `Authorization` as asked (a repeated name too), then the simple headers
+  // not among them. Only valid names, and at most MAX_ASKED_HEADERS of them.
   const asked = (req.headers.get("access-control-request-headers") ?? "").split(",").map((n) => n.trim())
-    .filter((n) => HEADER_TOKEN.test(n.toLowerCase()));
+    .filter((n) => HEADER_TOKEN.test(n.toLowerCase())).slice(0, MAX_ASKED_HEADERS);
   const names = ["Authorization", ...asked];
   const have = new Set(names.map((n) => n.toLowerCase()));
   return [...names, ...POSTGREST_CORS.simple.filter((n) => !have.has(n.toLowerCase()))].join(", ");
 }
+
+/** The most request header names a preflight on PostgREST's mount is answered with. */
+const MAX_ASKED_HEADERS = 100;
 
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]{1,128}$/;
@@ -123,7 +131,9 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
     const headers = res.headers;
     try {
       headers.set("x-request-id", id);
-      if (cors) {
+      // An origin the policy refuses gets no allowance, whatever the route wrote (PostgREST's OPTIONS `*`).
+      if (cors === REFUSED) headers.delete("access-control-allow-origin");
+      else if (cors) {
         headers.set("access-control-allow-origin", cors.origin);
         headers.set("access-control-expose-headers", cors.expose);
         if (cors.origin !== "*") headers.append("vary", "Origin");
@@ -197,7 +207,11 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
       if (origin && origin !== "*") headers["vary"] = "Origin";
       return new Response(null, { status: postgrest ? 200 : 204, headers });
     }
-    const cors = origin ? { origin, expose: postgrest ? POSTGREST_CORS.expose : exposeHeaders } : null;
+    const cors = origin
+      ? { origin, expose: postgrest ? POSTGREST_CORS.expose : exposeHeaders }
+      : requestOrigin === null
+      ? null
+      : REFUSED;
     if (queryTooDeep(req.url)) return finish(edgeFailure(tooDeep(req, "query"), req, id), id, cors);
     // A GET or HEAD body is never read by any route: not buffered (the method is checked first, it is cheaper).
     const method = req.method;

@@ -49,3 +49,39 @@ Deno.test("edge: a route that reads its own body gets it unread, with its own li
   assertEquals((await handler(post("/other", "1234"))).status, 200);
   assertEquals(seen?.env.body.maxBytes, 8);
 });
+
+Deno.test("edge: PostgREST's CORS on /rest/v1; an origin an allow-list refuses gets no allowance", async () => {
+  const allowList = { ...options("/own"), origins: ["http://app.example"] };
+  // The route answers OPTIONS as PostgREST does, with `*`: the edge keeps it only for an allowed origin.
+  const next: EdgeNext = () => new Response(null, { headers: { "access-control-allow-origin": "*" } });
+  const handler = edge(allowList, next);
+  const options_ = (origin: string) =>
+    handler(new Request("http://localhost/rest/v1/items", { method: "OPTIONS", headers: { origin } }));
+  assertEquals(
+    (await options_("http://app.example")).headers.get("access-control-allow-origin"),
+    "http://app.example",
+  );
+  assertEquals((await options_("http://evil.example")).headers.get("access-control-allow-origin"), null);
+  const plain = await handler(new Request("http://localhost/rest/v1/items", { method: "OPTIONS" }));
+  assertEquals(plain.headers.get("access-control-allow-origin"), "*"); // no Origin: no CORS request, as PostgREST
+
+  // A preflight to the mount's root, with or without its slash, answers as PostgREST; the names asked are
+  // capped at 100 (a repeated one kept, as wai-cors keeps it).
+  const asked = ["authorization", "x-a", "x-a", ...Array.from({ length: 200 }, (_, i) => `x-${i}`)].join(",");
+  for (const path of ["/rest/v1", "/rest/v1/", "/rest/v1?x=1"]) {
+    const res = await handler(
+      new Request(`http://localhost${path}`, {
+        method: "OPTIONS",
+        headers: {
+          origin: "http://app.example",
+          "access-control-request-method": "GET",
+          "access-control-request-headers": asked,
+        },
+      }),
+    );
+    assertEquals(res.status, 200, path);
+    const names = res.headers.get("access-control-allow-headers")!.split(", ");
+    assertEquals(names.slice(0, 4), ["Authorization", "authorization", "x-a", "x-a"], path);
+    assertEquals(names.length, 1 + 100 + 3, path); // Authorization, 100 asked, the 3 simple headers
+  }
+});

@@ -278,9 +278,9 @@ export class DataService {
     db: Db,
     identity: DataIdentity,
     statements: Statement[],
-    options: PipelineOptions & { gucs: RequestGucs; explain?: boolean },
+    options: PipelineOptions & { gucs: RequestGucs; explain?: boolean; rollback?: boolean },
   ): Promise<Record<string, unknown>[][]> {
-    const { gucs, explain, ...pipelineOptions } = options;
+    const { gucs, explain, rollback, ...pipelineOptions } = options;
     const setup = transactionSetup(identity, gucs);
     // One prepared statement per role: PostgreSQL rewrites and plans a statement again whenever the role that
     // runs it changes (row security is per role), so anon and signed-in requests sharing one would each undo
@@ -298,7 +298,8 @@ export class DataService {
       sent.push(st);
     });
     // `Prefer: tx=rollback` still fails on a deferred constraint, as PostgREST: it checks them before rolling back.
-    if (options.end === "rollback" && !explain) sent.push(CONSTRAINTS_IMMEDIATE);
+    // `rollback` says so when a function decides the end after a check.
+    if ((options.end === "rollback" || rollback) && !explain) sent.push(CONSTRAINTS_IMMEDIATE);
     sent.push(RESPONSE_SETTINGS);
     const ownRows = (rows: Record<string, unknown>[][]) => ownAt.map((i) => rows[i]!);
     const started = performance.now();
@@ -400,7 +401,7 @@ export class DataService {
     compiler.csv = media.kind === "csv";
     compiler.aggregatesEnabled = settings.aggregates;
     const applied: string[] = [];
-    const pipeline = (statements: Statement[], options: PipelineOptions) =>
+    const pipeline = (statements: Statement[], options: PipelineOptions & { rollback?: boolean }) =>
       this.pipeline(db, identity, statements, { ...options, gucs });
     const end = prefer.tx === "rollback" ? "rollback" : "commit";
     const headers = (extra: Record<string, string>) => withApplied(extra, applied);
@@ -456,7 +457,7 @@ export class DataService {
       if (req.rawQuery !== undefined) {
         result.headers["content-location"] = contentLocation(table.name, req.rawQuery);
       }
-      Object.assign(result.headers, warningHeader(compiler.warnings));
+      Object.assign(result.headers, warningHeader(compiler.warning));
       result.media = media;
       return result;
     }
@@ -521,7 +522,7 @@ export class DataService {
       if (req.method === "POST" && ret === "headers-only" && n === 1 && row.location) {
         extra.location = locationOf(table.name, row.location);
       }
-      Object.assign(extra, warningHeader(compiler.warnings));
+      Object.assign(extra, warningHeader(compiler.warning));
       return {
         status: writeStatus(req.method, {
           representation,
@@ -547,6 +548,7 @@ export class DataService {
         result = answer(rows!);
         return end;
       },
+      rollback: end === "rollback",
     });
     return result!;
   }
@@ -654,6 +656,7 @@ export class DataService {
           return end;
         }
         : end,
+      rollback: end === "rollback",
       readOnly: !post,
       gucs,
     });
@@ -681,6 +684,7 @@ export class DataService {
       applied,
     });
     if (wantsObject && fn.result.kind === "composite") result.singular = true;
+    Object.assign(result.headers, warningHeader(compiler.warning));
     result.media = media;
     return result;
   }
@@ -849,12 +853,15 @@ function applyRange(query: ParsedQuery, header: string | null | undefined): Node
   return root;
 }
 
-/** PostgREST's `Warning: 299 PostgRESTv… "…"` of each deprecation met (none: no header). */
-function warningHeader(warnings: string[]): Record<string, string> {
-  if (warnings.length === 0) return {};
-  return {
-    warning: warnings.map((w) => `299 PostgRESTv${OPENAPI_POSTGREST_VERSION} "${w}"`).join(", "),
-  };
+/**
+ * PostgREST's `Warning: 299 PostgRESTv… "…"` (none: no header). Its text names the request's own embeds, in any
+ * script: it goes out as UTF-8 bytes, as PostgREST sends it (a header value is bytes; Deno takes a string of
+ * Latin-1 code units for them), without the control characters a header cannot carry.
+ */
+function warningHeader(warning: string | undefined): Record<string, string> {
+  if (warning === undefined) return {};
+  const text = `299 PostgRESTv${OPENAPI_POSTGREST_VERSION} "${warning.replace(/[\x00-\x1f\x7f]/g, "")}"`;
+  return { warning: String.fromCharCode(...new TextEncoder().encode(text)) };
 }
 
 function withApplied(extra: Record<string, string>, applied: string[]): Record<string, string> {

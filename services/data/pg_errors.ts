@@ -1,5 +1,5 @@
 import { sqlState } from "../../db/driver.ts";
-import { connectionLost, SESSION_ENDED } from "../../lib/connection_lost.ts";
+import { connectionLost, fromServer } from "../../lib/connection_lost.ts";
 import { RestError } from "../../lib/rest_errors.ts";
 
 /**
@@ -48,11 +48,6 @@ export function statusOfSqlState(state: string, role: string, message = ""): num
   return 400;
 }
 
-/** True when `err` carries the server's own SQLSTATE for the session's end (57P01…), mapped like any other. */
-function sqlStateOfServer(err: unknown): boolean {
-  return SESSION_ENDED.has(String((err as { code?: unknown } | null)?.code));
-}
-
 /** States whose message describes the server, not the caller's query: the body stays generic. */
 const SERVER_SIDE = /^(08|53|57P|58|XX|F0)/;
 
@@ -66,7 +61,7 @@ const SERVER_SIDE = /^(08|53|57P|58|XX|F0)/;
 export function fromDatabaseError(err: unknown, role: string): unknown {
   // The driver's own codes (EPIPE, CONNECTION_CLOSED…) are not SQLSTATEs, though EPIPE has five letters:
   // PostgREST's answer to a connection lost under the request, without the driver's words (they name the server).
-  if (connectionLost(err) && !sqlStateOfServer(err)) {
+  if (connectionLost(err) && !fromServer(err)) {
     return new RestError(503, "PGRST001", "Database client error. Retrying the connection.", { cause: err });
   }
   const state = sqlState(err);

@@ -134,6 +134,12 @@ Deno.test("a connection lost under the request: 503 PGRST001 without the driver'
     "57P01",
     "The database could not run the request",
   ]);
+  // A tenant's own `RAISE SQLSTATE 'EPIPE'` is a SQLSTATE like any other: its message, 400.
+  const raised = fromDatabaseError(
+    Object.assign(new Error("mine"), { code: "EPIPE", severity: "ERROR" }),
+    "anon",
+  ) as RestError;
+  assertEquals([raised.status, raised.code, raised.message], [400, "EPIPE", "mine"]);
 });
 
 Deno.test("fuzzy hints: close names only", () => {
