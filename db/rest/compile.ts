@@ -389,7 +389,9 @@ export class Compiler {
     if (this.legacyNames.size === 0) return undefined;
     const updates = [...this.legacyNames.values()].map(([name, alias]) => `\`${name}\` to \`${alias}\``);
     return "Embedded resource was referenced by relation name even though it has an alias. This is deprecated " +
-      `and will stop working in a future release. Update ${updates.join(", ")} in query string filters, orders ` +
+      `and will stop working in a future release. Update ${
+        updates.join(", ")
+      } in query string filters, orders ` +
       "or limits.";
   }
 
