@@ -228,20 +228,21 @@ const CASES: WireCase[] = [
     json: err(
       "PGRST201",
       "Could not embed because more than one relationship was found for 'messages' and 'authors'",
+      // In PostgREST's order: its relationships sorted, two many-to-one by constraint name.
       [
-        {
-          cardinality: "many-to-one",
-          embedding: "messages with authors",
-          relationship: "messages_sender_fkey using messages(sender_id) and authors(id)",
-        },
         {
           cardinality: "many-to-one",
           embedding: "messages with authors",
           relationship: "messages_receiver_fkey using messages(receiver_id) and authors(id)",
         },
+        {
+          cardinality: "many-to-one",
+          embedding: "messages with authors",
+          relationship: "messages_sender_fkey using messages(sender_id) and authors(id)",
+        },
       ],
-      "Try changing 'authors' to one of the following: 'authors!messages_sender_fkey', " +
-        "'authors!messages_receiver_fkey'. Find the desired relationship in the 'details' key.",
+      "Try changing 'authors' to one of the following: 'authors!messages_receiver_fkey', " +
+        "'authors!messages_sender_fkey'. Find the desired relationship in the 'details' key.",
     ),
   },
   {
