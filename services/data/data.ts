@@ -860,7 +860,8 @@ function applyRange(query: ParsedQuery, header: string | null | undefined): Node
  */
 function warningHeader(warning: string | undefined): Record<string, string> {
   if (warning === undefined) return {};
-  const text = `299 PostgRESTv${OPENAPI_POSTGREST_VERSION} "${warning.replace(/[\x00-\x1f\x7f]/g, "")}"`;
+  const printable = [...warning].filter((c) => c >= " " && c !== "\x7f").join("");
+  const text = `299 PostgRESTv${OPENAPI_POSTGREST_VERSION} "${printable}"`;
   return { warning: String.fromCharCode(...new TextEncoder().encode(text)) };
 }
 
