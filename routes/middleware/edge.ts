@@ -90,11 +90,15 @@ const POSTGREST_CORS = {
 function postgrestPreflightHeaders(req: Request): string {
   // As wai-cors: what was asked follows `Authorization` as asked (a repeated name too), then the simple headers
   // not among them. Only valid names, and at most MAX_ASKED_HEADERS of them.
-  const asked = (req.headers.get("access-control-request-headers") ?? "").split(",").map((n) => n.trim())
-    .filter((n) => HEADER_TOKEN.test(n.toLowerCase())).slice(0, MAX_ASKED_HEADERS);
-  const names = ["Authorization", ...asked];
+  const names = ["Authorization", ...askedHeaders(req).slice(0, MAX_ASKED_HEADERS)];
   const have = new Set(names.map((n) => n.toLowerCase()));
   return [...names, ...POSTGREST_CORS.simple.filter((n) => !have.has(n.toLowerCase()))].join(", ");
+}
+
+/** The header names a preflight asks for (`Access-Control-Request-Headers`), as written, the valid ones only. */
+function askedHeaders(req: Request): string[] {
+  return (req.headers.get("access-control-request-headers") ?? "").split(",").map((n) => n.trim())
+    .filter((n) => HEADER_TOKEN.test(n.toLowerCase()));
 }
 
 /** The most request header names a preflight on PostgREST's mount is answered with. */
@@ -117,9 +121,10 @@ export function edge(options: EdgeOptions, next: EdgeNext) {
   const allowHeaders = options.allowHeaders.join(",");
   /** The headers a preflight allows: the platform's list, or those it asks for on a path that takes any. */
   const preflightHeaders = (req: Request): string => {
-    const asked = req.headers.get("access-control-request-headers");
-    if (!asked || !options.anyRequestHeaders?.(req)) return allowHeaders;
-    const names = asked.split(",").map((n) => n.trim().toLowerCase()).filter((n) => HEADER_TOKEN.test(n));
+    if (!req.headers.has("access-control-request-headers") || !options.anyRequestHeaders?.(req)) {
+      return allowHeaders;
+    }
+    const names = askedHeaders(req).map((n) => n.toLowerCase());
     return [...new Set([...options.allowHeaders, ...names])].join(",");
   };
   const exposeHeaders = options.exposeHeaders.join(",");
