@@ -7,7 +7,7 @@ import postgres from "postgres";
 import { encodeBase64 } from "../lib/encoding.ts";
 import { assert, assertEquals } from "./assert.ts";
 import { callChild, type Json, makeSandbox, serverUrl, spawnPlatform } from "./harness.ts";
-import { assertEffectivelyOnce, effectServer, waitUntil } from "./jobs_fixtures.ts";
+import { assertEffectivelyOnce, effectServer, faultEnv, waitUntil } from "./jobs_fixtures.ts";
 import { webhookReceiver } from "./notification_fakes.ts";
 
 const CUTS = 40;
@@ -18,16 +18,7 @@ if (serverUrl) {
   Deno.test("PostgreSQL: 40 session cuts in quick succession under load; the platform lives, nothing lost", async () => {
     const effects = effectServer(10);
     const hook = webhookReceiver(SECRET, {}, { "/hook": 200 });
-    const sandbox = await makeSandbox({
-      FUNCTIONS_ALLOW_PRIVATE_NET: "127.0.0.1",
-      NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1",
-      JOBS_LEASE_SECS: "2",
-      JOBS_SWEEP_SECS: "1",
-      JOBS_CONCURRENCY: String(CONCURRENCY),
-      NOTIFY_LEASE_SECS: "2",
-      NOTIFY_SWEEP_SECS: "1",
-      NOTIFY_CONCURRENCY: String(CONCURRENCY),
-    });
+    const sandbox = await makeSandbox(faultEnv(CONCURRENCY));
     const child = await spawnPlatform(sandbox.env);
     const name = decodeURIComponent(new URL(sandbox.env.DATABASE_URL!).pathname.slice(1));
     const admin = postgres(serverUrl!, { max: 1, onnotice: () => {} });

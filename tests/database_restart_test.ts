@@ -15,7 +15,7 @@ import {
   serverUrl,
   spawnPlatform,
 } from "./harness.ts";
-import { assertEffectivelyOnce, effectServer, waitUntil } from "./jobs_fixtures.ts";
+import { assertEffectivelyOnce, effectServer, faultEnv, waitUntil } from "./jobs_fixtures.ts";
 import { webhookReceiver } from "./notification_fakes.ts";
 
 const SECRET = `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
@@ -55,16 +55,7 @@ async function restartDatabase(sandbox: Sandbox, child: ChildPlatform): Promise<
 Deno.test("the database restarted twice under running jobs and webhooks: each ends once, none lost", async () => {
   const effects = effectServer(200);
   const hook = webhookReceiver(SECRET, {}, { "/hook": 200 });
-  const sandbox = await makeSandbox({
-    FUNCTIONS_ALLOW_PRIVATE_NET: "127.0.0.1",
-    NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1",
-    JOBS_LEASE_SECS: "2",
-    JOBS_SWEEP_SECS: "1",
-    JOBS_CONCURRENCY: String(CONCURRENCY),
-    NOTIFY_LEASE_SECS: "2",
-    NOTIFY_SWEEP_SECS: "1",
-    NOTIFY_CONCURRENCY: String(CONCURRENCY),
-  });
+  const sandbox = await makeSandbox(faultEnv(CONCURRENCY));
   const child = await spawnPlatform(sandbox.env);
   const call = (method: string, path: string, body?: unknown) =>
     callChild(child, sandbox.secretKey, method, path, body);

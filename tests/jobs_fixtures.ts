@@ -130,3 +130,20 @@ export async function deploy(
     throw new Error(`deploy ${name}: ${JSON.stringify(res.body)}`);
   }
 }
+
+/**
+ * A platform's settings for the fault tests: functions and webhooks may reach the local servers the test starts,
+ * leases of 2 s swept every second (a lost attempt is retried soon), `concurrency` attempts of each kind at once.
+ */
+export function faultEnv(concurrency: number): Record<string, string> {
+  return {
+    FUNCTIONS_ALLOW_PRIVATE_NET: "127.0.0.1",
+    NOTIFY_ALLOW_PRIVATE_NET: "127.0.0.1",
+    JOBS_LEASE_SECS: "2",
+    JOBS_SWEEP_SECS: "1",
+    JOBS_CONCURRENCY: String(concurrency),
+    NOTIFY_LEASE_SECS: "2",
+    NOTIFY_SWEEP_SECS: "1",
+    NOTIFY_CONCURRENCY: String(concurrency),
+  };
+}
