@@ -22,6 +22,7 @@
  *
  *   deno run -A --unstable-kv --unstable-worker-options bench/data.ts [--seconds 10] [--connections 50]
  *   DATABASE_URL=postgres://127.0.0.1:5432/postgres deno run -A … bench/data.ts   # PGlite, then PostgreSQL
+ *   … bench/data.ts --databases postgres                                         # one of the two only
  */
 import { decodeJwt } from "jose";
 import { parseArgs } from "node:util";
@@ -33,7 +34,11 @@ import { hasWrk, runWrk } from "./wrk.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "50" } },
+  options: {
+    seconds: { type: "string", default: "10" },
+    connections: { type: "string", default: "50" },
+    databases: { type: "string", default: "pglite,postgres" },
+  },
 });
 const SECONDS = Number(values.seconds);
 const WARMUP_SECONDS = 2;
@@ -248,7 +253,10 @@ if (import.meta.main) {
       "COMMIT awaited one by one (prepared on PostgreSQL; its own PGlite on PGlite); platform: the same " +
       "statements pipelined in one batch, prepared (PGlite on its own thread)",
   );
-  await run("pglite  ", false, wrk);
-  if (serverUrl) await run("postgres", true, wrk);
-  else console.log("postgres: skipped (set DATABASE_URL to a server to measure PostgreSQL too)");
+  const databases = values.databases.split(",");
+  if (databases.includes("pglite")) await run("pglite  ", false, wrk);
+  if (databases.includes("postgres")) {
+    if (serverUrl) await run("postgres", true, wrk);
+    else console.log("postgres: skipped (set DATABASE_URL to a server to measure PostgreSQL too)");
+  }
 }
