@@ -173,9 +173,6 @@ async function handleRpc(c: Context<AppEnv>, mount: Mount): Promise<Response> {
   return serialize(result, mount, method === "HEAD", { jwt: c.get("authMs"), parse: parsed });
 }
 
-/** The `Vary` of PostgREST's answers (not of its errors). */
-const DEFAULT_VARY = "Accept, Prefer, Range";
-
 /** Statuses whose answer has no body (a function may set one through `response.status`). */
 const BODILESS = new Set([204, 205, 304]);
 
@@ -196,8 +193,6 @@ function serialize(result: DataResult, mount: Mount, head: boolean, times?: Rout
   };
   for (const [name] of result.sqlHeaders ?? []) headers.delete(name);
   for (const [name, value] of result.sqlHeaders ?? []) headers.append(name, value);
-  // PostgREST's answers vary by these request headers, unless the SQL set its own `Vary`.
-  if (mount === "postgrest" && !headers.has("vary")) headers.set("vary", DEFAULT_VARY);
   // A type the project's SQL chose may be HTML: it runs sandboxed, off the console's origin (tenant_content.ts).
   if (fromSql.has("content-type") || result.media?.kind === "custom") {
     headers.append("content-security-policy", TENANT_CONTENT_CSP);
@@ -566,7 +561,6 @@ async function allow(c: Context<AppEnv>, methods: string, started: number): Prom
     allow: methods,
     "access-control-allow-origin": "*",
     "content-length": "0",
-    vary: DEFAULT_VARY,
   });
   if ((await c.env.platform.data.settingsOf(c.var.project.ref)).serverTiming) {
     const answering = performance.now();
@@ -582,6 +576,14 @@ async function allow(c: Context<AppEnv>, methods: string, started: number): Prom
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 dataRoutes.on(METHODS, "/v1/db/:table", (c) => handle(c, "envelope"));
 dataRoutes.on(METHODS, "/rest/v1/:table", (c) => handle(c, "postgrest"));
+// Any other method: PostgREST's 405 (PGRST101 on a function, PGRST117 elsewhere).
+dataRoutes.all("/rest/v1/rpc/:fn", rpcMethod);
+const unsupported = (c: Context<AppEnv>) => {
+  throw restErrors.unsupportedMethod(c.req.method);
+};
+dataRoutes.all("/rest/v1/:table", unsupported);
+dataRoutes.all("/rest/v1/", unsupported);
+dataRoutes.all("/rest/v1", unsupported);
 // Any other path below the mount (`/rest/v1/a/b`) is PostgREST's PGRST125, whatever the method.
 dataRoutes.all("/rest/v1/*", () => {
   throw restErrors.invalidPath();

@@ -10,6 +10,11 @@ interface BadCase {
   headers?: Record<string, string>;
   status: number;
   code: string;
+  /**
+   * Refused on `/v1/db` only: `/rest/v1` answers as PostgREST v14, which reads a body that is no row as none and
+   * ignores `limit` on writes (tests/data_postgrest_v14_test.ts).
+   */
+  envelopeOnly?: boolean;
 }
 
 const BAD: BadCase[] = [
@@ -90,6 +95,7 @@ const BAD: BadCase[] = [
     body: '"hello"',
     status: 400,
     code: "PGRST102",
+    envelopeOnly: true,
   },
   {
     name: "body that is an array of numbers",
@@ -99,7 +105,15 @@ const BAD: BadCase[] = [
     status: 400,
     code: "PGRST102",
   },
-  { name: "body that is null", method: "POST", url: "counters", body: "null", status: 400, code: "PGRST102" },
+  {
+    name: "body that is null",
+    method: "POST",
+    url: "counters",
+    body: "null",
+    status: 400,
+    code: "PGRST102",
+    envelopeOnly: true,
+  },
   { name: "malformed JSON body", method: "POST", url: "counters", body: "{", status: 400, code: "PGRST102" },
   {
     name: "PATCH with an array of numbers",
@@ -157,6 +171,7 @@ const BAD: BadCase[] = [
     url: "counters?name=eq.a&limit=1",
     status: 400,
     code: "PGRST100",
+    envelopeOnly: true,
   },
 ];
 
@@ -221,7 +236,7 @@ Deno.test("data API bad input: clear 4xx, nothing changed, parser fuzzed", async
 
     for (const c of BAD) {
       await t.step(`${c.name} → ${c.status} ${c.code}`, async () => {
-        for (const prefix of ["/v1/db/", "/rest/v1/"]) {
+        for (const prefix of c.envelopeOnly ? ["/v1/db/"] : ["/v1/db/", "/rest/v1/"]) {
           const headers: Record<string, string> = { apikey: p.secretKey, ...c.headers };
           if (c.body !== undefined && !headers["content-type"]) headers["content-type"] = "application/json";
           const res = await p.fetch(prefix + c.url, { method: c.method ?? "GET", headers, body: c.body });

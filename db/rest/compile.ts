@@ -190,8 +190,8 @@ export class Compiler {
    */
   handler?: MediaHandler;
 
-  /** Aliased embeds named by their relation in a filter, order or limit, by path: [relation, alias]. */
-  private readonly legacyNames = new Map<string, [string, string]>();
+  /** The name PostgREST's SQL gives the relation behind each of this statement's aliases (in its errors). */
+  private readonly shownNames = new Map<string, string>();
 
   /** The row cap of the read being compiled. */
   private maxRows?: number;
@@ -241,8 +241,14 @@ export class Compiler {
     return this.query.nodes.get(path) ?? { conditions: [], order: [] };
   }
 
-  private column(t: TableInfo, name: string): string {
-    if (!t.columns.has(name)) throw restErrors.unknownColumn(t.name, name);
+  /**
+   * A column of `t`; an unknown one is 42703 naming the relation as PostgREST's SQL calls it (`alias`'s name
+   * there: an embedded table is `<table>_<depth>`, through a junction plain `<table>`).
+   */
+  private column(t: TableInfo, name: string, alias?: string): string {
+    if (!t.columns.has(name)) {
+      throw restErrors.unknownColumn((alias && this.shownNames.get(alias)) ?? t.name, name);
+    }
     return quoteIdent(name);
   }
 
@@ -254,10 +260,12 @@ export class Compiler {
       ? `${qualified(this.cache.schema, computed.function)}(${alias}::${
         qualified(this.cache.schema, t.name)
       })`
-      : `${alias}.${this.column(t, f.name)}`;
+      : `${alias}.${this.column(t, f.name, alias)}`;
     for (const step of f.path) {
       const index = step.index ?? /^-?\d+$/.test(step.key);
-      const key = index ? `${this.param(step.key)}::int` : `${this.param(step.key)}::text`;
+      // A key is an untyped parameter, as PostgREST sends it: `->` resolves it to text on json(b), and an
+      // operator of another type fails in PostgREST's words (`text -> unknown`).
+      const key = index ? `${this.param(step.key)}::int` : this.param(step.key);
       sql = `(${sql}${step.op}${key})`;
     }
     return sql;
@@ -312,9 +320,9 @@ export class Compiler {
         const values = fromText && !textual ? `array(select ${parse("_v")} from unnest(${array}) _v)` : array;
         sql = `${lhs} ${op} ${f.quantifier}(${values})`;
       } else {
-        let v = fix(value as string);
-        if (f.op === "ov" && v.startsWith("(") && v.endsWith(")")) v = `{${v.slice(1, -1)}}`;
-        sql = `${lhs} ${op} ${textual ? `${this.param(v)}::text` : parse(this.value(v, type))}`;
+        const v = fix(value as string);
+        // A pattern is an untyped parameter, as PostgREST sends it (`integer ~~ unknown` when the column is no text).
+        sql = `${lhs} ${op} ${textual ? this.param(v) : parse(this.value(v, type))}`;
       }
     }
     return f.negate ? `not (${sql})` : sql;
@@ -377,22 +385,7 @@ export class Compiler {
     const join = (seg: string) => parentPath === "" ? seg : `${parentPath}.${seg}`;
     const byAlias = join(e.alias ?? e.name);
     if (this.query.nodes.has(byAlias)) return byAlias;
-    const byName = join(e.name);
-    if (e.alias !== undefined && e.alias !== e.name && this.query.nodes.has(byName)) {
-      this.legacyNames.set(byName, [e.name, e.alias]);
-    }
-    return byName;
-  }
-
-  /** PostgREST's deprecation warning for the aliased embeds named by their relation (one text for all). */
-  get warning(): string | undefined {
-    if (this.legacyNames.size === 0) return undefined;
-    const updates = [...this.legacyNames.values()].map(([name, alias]) => `\`${name}\` to \`${alias}\``);
-    return "Embedded resource was referenced by relation name even though it has an alias. This is deprecated " +
-      `and will stop working in a future release. Update ${
-        updates.join(", ")
-      } in query string filters, orders ` +
-      "or limits.";
+    return join(e.name);
   }
 
   /** The WHERE conditions of a resource: its filters and the `!inner` embeds that must exist. */
@@ -411,6 +404,8 @@ export class Compiler {
     const target = this.table(rel.target);
     const alias = this.alias();
     const path = this.embedPath(parentPath, e);
+    const depth = path.split(".").length;
+    this.shownNames.set(alias, rel.junction ? target.name : `${target.name}_${depth}`);
     this.used.add(path);
     let from = `${qualified(this.cache.schema, target.name)} ${alias}`;
     const where: string[] = [];
@@ -471,7 +466,18 @@ export class Compiler {
    */
   private items(t: TableInfo, alias: string, select: SelectItem[], path: string, expand = false): Entry[] {
     const out: Entry[] = [];
+    const laterals = new Set<string>();
     for (const item of select) {
+      if (item.kind === "embed" && !isEmptyEmbed(item)) {
+        // PostgREST joins each embed as `<table>_<name or alias>_<depth>`: the same twice is PostgreSQL's 42712.
+        const lateral = `${t.name}_${item.alias ?? item.name}_${
+          path === "" ? 1 : path.split(".").length + 1
+        }`;
+        if (laterals.has(lateral)) {
+          throw new RestError(400, "42712", `table name "${lateral}" specified more than once`);
+        }
+        laterals.add(lateral);
+      }
       if (item.kind === "star") {
         const columns = [...t.columns.values()];
         // A column of a domain that a cast represents is read through it, so `*` then names every column.
@@ -836,7 +842,10 @@ export class Compiler {
     const resolution = target.length > 0 ? options.resolution : undefined;
     let conflict = "";
     if (resolution) {
-      for (const c of target) this.column(t, c);
+      // PostgREST names the columns as given; an unknown one is PostgreSQL's own error.
+      for (const c of target) {
+        if (!t.columns.has(c)) throw new RestError(400, "42703", `column "${c}" does not exist`);
+      }
       conflict = ` on conflict (${target.map(quoteIdent).join(", ")})`;
       conflict += resolution === "ignore-duplicates" ? " do nothing" : (() => {
         const set = columns.filter((c) => !target.includes(c));
@@ -962,11 +971,14 @@ export class Compiler {
     const keys = this.query.columns ?? Object.keys(patch);
     for (const k of keys) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
     const alias = this.alias();
+    const before = this.params.length;
     const where = this.rootWhere(t, alias);
     if (!where && options.requireFilter) throw restErrors.unfiltered("UPDATE");
     const whereSql = where ? ` where ${where}` : "";
     let source: string;
     if (keys.length === 0) {
+      // Nothing to set changes no row, whatever the filters say (PostgREST: `WHERE false`, its filters unused).
+      this.params.length = before;
       source = `select ${alias}.* from ${qualified(this.cache.schema, t.name)} ${alias} where false`;
     } else {
       // missing=default: a listed key the body lacks takes the column default, as PostgREST's PATCH does.

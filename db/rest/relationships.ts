@@ -145,6 +145,16 @@ export function resolveRelationship(
   const fks = cache.foreignKeys;
   if (cache.tables.has(name)) {
     for (const fk of fks) {
+      if (fk.table === fk.refTable) {
+        // A self-reference is two relationships, told apart as PostgREST does: by the table's name it is the
+        // one-to-many (the children; a hint names the referencing column), by the column the many-to-one.
+        const children = fk.table === parent && name === parent
+          ? direct(cache, parent, name, fk, false)
+          : null;
+        const hinted = hint === undefined || (fk.columns.length === 1 && fk.columns[0] === hint);
+        if (children?.candidate.cardinality === "one-to-many" && hinted) found.push(children);
+        continue;
+      }
       if (fk.table === parent && fk.refTable === name && matchesHint(fk, hint, "from")) {
         found.push(direct(cache, parent, name, fk, true));
       }
@@ -191,8 +201,17 @@ export function resolveRelationship(
     // (PostgREST: "constraint/column-from-origin can only come from tables").
     const isView = (table: string) => cache.tables.get(table)?.kind === "view";
     for (const fk of fks) {
-      const byName = fk.name === name;
+      const self = fk.table === fk.refTable;
+      const byName = fk.name === name && !self;
       const byColumn = fk.columns.length === 1 && fk.columns[0] === name;
+      if (self && fk.table === parent) {
+        // The parent through a self-reference's column (`select=parent_id(*)`), never by the constraint's name.
+        const parentRow = direct(cache, parent, fk.refTable, fk, true);
+        if (byColumn && hint === undefined && parentRow.candidate.cardinality === "many-to-one") {
+          found.push(parentRow);
+        }
+        continue;
+      }
       if (fk.table === parent && (byName || byColumn) && !isView(fk.refTable)) {
         found.push(direct(cache, parent, fk.refTable, fk, true));
       } else if (fk.refTable === parent && byName && !isView(fk.table)) {

@@ -68,15 +68,40 @@ function rawType(shape: CallShape): string | null {
   return shape.post ? RAW_BODY_TYPES[shape.mime ?? ""] ?? null : null;
 }
 
-/** Whether the call's argument names fit the parameters: every required one given, none unknown. */
+/**
+ * Whether the call's argument names fit the parameters: every required one given, none unknown (an unnamed
+ * parameter's name is "", as PostgREST names it: `{"": value}` gives it).
+ */
 function matches(fn: FunctionInfo, shape: CallShape): boolean {
   const params = fn.params;
   if (shape.singleObject) return params.length === 1 && isJson(params[0]!);
   // A raw body is no argument list: it calls a function of one unnamed parameter of its type only.
   if (params.length === 0) return shape.keys.length === 0 && rawType(shape) === null;
   const required = params.filter((p) => p.required);
-  const names = new Set(params.map((p) => p.name).filter((n) => n !== ""));
+  const names = new Set(params.map((p) => p.name));
   return shape.keys.every((k) => names.has(k)) && required.every((p) => shape.keys.includes(p.name));
+}
+
+const compareText = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0;
+
+/**
+ * PostgREST's order of overloads (its Routine's Ord): fewer parameters first, then the parameters compared in
+ * turn by name, type, required (optional first) and variadic. PGRST203 lists the candidates in it.
+ */
+function overloadOrder(a: FunctionInfo, b: FunctionInfo): number {
+  if (a.params.length !== b.params.length) return a.params.length - b.params.length;
+  for (let i = 0; i < a.params.length; i++) {
+    const p = a.params[i]!, q = b.params[i]!;
+    const c = compareText(p.name, q.name) || compareText(p.type, q.type) ||
+      Number(p.required) - Number(q.required) || Number(p.variadic) - Number(q.variadic);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/** Whether `fn` is called with its one unnamed parameter by position: the call's arguments whole as its value. */
+export function positional(fn: FunctionInfo): boolean {
+  return fn.params.length === 1 && fn.params[0]!.name === "";
 }
 
 /** PostgREST's fallback: a POST whose body goes whole to the function's one unnamed parameter of its type. */
@@ -105,7 +130,7 @@ export function takesWholeBody(fn: FunctionInfo, shape: CallShape): boolean {
  * required parameter given and no unknown argument. None is 404 PGRST202, several 300 PGRST203.
  */
 export function chooseFunction(cache: SchemaCache, name: string, shape: CallShape): FunctionInfo {
-  const overloads = cache.functions.get(name) ?? [];
+  const overloads = [...cache.functions.get(name) ?? []].sort(overloadOrder);
   // Functions whose parameters the arguments name come first; one unnamed parameter taking the body is the fallback.
   const named = overloads.filter((fn) => matches(fn, shape));
   const found = named.length > 0 ? named : overloads.filter((fn) => takesSingleUnnamed(fn, shape));
@@ -192,24 +217,23 @@ function throwNotFound(qualified: string, asked: string, details: string, hint: 
 /** The arguments of a POST call: the body's keys by name, or the body whole. */
 export function bodyArguments(fn: FunctionInfo, shape: CallShape, body: unknown): CallArguments {
   if (rawType(shape) !== null) return { kind: "raw", value: body as string };
-  if (takesWholeBody(fn, shape)) return { kind: "single", value: body };
-  // An array of objects (JSON or CSV rows) calls the function once per object, as PostgREST does.
-  return { kind: "named", values: (body ?? {}) as Record<string, unknown> | Record<string, unknown>[] };
+  if (takesWholeBody(fn, shape) || positional(fn)) return { kind: "single", value: body ?? {} };
+  // An array of objects (JSON or CSV rows) calls the function once per object, as PostgREST does; an empty one
+  // (or no body) calls it once without arguments.
+  const none = body === undefined || body === null || (Array.isArray(body) && body.length === 0);
+  return { kind: "named", values: (none ? {} : body) as Record<string, unknown> | Record<string, unknown>[] };
 }
 
 /**
- * The arguments of a GET call: one value per name. A variadic or array parameter takes an array literal
- * (`{1,2}`, as postgrest-js sends arrays) or a repeated name (`?v=1&v=2`).
+ * The arguments of a GET call (or a form's POST), as PostgREST v14 reads them: a variadic parameter takes every
+ * value given, in order (`?v=1&v=2`, each one element); any other the last value of its name (an array parameter
+ * takes an array literal, `{1,2}`, as postgrest-js sends arrays).
  */
 export function queryArguments(fn: FunctionInfo, args: Map<string, string[]>): CallArguments {
   const params = new Map(fn.params.map((p) => [p.name, p]));
   const values: Record<string, unknown> = {};
-  for (const [key, list] of args) {
-    const p = params.get(key)!;
-    const literal = list.length === 1 && /^\{.*\}$/s.test(list[0]!);
-    values[key] = !literal && (p.variadic || (list.length > 1 && p.type.endsWith("[]"))) ? list : list[0];
-  }
-  return { kind: "named", values };
+  for (const [key, list] of args) values[key] = params.get(key)!.variadic ? list : list.at(-1);
+  return positional(fn) ? { kind: "single", value: values } : { kind: "named", values };
 }
 
 /** Whether a function takes a body that is not an object (an array, a value) whole. */

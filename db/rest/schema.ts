@@ -289,7 +289,7 @@ select json_build_object(
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
       where n.nspname = $1 and p.prokind = 'f'
         and (rt.typtype <> 'p' or rt.typname in ('void', 'record'))
-      -- In creation order, whatever plan reads the catalog: PGRST203 lists overloads in it, as PostgREST.
+      -- A stable order; overloads are then sorted as PostgREST sorts them (db/rest/rpc.ts).
       order by p.oid
     ) f
   ), '[]'),
@@ -433,11 +433,18 @@ function resultColumn(c: { name: string; type: string; udt: string }): ColumnInf
   return { name: c.name, type: c.type, udt: c.udt, nullable: true, hasDefault: false, generated: false };
 }
 
+/** The types of a function's one unnamed parameter that PostgREST calls it with (the body whole). */
+const SINGLE_UNNAMED_TYPES = new Set(["bytea", "json", "jsonb", "text", "xml"]);
+
 /** A function of the catalog as the data API calls it, or null when it cannot be called with JSON. */
 function functionInfo(f: RawFunction): FunctionInfo | null {
   const inputs = f.args.filter((a) => a.mode === "i" || a.mode === "b" || a.mode === "v");
   const outputs = f.args.filter((a) => a.mode === "o" || a.mode === "b" || a.mode === "t");
   if (inputs.some((a) => a.pseudo)) return null;
+  // PostgREST's callable functions: no unnamed parameter, or one when the first is of a type a body can be
+  // whole (a computed field's row, an unnamed integer… are not functions of the API).
+  const unnamed = inputs.filter((a) => a.name === "").length;
+  if (unnamed > 1 || (unnamed === 1 && !SINGLE_UNNAMED_TYPES.has(inputs[0]!.udt))) return null;
   const params = inputs.map((a, i) => ({
     name: a.name,
     type: a.type,

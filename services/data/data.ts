@@ -7,12 +7,7 @@ import { Compiler, type Statement } from "../../db/rest/compile.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
 import type { Node, ParsedQuery } from "../../db/rest/ast.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
-import {
-  OPENAPI_POSTGREST_VERSION,
-  openApiCatalog,
-  openApiDocument,
-  type OpenApiServer,
-} from "../../db/rest/openapi.ts";
+import { openApiCatalog, openApiDocument, type OpenApiServer } from "../../db/rest/openapi.ts";
 import {
   bodyArguments,
   chooseFunction,
@@ -182,6 +177,8 @@ export class DataService {
   readonly settings: ReturnType<typeof dataSettings>;
   /** The transaction settings of each role, by the catalog's role settings and the project's settings. */
   private readonly gucs = new WeakMap<RoleSettings, WeakMap<DataSettings, Map<string, RequestGucs>>>();
+  /** The names `pg_timezone_names` lists, read once (every project database has the same). */
+  private timezones?: Promise<Set<string>>;
 
   constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {
     this.schemas = new SchemaCaches(limits.schemas?.length ? limits.schemas : ["public"]);
@@ -245,6 +242,26 @@ export class DataService {
     } catch (err) {
       throw errors.unavailable("The project database is unavailable", err);
     }
+  }
+
+  /**
+   * The request's `Prefer`, as PostgREST v14 reads it: a `timezone` the database does not name exactly (as
+   * `pg_timezone_names` spells it) is not applied, and counts as an invalid preference (PGRST122 when strict).
+   */
+  private async preferences(ref: string, header: string | null | undefined): Promise<Preferences> {
+    const prefer = parsePrefer(header);
+    if (prefer.timezone === undefined) return prefer;
+    this.timezones ??= (async () => {
+      const db = await this.dbs.project(ref);
+      const rows = await db.query<{ name: string }>("select name from pg_catalog.pg_timezone_names");
+      return new Set(rows.map((r) => r.name));
+    })();
+    this.timezones.catch(() => this.timezones = undefined);
+    if (!(await this.timezones).has(prefer.timezone)) {
+      prefer.invalid.push(`timezone=${prefer.timezone}`);
+      prefer.timezone = undefined;
+    }
+    return prefer;
   }
 
   /**
@@ -383,7 +400,7 @@ export class DataService {
     if (req.table.includes("\0")) throw restErrors.unknownTable(req.table.replaceAll("\0", ""), schema);
     const { db, cache, settings } = await this.open(ref, (c) => c.tables.has(req.table), schema);
     const gucs = this.gucsOf(settings, cache, identity);
-    const prefer = parsePrefer(req.prefer);
+    const prefer = await this.preferences(ref, req.prefer);
     if (identity.request) identity.request.timezone = prefer.timezone;
     const compiler = new Compiler(cache, query);
     const table = compiler.table(req.table);
@@ -453,20 +470,22 @@ export class DataService {
         singular,
         head: req.method === "HEAD",
         applied,
+        postgrest: req.negotiate === true,
       });
       if (req.rawQuery !== undefined) {
         result.headers["content-location"] = contentLocation(table.name, req.rawQuery);
       }
-      Object.assign(result.headers, warningHeader(compiler.warning));
       result.media = media;
       return result;
     }
 
     const ret = prefer.return ?? req.defaultReturn;
     const representation = ret === "representation";
+    // The platform's own route refuses a body that is no row; PostgREST's reads it as none.
+    const strictBody = !req.negotiate;
     let st: Statement;
     if (req.method === "POST") {
-      const rows = insertRows(req.body, query.columns !== undefined);
+      const rows = insertRows(req.body, query.columns !== undefined, strictBody);
       const hasKey = table.primaryKey.length > 0 || req.search.has("on_conflict");
       applied.push(...appliedPreferences(prefer, "insert", hasKey));
       st = compiler.insert(table.name, {
@@ -477,10 +496,10 @@ export class DataService {
         location: ret === "headers-only",
       });
     } else if (req.method === "PUT") {
-      st = compiler.put(table.name, putRows(req.body), { representation });
+      st = compiler.put(table.name, payloadRows(req.body, strictBody), { representation });
       applied.push(...appliedPreferences(prefer, "upsert"));
     } else if (req.method === "PATCH") {
-      st = compiler.update(table.name, patchValues(req.body, query.columns !== undefined), {
+      st = compiler.update(table.name, patchValues(req.body, query.columns !== undefined, strictBody), {
         representation,
         requireFilter: req.requireFilter,
         missingDefault: prefer.missing === "default",
@@ -490,9 +509,12 @@ export class DataService {
       st = compiler.delete(table.name, { representation, requireFilter: req.requireFilter });
       applied.push(...appliedPreferences(prefer, "delete"));
     }
-    const put = req.method === "PUT"; // its range was checked first, as PostgREST does (`offset=0` passes)
+    // `limit` and `offset` on POST, PATCH and DELETE change nothing on `/rest/v1` (PostgREST v14 dropped limited
+    // writes); the platform's own route refuses them rather than write more rows than a reader would think. A
+    // PUT's were refused first.
+    const put = req.method === "PUT";
     const root = query.nodes.get("")!;
-    if (!put && (root.limit !== undefined || root.offset !== undefined)) {
+    if (strictBody && !put && (root.limit !== undefined || root.offset !== undefined)) {
       throw restErrors.parse("limit and offset apply to reads only", "filter the rows to change instead");
     }
     if (media.kind === "plan") return this.explain(db, identity, st, media, { readOnly: false, gucs });
@@ -522,7 +544,6 @@ export class DataService {
       if (req.method === "POST" && ret === "headers-only" && n === 1 && row.location) {
         extra.location = locationOf(table.name, row.location);
       }
-      Object.assign(extra, warningHeader(compiler.warning));
       return {
         status: writeStatus(req.method, {
           representation,
@@ -579,10 +600,10 @@ export class DataService {
     const query = parseQuery(rest);
     if (req.fn.includes("\0")) throw restErrors.unknownTable(req.fn.replaceAll("\0", ""), schema);
     const { db, cache, settings } = await this.open(ref, (c) => c.functions.has(req.fn), schema);
-    const prefer = parsePrefer(req.prefer);
+    const prefer = await this.preferences(ref, req.prefer);
     if (identity.request) identity.request.timezone = prefer.timezone;
     checkStrict(prefer);
-    const body = post ? req.body : undefined;
+    let body = post ? req.body : undefined;
     const shape = {
       keys: post ? (req.form ? [...req.form.keys()] : bodyKeys(body)) : [...args.keys()],
       singleObject: post && prefer.params === "single-object",
@@ -590,12 +611,17 @@ export class DataService {
       mime: post ? req.contentType : undefined,
     };
     const raw = post && req.contentType !== undefined && req.contentType in RAW_BODY_TYPES;
-    // A body that is not an object (or an array of objects) can only be a json/jsonb parameter whole.
+    // A body that is not an object (or an array of objects) can only be a json/jsonb parameter whole. Else
+    // PostgREST v14 refuses an array of other values, and reads any other value as no argument.
     if (post && !raw && !req.form && !isArguments(body) && !takesOnlyWholeBody(cache, req.fn, shape)) {
-      throw restErrors.body(
-        "Invalid body",
-        "the body of a function call must be a JSON object of its arguments",
-      );
+      if (Array.isArray(body)) throw restErrors.body("All object keys must match");
+      if (!req.negotiate) {
+        throw restErrors.body(
+          "Invalid body",
+          "the body of a function call must be a JSON object of its arguments",
+        );
+      }
+      body = {};
     }
     const fn = chooseFunction(cache, req.fn, shape);
     // `max-affected` under `handling=strict` counts a set's rows; a function of one value has none to count.
@@ -661,14 +687,10 @@ export class DataService {
       gucs,
     });
     const row = rows![0] as unknown as ReadRow;
+    // A call answers its result whatever `return=` asks (PostgREST v14 reads that preference for writes only);
+    // a void one answers 204 with the range of its one empty row.
     if (fn.result.kind === "void") {
-      return { status: 204, body: null, headers: withApplied({}, applied), singular: false };
-    }
-    if (post && prefer.return === "minimal") {
-      // postgrest-js `rpc(fn, args, { head: true })` with object arguments: the count without the rows.
-      const n = Number(row.page_total);
-      const offset = root.offset ?? 0;
-      const range = `${n === 0 ? "*" : `${offset}-${offset + n - 1}`}/${exact ? Number(row.total) : "*"}`;
+      const range = `0-0/${exact ? Number(row.total) : "*"}`;
       return {
         status: 204,
         body: null,
@@ -682,9 +704,9 @@ export class DataService {
       singular: wantsObject && fn.result.set,
       head: req.method === "HEAD",
       applied,
+      postgrest: req.negotiate === true,
     });
     if (wantsObject && fn.result.kind === "composite") result.singular = true;
-    Object.assign(result.headers, warningHeader(compiler.warning));
     result.media = media;
     return result;
   }
@@ -786,8 +808,15 @@ function defaultSelect(query: ParsedQuery): boolean {
 }
 
 /** The answer of a negotiated schema names it in `Content-Profile`, as PostgREST's does. */
+/**
+ * `Content-Profile` with the schema negotiated (or any schema when several are exposed), on answers that carry a
+ * content type: not on a write without its representation, nor on a void call (PostgREST v14).
+ */
 function withProfile(result: DataResult, profile: Profile): DataResult {
-  if (profile.negotiated) result.headers = { ...result.headers, "content-profile": profile.schema };
+  const bodiless = result.status === 204 || (result.status === 201 && result.body === null);
+  if (profile.negotiated && !bodiless) {
+    result.headers = { ...result.headers, "content-profile": profile.schema };
+  }
   return result;
 }
 
@@ -853,18 +882,6 @@ function applyRange(query: ParsedQuery, header: string | null | undefined): Node
   return root;
 }
 
-/**
- * PostgREST's `Warning: 299 PostgRESTv… "…"` (none: no header). Its text names the request's own embeds, in any
- * script: it goes out as UTF-8 bytes, as PostgREST sends it (a header value is bytes; Deno takes a string of
- * Latin-1 code units for them), without the control characters a header cannot carry.
- */
-function warningHeader(warning: string | undefined): Record<string, string> {
-  if (warning === undefined) return {};
-  const printable = [...warning].filter((c) => c >= " " && c !== "\x7f").join("");
-  const text = `299 PostgRESTv${OPENAPI_POSTGREST_VERSION} "${printable}"`;
-  return { warning: String.fromCharCode(...new TextEncoder().encode(text)) };
-}
-
 function withApplied(extra: Record<string, string>, applied: string[]): Record<string, string> {
   if (applied.length > 0) extra["preference-applied"] = applied.join(", ");
   return extra;
@@ -877,15 +894,36 @@ interface ReadRow {
   total?: string;
 }
 
-/** The answer to a read: 206 for a partial page of a known total, 416 past its end, 406 when not singular. */
+/**
+ * The answer to a read: 206 for a partial page of a known total, 416 past its end, 406 when not singular. On
+ * `/rest/v1` (`postgrest`) the 416 is an answer, not an error, as PostgREST v14 builds it: the error's JSON as
+ * its body, with the read's headers (`Content-Range: *\/total`, `Content-Location`, `Preference-Applied`).
+ */
 function readResult(
   row: ReadRow,
-  o: { offset: number; total: number | null; singular: boolean; head: boolean; applied: string[] },
+  o: {
+    offset: number;
+    total: number | null;
+    singular: boolean;
+    head: boolean;
+    applied: string[];
+    postgrest: boolean;
+  },
 ): DataResult {
   const n = Number(row.page_total);
   const { offset, total } = o;
   // PostgREST's rangeStatusHeader: 416 past the total, 206 for fewer rows than the total, else 200.
-  if (total !== null && offset > total) throw restErrors.outOfBounds(offset, total);
+  if (total !== null && offset > total) {
+    const e = restErrors.outOfBounds(offset, total);
+    if (!o.postgrest) throw e;
+    const body = JSON.stringify({ code: e.code, message: e.message, details: e.details, hint: e.hint });
+    return {
+      status: 416,
+      body: o.head ? null : body,
+      headers: withApplied({ "content-range": `*/${total}` }, o.applied),
+      singular: false,
+    };
+  }
   if (o.singular && n !== 1) throw restErrors.singular(n);
   const partial = total !== null && n < total;
   const range = n > 0 && total !== 0 ? `${offset}-${offset + n - 1}` : "*";
@@ -912,8 +950,6 @@ function hasRange(node: Node): boolean {
 
 /** True when every item is an object with the keys of the first, as PostgREST requires of a bulk body. */
 function uniformKeys(items: unknown[]): boolean {
-  const isObject = (v: unknown): v is Record<string, unknown> =>
-    v !== null && typeof v === "object" && !Array.isArray(v);
   const first = items[0];
   if (items.length === 0) return true;
   if (!isObject(first)) return false;
@@ -924,46 +960,40 @@ function uniformKeys(items: unknown[]): boolean {
 }
 
 /**
- * The rows of a POST body: an object is one row, an array its rows. Without `columns=` every row carries the
- * keys of the first (400 PGRST102 `All object keys must match`, as PostgREST); with it, keys not listed are
- * ignored and listed ones a row lacks are null (their default with `missing=default`).
+ * The rows of a JSON body as PostgREST v14 reads them: an object is one row; an array holds objects with the keys
+ * of the first (else 400 PGRST102 `All object keys must match`); any other value is no row. `strict` (`/v1/db`):
+ * a value that is neither is 400 `Invalid body` instead.
  */
-function insertRows(body: unknown, listed: boolean): Record<string, unknown>[] {
-  const rows = Array.isArray(body) ? body : [body];
-  if (!listed && Array.isArray(body) && !uniformKeys(body)) {
-    throw restErrors.body("All object keys must match");
+function payloadRows(body: unknown, strict: boolean): Record<string, unknown>[] {
+  if (isObject(body)) return [body];
+  if (Array.isArray(body)) {
+    if (!uniformKeys(body)) throw restErrors.body("All object keys must match");
+    return body as Record<string, unknown>[];
   }
-  if (rows.some((r) => r === null || typeof r !== "object" || Array.isArray(r))) {
+  if (strict) throw restErrors.body("Invalid body", "the body must be a JSON object or an array of objects");
+  return [];
+}
+
+/**
+ * The rows of a POST body (see {@linkcode payloadRows}). With `columns=` the rows need not share keys: keys not
+ * listed are ignored and listed ones a row lacks are null (their default with `missing=default`).
+ */
+function insertRows(body: unknown, listed: boolean, strict: boolean): Record<string, unknown>[] {
+  if (!listed) return payloadRows(body, strict);
+  const rows = Array.isArray(body) ? body : [body];
+  if (!rows.every(isObject)) {
     throw restErrors.body("Invalid body", "the body must be a JSON object or an array of objects");
   }
-  return rows as Record<string, unknown>[];
+  return rows;
 }
 
 /**
  * The values a PATCH sets, as PostgREST reads its body: an object, or an array of objects with the same keys
  * whose first sets every row (PostgREST updates from the array as a row source; each row takes the first);
- * `[]` and `[{}]` set nothing.
+ * `[]`, `[{}]` and `{}` set nothing, and change no row.
  */
-function patchValues(body: unknown, listed: boolean): Record<string, unknown> {
-  if (!Array.isArray(body)) {
-    if (body === null || typeof body !== "object") {
-      throw restErrors.body("Invalid body", "the body of PATCH must be a JSON object");
-    }
-    return body as Record<string, unknown>;
-  }
-  return insertRows(body, listed)[0] ?? {};
-}
-
-/**
- * The rows of a PUT body, as PostgREST reads them: an object, or an array of objects with the same keys; any
- * other JSON value is no row (then the PUT fails with PGRST115).
- */
-function putRows(body: unknown): Record<string, unknown>[] {
-  if (Array.isArray(body)) {
-    if (!uniformKeys(body)) throw restErrors.body("All object keys must match");
-    return body as Record<string, unknown>[];
-  }
-  return body !== null && typeof body === "object" ? [body as Record<string, unknown>] : [];
+function patchValues(body: unknown, listed: boolean, strict: boolean): Record<string, unknown> {
+  return insertRows(body, listed, strict)[0] ?? {};
 }
 
 /**

@@ -9,7 +9,7 @@ export interface Preferences {
   handling?: "strict" | "lenient";
   maxAffected?: number;
   tx?: "commit" | "rollback";
-  /** `timezone=<name or offset>`: the transaction's `timezone`, as PostgreSQL takes it (an unknown one → 400). */
+  /** `timezone=<name>`: the transaction's `timezone` (one `pg_timezone_names` lists, else not applied). */
   timezone?: string;
   /** RPC: `single-object` passes the whole body as the function's one json/jsonb parameter. */
   params?: "single-object";
