@@ -320,6 +320,14 @@ const CASES: WireCase[] = [
     ),
   },
   { name: "an arrow path on jsonb", url: "meta?select=doc->a->b", status: 200, json: [{ b: 1 }] },
+  {
+    name: "an Authorization that is not Bearer: no token, the apikey's role",
+    url: "books?select=id&id=eq.1",
+    headers: { authorization: "Basic abc" },
+    anon: true,
+    status: 200,
+    json: [{ id: 1 }],
+  },
   // Headers v16 added are not sent.
   {
     name: "no Vary, no Warning",

@@ -176,6 +176,11 @@ async function resolveMissing(
 export function resolveRequest(env: EdgeEnv, req: Request, project?: Project): Caller | Promise<Caller> {
   const found = project ?? requestProject(env, req);
   const credentials = credentialsOf(req.headers);
+  // PostgREST reads a Bearer token only: on its mount another scheme (`Basic …`) is no token, not an error.
+  if (
+    credentials.authorization !== undefined && bearerToken(credentials.authorization) === undefined &&
+    new URL(req.url).pathname.startsWith("/rest/v1")
+  ) credentials.authorization = undefined;
   return found instanceof Promise
     ? found.then((p) => callerFor(env.platform, p, credentials))
     : callerFor(env.platform, found, credentials);
