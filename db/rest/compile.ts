@@ -828,15 +828,10 @@ export class Compiler {
     }
     // No body column: no row can carry the key the filters name.
     if (put && columns.length === 0) throw restErrors.putMismatch();
-    // With missing=default, rows are grouped by the keys they carry so an absent key keeps its default.
-    const groups = new Map<string, { columns: string[]; rows: Record<string, unknown>[] }>();
-    for (const row of options.rows) {
-      const cols = options.missingDefault ? columns.filter((c) => Object.hasOwn(row, c)) : columns;
-      const key = cols.join("\0");
-      const group = groups.get(key) ?? { columns: cols, rows: [] };
-      group.rows.push(row);
-      groups.set(key, group);
-    }
+    // With missing=default the rows are one insert, as PostgREST writes it: each row's JSON over its columns'
+    // defaults, evaluated for every row (a sequence advances once per row and defaulted column).
+    const withDefaults = options.missingDefault === true && !put;
+    const groups = options.rows.length > 0 ? [{ columns, rows: options.rows }] : [];
     // Without a key to conflict on, PostgREST inserts as if no resolution were asked.
     const target = put ? t.primaryKey : this.query.onConflict ?? t.primaryKey;
     const resolution = target.length > 0 ? options.resolution : undefined;
@@ -872,7 +867,7 @@ export class Compiler {
     const ctes: string[] = [];
     const sources: string[] = [];
     let n = 0;
-    for (const group of groups.values()) {
+    for (const group of groups) {
       const name = `pgrst_insert_${n++}`;
       let body: string;
       if (group.columns.length === 0) {
@@ -887,16 +882,19 @@ export class Compiler {
           : `insert into ${into} default values${conflict}${returning}`;
       } else {
         const cols = group.columns.map(quoteIdent).join(", ");
-        const rows = group.rows.map((r) => Object.fromEntries(group.columns.map((c) => [c, r[c] ?? null])));
-        const json = this.param(JSON.stringify(rows));
+        const rows = group.rows.map((r) =>
+          Object.fromEntries(
+            group.columns.filter((c) => !withDefaults || Object.hasOwn(r, c)).map((c) => [c, r[c] ?? null]),
+          )
+        );
+        const given = `${this.param(JSON.stringify(rows))}::text`;
+        const json = withDefaults ? this.withDefaults(t, group.columns, given) : given;
         // Columns of a domain with a cast from json are read through it (domain representations).
         const parsed = this.parsedColumns(t, group.columns);
         const alias = parsed.size === 0 ? '"pgrst_body"' : "_i";
         const records = parsed.size === 0
-          ? `json_populate_recordset(null::${
-            qualified(this.cache.schema, t.name)
-          }, ${json}::text::json) ${alias}`
-          : `json_array_elements(${json}::text::json) _e cross join lateral ${parsed.populate("_e.value")}`;
+          ? `json_populate_recordset(null::${qualified(this.cache.schema, t.name)}, ${json}::json) ${alias}`
+          : `json_array_elements(${json}::json) _e cross join lateral ${parsed.populate("_e.value")}`;
         if (put) {
           // The body rows whose key matches the filters; the write goes on only when there is exactly one.
           const where = this.node("").conditions
@@ -936,6 +934,24 @@ export class Compiler {
       }`,
       params: this.params,
     };
+  }
+
+  /**
+   * The rows of the JSON array text `json` over the defaults of `columns` (those with one), as text: a key a row
+   * gives wins (PostgREST's `jsonb_build_object(defaults) || row`, every default evaluated for each row).
+   */
+  private withDefaults(t: TableInfo, columns: string[], json: string): string {
+    const pairs = columns.flatMap((c) => {
+      const d = t.columns.get(c)?.default;
+      return d === undefined ? [] : [`'${c.replaceAll("'", "''")}', ${d}`];
+    });
+    // jsonb_build_object takes at most 100 arguments: 50 pairs a call, joined.
+    const chunks: string[] = [];
+    for (let i = 0; i < pairs.length; i += 50) {
+      chunks.push(`jsonb_build_object(${pairs.slice(i, i + 50).join(", ")})`);
+    }
+    const defaults = chunks.length === 0 ? "'{}'::jsonb" : chunks.join(" || ");
+    return `(select jsonb_agg(${defaults} || elem) from jsonb_array_elements(${json}::jsonb) elem)::text`;
   }
 
   /**

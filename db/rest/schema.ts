@@ -10,6 +10,8 @@ export interface ColumnInfo {
   nullable: boolean;
   hasDefault: boolean;
   generated: boolean;
+  /** The column's default expression (SQL from the catalog), which `Prefer: missing=default` evaluates. */
+  default?: string;
   /**
    * Domain representations: the functions of the implicit casts registered for the column's domain, quoted and
    * qualified: to json (reading), from json (writing) and from text (filter values).
@@ -173,9 +175,18 @@ select json_build_object(
           'udt', t.typname,
           'nullable', not a.attnotnull,
           'has_default', a.atthasdef or a.attidentity <> '',
-          'generated', a.attgenerated <> ''
+          'generated', a.attgenerated <> '',
+          -- The default as PostgREST reads it (a domain's, an identity's sequence), for missing=default.
+          'default', case
+            when t.typbasetype <> 0 and ad.adbin is null then pg_get_expr(t.typdefaultbin, 0)
+            when a.attidentity = 'd' then format('nextval(%L)',
+              pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname))
+            when a.attgenerated <> '' then null
+            else pg_get_expr(ad.adbin, ad.adrelid)
+          end
         ) order by a.attnum)
         from pg_attribute a join pg_type t on t.oid = a.atttypid
+        left join pg_attrdef ad on ad.adrelid = a.attrelid and ad.adnum = a.attnum
         where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
       ), '[]'),
       'uniques', coalesce((
@@ -377,6 +388,7 @@ interface RawCache {
       nullable: boolean;
       has_default: boolean;
       generated: boolean;
+      default: string | null;
     }[];
     uniques: { primary: boolean; columns: string[] }[];
   }[];
@@ -527,6 +539,7 @@ export async function introspect(
         nullable: c.nullable,
         hasDefault: c.has_default,
         generated: c.generated,
+        ...(c.default === null ? {} : { default: c.default }),
         ...casts.get(c.udt),
       });
     }

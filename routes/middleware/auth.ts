@@ -176,9 +176,11 @@ async function resolveMissing(
 export function resolveRequest(env: EdgeEnv, req: Request, project?: Project): Caller | Promise<Caller> {
   const found = project ?? requestProject(env, req);
   const credentials = credentialsOf(req.headers);
-  // PostgREST reads a Bearer token only: on its mount another scheme (`Basic …`) is no token, not an error.
+  // PostgREST reads a Bearer token only: on its mount another scheme (`Basic …`) is no token, not an error
+  // (wai's extractBearerAuth: the first word must be `bearer`, in any case).
   if (
-    credentials.authorization !== undefined && bearerToken(credentials.authorization) === undefined &&
+    credentials.authorization !== undefined &&
+    credentials.authorization.split(/\s/, 1)[0]!.toLowerCase() !== "bearer" &&
     new URL(req.url).pathname.startsWith("/rest/v1")
   ) credentials.authorization = undefined;
   return found instanceof Promise
