@@ -319,6 +319,22 @@ const CASES: WireCase[] = [
     json: err("42712", 'table name "books_authors_1" specified more than once'),
   },
   {
+    name: "order by an embedded column it selects",
+    url: "books?select=id,authors(name)&order=authors(name).desc,id&id=lt.4",
+    status: 200,
+    json: [
+      { id: 1, authors: { name: "Ursula Le Guin" } },
+      { id: 2, authors: { name: "Ursula Le Guin" } },
+      { id: 3, authors: { name: "Stanisław Lem" } },
+    ],
+  },
+  {
+    name: "order by an embedded column it does not select: 42703 on the joined row",
+    url: "books?select=id,authors(id)&order=authors(name)",
+    status: 400,
+    json: err("42703", "column books_authors_1.name does not exist"),
+  },
+  {
     name: "like on an integer column: integer ~~ unknown",
     url: "meta?n=like.5*",
     status: 404,

@@ -145,6 +145,25 @@ const TSQUERY: Record<string, string> = {
   wfts: "websearch_to_tsquery",
 };
 
+/**
+ * The names of the columns a select list outputs, or undefined when it outputs every column of its table (`*`,
+ * nothing listed) or spreads an embed's.
+ */
+function outputNames(select: SelectItem[]): Set<string> | undefined {
+  if (select.length === 0) return undefined;
+  const names = new Set<string>();
+  for (const item of select) {
+    if (item.kind === "star" || (item.kind === "embed" && item.spread)) return undefined;
+    if (item.kind === "embed") names.add(item.alias ?? item.name);
+    else {
+      const last = item.field.path.at(-1);
+      names.add(item.alias ?? (last && !last.index && !/^-?\d+$/.test(last.key) ? last.key : item.field.name));
+      if (item.aggregate) names.add(item.alias ?? item.aggregate);
+    }
+  }
+  return names;
+}
+
 /** A PostgreSQL array literal of text elements, every element quoted. */
 export function arrayLiteral(items: string[]): string {
   return `{${items.map((i) => `"${i.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`).join(",")}}`;
@@ -366,6 +385,12 @@ export class Compiler {
           throw new RestError(400, "PGRST118", `A related order on '${o.embed}' is not possible`, {
             details: `'${t.name}' and '${o.embed}' do not form a many-to-one or one-to-one relationship`,
           });
+        }
+        // PostgREST orders by the embed's joined row, whose columns are what the embed selects, by their names.
+        const selected = outputNames(e.select);
+        if (selected && !selected.has(o.field.name)) {
+          const lateral = `${t.name}_${e.alias ?? e.name}_${sub.path.split(".").length}`;
+          throw new RestError(400, "42703", `column ${lateral}.${o.field.name} does not exist`);
         }
         sql = `(select ${this.field(sub.target, sub.alias, o.field)} from ${sub.from} where ${
           sub.where.join(" and ")
