@@ -1,8 +1,8 @@
 /**
  * A hand-written reader for the common shapes of `select=`, for speed (the combinator grammar allocates a reply
  * per character, and every request has a select). It returns exactly the items select_grammar.ts returns, or
- * `undefined` for anything else: an error, blanks other than after `,` and `(`, non-ASCII or quoted JSON keys,
- * text ignored after a valid prefix, a limit passed. The grammar then reads the text again and answers.
+ * `undefined` for anything else: an error, tabs and most blanks around items, JSON keys with blanks, quotes or
+ * beyond ASCII, text ignored after a valid prefix, a limit passed. The grammar then reads the text again and answers.
  */
 import type { Aggregate, SelectColumn, SelectItem } from "./ast.ts";
 import { Scanner } from "./fast_grammar.ts";
@@ -14,6 +14,12 @@ const COMMA = 44;
 const DOT = 46;
 const COLON = 58;
 const BANG = 33; // !
+const QUOTE = 34; // "
+const DASH = 45;
+const GT = 62; // >
+const SPACE = 32;
+const LETTER = /^\p{L}$/u;
+const EDGE_SPACES = /^ +| +$/g;
 
 const CALLS: [string, Aggregate][] = [
   [".sum()", "sum"],
@@ -23,8 +29,8 @@ const CALLS: [string, Aggregate][] = [
   [".min()", "min"],
 ];
 
-/** `[A-Za-z0-9_$]`: the ASCII part of a cast's type name (blanks and other letters are left to the grammar). */
-function isTypeChar(c: number): boolean {
+/** `[A-Za-z0-9_$]`: the ASCII part of a name (its blanks are left to the grammar). */
+function isNameChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
 }
 
@@ -32,6 +38,46 @@ class SelectScanner extends Scanner {
   private items = 0;
   constructor(s: string, private readonly maxItems: number, private readonly maxDepth: number) {
     super(s);
+  }
+
+  /**
+   * The grammar's `fieldName`: as Scanner's, with letters beyond ASCII and blanks inside names too (stripped from
+   * each `-` segment, as the grammar's identifiers are). Not from a blank: there the grammar may skip blanks first.
+   */
+  override fieldName(): string | undefined {
+    const first = this.code();
+    if (first === QUOTE) return this.quoted();
+    if (first === SPACE) return undefined;
+    const start = this.i;
+    let spaced = false;
+    while (true) {
+      const segment = this.i;
+      spaced = this.nameChars() || spaced;
+      if (this.i === segment) return undefined;
+      if (this.code() !== DASH || this.code(this.i + 1) === GT) break;
+      this.i++;
+    }
+    const name = this.s.slice(start, this.i);
+    if (!spaced) return name;
+    const segments = name.split("-").map((segment) => segment.replace(EDGE_SPACES, ""));
+    return segments.includes("") ? undefined : segments.join("-");
+  }
+
+  /** Reads name characters; true if a space was among them. */
+  private nameChars(): boolean {
+    let spaced = false;
+    while (true) {
+      const c = this.code();
+      if (isNameChar(c)) this.i++;
+      else if (c === SPACE) {
+        spaced = true;
+        this.i++;
+      } else if (c > 127) {
+        const letter = String.fromCodePoint(this.s.codePointAt(this.i)!);
+        if (!LETTER.test(letter)) return spaced;
+        this.i += letter.length;
+      } else return spaced;
+    }
   }
 
   /** Where an item may end: `,`, `)` or the end (not consumed). */
@@ -50,7 +96,13 @@ class SelectScanner extends Scanner {
       const item = this.item(depth);
       if (item === undefined || ++this.items > this.maxItems) return undefined;
       items.push(item);
-      if (this.code() !== COMMA) return items;
+      // Blanks may come before a `,` (after an embed's `)`: a column's name or type has taken them).
+      const end = this.i;
+      this.skipBlanks();
+      if (this.code() !== COMMA) {
+        this.i = end;
+        return items;
+      }
       this.i++;
     }
   }
@@ -89,8 +141,9 @@ class SelectScanner extends Scanner {
   private cast(): string | undefined | null {
     if (this.code() !== COLON || this.code(this.i + 1) !== COLON) return undefined;
     const start = this.i += 2;
-    while (isTypeChar(this.code())) this.i++;
-    return this.i === start ? null : this.s.slice(start, this.i);
+    for (let c = this.code(); isNameChar(c) || c === SPACE; c = this.code()) this.i++;
+    const type = this.s.slice(start, this.i).replace(EDGE_SPACES, "");
+    return type === "" ? null : type;
   }
 
   private countAll(alias: string | undefined, at: number): SelectItem | undefined {
