@@ -29,7 +29,7 @@ const CALLS: [string, Aggregate][] = [
   [".min()", "min"],
 ];
 
-/** `[A-Za-z0-9_$]`: the ASCII part of a name (its blanks are left to the grammar). */
+/** `[A-Za-z0-9_$]`: a name's ASCII characters but the space. */
 function isNameChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
 }
@@ -86,7 +86,7 @@ class SelectScanner extends Scanner {
     return c !== c || c === COMMA || c === CLOSE;
   }
 
-  /** Items separated by `,` (blanks after it), up to a `)` or the end; `[]` right at either. */
+  /** Items separated by `,` (blanks after it, or before it after an embed), up to a `)` or the end. */
   forest(depth: number): SelectItem[] | undefined {
     if (depth > this.maxDepth) return undefined;
     const items: SelectItem[] = [];
