@@ -268,8 +268,8 @@ const CASES: WireCase[] = [
     status: 400,
     json: err(
       "PGRST100",
-      "failed to parse select parameter (price.median())",
-      '"median" is not an aggregate function (count, sum, avg, max, min)',
+      '"failed to parse select parameter (price.median())" (line 1, column 7)',
+      'unexpected "m" expecting "sum", "avg", "count", "max" or "min"',
     ),
   },
   {

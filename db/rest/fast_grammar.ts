@@ -41,8 +41,8 @@ const QUANT_OPERATORS = new Set(["eq", "gte", "gt", "lte", "lt", "like", "ilike"
 const FTS_OPERATORS = new Set(["fts", "plfts", "phfts", "wfts"]);
 const IS_VALUES = ["null", "not_null", "true", "false", "unknown"];
 
-/** A cursor over one text; `undefined` from a method means "not handled here". */
-class Scanner {
+/** A cursor over one text; `undefined` from a method means "not handled here". (fast_select.ts reads on it.) */
+export class Scanner {
   i = 0;
   constructor(readonly s: string) {}
 

@@ -1,7 +1,7 @@
 /**
  * PostgREST's query-string grammar (filters, logic trees, order, tree paths, column lists), rule for rule as its
  * Parsec parser writes it, so that what is accepted, what is ignored after a valid prefix and what each failure
- * says are the same. `select=` has its own parser (parse.ts).
+ * says are the same. `select=` has its own rules (select_grammar.ts), built on the ones exported here.
  */
 import type { Field, JsonStep, Operator, OrderTerm } from "./ast.ts";
 import {
@@ -48,7 +48,13 @@ export type Tree =
 
 const join = (cs: string[]) => cs.join("");
 const ws = many(oneOf(" \t"));
-const lexeme = <T>(p: Parser<T>): Parser<T> => then(ws, skip(p, ws));
+/** `ws *> p <* ws`: blanks (spaces and tabs only) around `p`. */
+export const lexeme = <T>(p: Parser<T>): Parser<T> => then(ws, skip(p, ws));
+
+/** Haskell's `isSpace` (what `T.strip` drops): JavaScript's `trim` also drops U+2028, U+2029 and U+FEFF. */
+const BLANKS =
+  /^[\t-\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]+|[\t-\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]+$/g;
+const strip = (cs: string[]) => join(cs).replace(BLANKS, "");
 
 /** `"…"` with `\x` escapes. */
 export const quotedValue: Parser<string> = map(
@@ -56,7 +62,8 @@ export const quotedValue: Parser<string> = map(
   join,
 );
 
-const identifier = map(many1(alt(letter, digit, oneOf("_ $"))), (cs) => join(cs).trim());
+/** Letters, digits, `_`, `$` and spaces, stripped: a cast's type name, a text search language. */
+export const identifier: Parser<string> = map(many1(alt(letter, digit, oneOf("_ $"))), strip);
 const dash = map(attempt(skip(char("-"), notFollowedBy(char(">")))), () => "-");
 const sepByDash = (p: Parser<string>) => map(sepBy1(p, dash), (xs) => xs.join("-"));
 
@@ -66,7 +73,7 @@ export const fieldName: Parser<string> = label(
 );
 
 const jsonKeyName = label(
-  alt(quotedValue, sepByDash(map(many1(noneOf("(-:.,>)")), (cs) => join(cs).trim()))),
+  alt(quotedValue, sepByDash(map(many1(noneOf("(-:.,>)")), strip))),
   "any non reserved character different from: .,>()",
 );
 
@@ -95,7 +102,8 @@ export const jsonPath: Parser<JsonStep[]> = many(
   map(seq(jsonArrow, jsonOperand), ([op, { key, index }]) => ({ op, key, index })),
 );
 
-const field: Parser<Field> = lexeme(
+/** A column and its JSON path, blanks around. */
+export const field: Parser<Field> = lexeme(
   map(seq(fieldName, option<JsonStep[]>([], jsonPath)), ([name, path]) => ({ name, path })),
 );
 

@@ -1,21 +1,8 @@
-import {
-  type Aggregate,
-  AGGREGATES,
-  type Condition,
-  type Field,
-  type Filter,
-  type JsonStep,
-  type Node,
-  type OrderTerm,
-  type ParsedQuery,
-  type SelectColumn,
-  type SelectItem,
-} from "./ast.ts";
+import type { Condition, Field, Filter, Node, OrderTerm, ParsedQuery, SelectItem } from "./ast.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
-import { describe, lineColumn, type Parser, run } from "./parsec.ts";
+import { type Parser, run } from "./parsec.ts";
 import {
   columns,
-  jsonPath,
   logicPath,
   logicTree,
   logicValue,
@@ -34,6 +21,9 @@ import {
   fastOrder,
   fastTreePath,
 } from "./fast_grammar.ts";
+import { fastSelect } from "./fast_select.ts";
+import { readSelect, SelectLimit } from "./select_grammar.ts";
+import { checkCasts } from "./select_casts.ts";
 
 /** The most elements an `in.(…)` list may have (`{…}` arrays are PostgreSQL's to read). */
 export const MAX_LIST_ITEMS = 10_000;
@@ -44,10 +34,6 @@ export const MAX_DEPTH = 16;
  * of more than 1664 entries (54011), which is the caller's doing, so the parser says so first.
  */
 export const MAX_SELECT_ITEMS = 1000;
-
-const CAST = /^[A-Za-z_][A-Za-z0-9_]*(\[\])?$/;
-/** `.fn()` after a column: an aggregate (or a misspelt one, which the parser names). */
-const CALL = /^\.([A-Za-z_][A-Za-z0-9_]*)\(\)/;
 
 /**
  * Runs one rule of the grammar; a failure is PGRST100 with Parsec's position and wording, as PostgREST. `fast`
@@ -132,186 +118,32 @@ export function parseOrder(raw: string): OrderTerm[] {
   return parse(order, raw, `failed to parse order (${raw})`, fastOrder);
 }
 
-/** Parses a `select=` value into a tree of items. */
+/**
+ * Parses a `select=` value into a tree of items, as PostgREST v14 does (what it accepts, the prefix it reads,
+ * each failure's text), within the platform's limits; a cast must also be a plain type name (select_casts.ts).
+ */
 export function parseSelect(raw: string): SelectItem[] {
-  return new SelectParser(raw).parse();
+  const items = fastSelect(raw, MAX_SELECT_ITEMS, MAX_DEPTH) ?? readSelectOrThrow(raw);
+  checkCasts(items, raw);
+  return items;
 }
 
-class SelectParser {
-  private i = 0;
-  private count = 0;
-  constructor(private readonly s: string) {}
-
-  parse(): SelectItem[] {
-    const items = this.items(0);
-    // PostgREST's parser reads a valid prefix: after an embed's `)` the rest is ignored (`a(b)'`), after a
-    // column it must end (its field parser looks for `,`, `)` or the end).
-    if (this.i < this.s.length && items.at(-1)?.kind !== "embed") this.fail(`unexpected "${this.s[this.i]}"`);
-    return items;
+function readSelectOrThrow(raw: string): SelectItem[] {
+  const source = `failed to parse select parameter (${raw})`;
+  let r;
+  try {
+    r = readSelect(raw, { maxDepth: MAX_DEPTH, maxItems: MAX_SELECT_ITEMS });
+  } catch (err) {
+    if (!(err instanceof SelectLimit)) throw err;
+    throw restErrors.parse(
+      source,
+      err.limit === "depth"
+        ? "embedded resources are nested too deeply"
+        : `more than ${MAX_SELECT_ITEMS} columns and embeds`,
+    );
   }
-
-  private fail(details: string): never {
-    throw restErrors.parse(`failed to parse select parameter (${this.s})`, details);
-  }
-
-  private ws(): void {
-    while (this.i < this.s.length && /\s/.test(this.s[this.i]!)) this.i++;
-  }
-
-  private items(depth: number): SelectItem[] {
-    if (depth > MAX_DEPTH) this.fail("embedded resources are nested too deeply");
-    const items: SelectItem[] = [];
-    this.ws();
-    if (this.i >= this.s.length || this.s[this.i] === ")") return items;
-    while (true) {
-      if (++this.count > MAX_SELECT_ITEMS) this.fail(`more than ${MAX_SELECT_ITEMS} columns and embeds`);
-      items.push(this.item(depth));
-      this.ws();
-      if (this.s[this.i] === ",") {
-        this.i++;
-        continue;
-      }
-      return items;
-    }
-  }
-
-  private name(): string {
-    this.ws();
-    if (this.s[this.i] === '"') {
-      const end = this.s.indexOf('"', this.i + 1);
-      if (end < 0) this.fail("unterminated double quote");
-      const name = this.s.slice(this.i + 1, end);
-      this.i = end + 1;
-      if (name === "") this.fail("an empty name");
-      return name;
-    }
-    const start = this.i;
-    while (this.i < this.s.length) {
-      const ch = this.s[this.i]!;
-      if (",()!:".includes(ch) || this.s.startsWith("->", this.i) || this.callAt()) break;
-      this.i++;
-    }
-    // Blanks inside a name are part of it (`Just A Server Model`), as PostgREST's field names; around it, not.
-    const name = this.s.slice(start, this.i).trimEnd();
-    if (name === "") this.fail(`expected a name at position ${start}`);
-    return name;
-  }
-
-  private item(depth: number): SelectItem {
-    this.ws();
-    if (this.s[this.i] === "*") {
-      this.i++;
-      return { kind: "star" };
-    }
-    let spread = false;
-    if (this.s.startsWith("...", this.i)) {
-      spread = true;
-      this.i += 3;
-    }
-    let alias: string | undefined;
-    let name = this.name();
-    if (this.s[this.i] === ":" && this.s[this.i + 1] !== ":") {
-      this.i++;
-      alias = name;
-      name = this.name();
-    }
-    if (name === "count" && this.s.startsWith("()", this.i) && !spread) {
-      // `count()`: the rows of the group, as PostgREST reads it (a resource named count cannot be embedded empty).
-      this.i += 2;
-      const column: SelectColumn = {
-        kind: "column",
-        field: { name: "*", path: [] },
-        alias,
-        aggregate: "count",
-      };
-      if (this.s.startsWith("::", this.i)) {
-        this.i += 2;
-        column.aggregateCast = this.cast();
-      }
-      return column;
-    }
-    if (name === "count" && !spread && this.s[this.i] === "(") {
-      this.fail("count takes no argument: count(), or column.count()");
-    }
-    if (this.s[this.i] === "!" || this.s[this.i] === "(") {
-      let hint: string | undefined;
-      let join: "left" | "inner" = "left";
-      while (this.s[this.i] === "!") {
-        this.i++;
-        const h = this.name();
-        if (h === "inner" || h === "left") join = h;
-        else if (hint === undefined) hint = h;
-        else this.fail(`a second hint "${h}"`);
-      }
-      if (this.s[this.i] !== "(") this.fail(`expected "(" after "${name}"`);
-      this.i++;
-      const select = this.items(depth + 1);
-      this.ws();
-      if (this.s[this.i] !== ")") this.fail(`expected ")" to close "${name}("`);
-      this.i++;
-      return { kind: "embed", name, alias, hint, join, spread, select };
-    }
-    if (spread) this.fail(`"...${name}" must embed a resource: ...${name}(columns)`);
-    const path = this.s.startsWith("->", this.i) ? this.jsonPath() : [];
-    let cast: string | undefined;
-    if (this.s.startsWith("::", this.i)) {
-      this.i += 2;
-      cast = this.cast();
-    }
-    const column: SelectColumn = { kind: "column", field: { name, path }, alias, cast };
-    if (this.s[this.i] === ".") {
-      column.aggregate = this.aggregate();
-      if (this.s.startsWith("::", this.i)) {
-        this.i += 2;
-        column.aggregateCast = this.cast();
-      }
-    }
-    return column;
-  }
-
-  /**
-   * Reads `->a->>0…` with the grammar's own rule (PostgREST's `pJsonPath`): a key ends at any of `(-:.,>)`, an
-   * index is digits followed by `->`, `::`, `.`, `,` or the end, and a failure says what Parsec says, where.
-   */
-  private jsonPath(): JsonStep[] {
-    const input = Array.from(this.s);
-    const r = jsonPath(input, Array.from(this.s.slice(0, this.i)).length);
-    if (!r.ok) {
-      const { line, column } = lineColumn(input, r.err.pos);
-      throw restErrors.parse(
-        `"failed to parse select parameter (${this.s})" (line ${line}, column ${column})`,
-        describe(r.err),
-      );
-    }
-    this.i = input.slice(0, r.pos).join("").length;
-    return r.value;
-  }
-
-  /** True at `.fn()`, where a column name, JSON key or cast ends. */
-  private callAt(): boolean {
-    return this.s[this.i] === "." && CALL.test(this.s.slice(this.i, this.i + 64));
-  }
-
-  /** Reads a type name after `::`. */
-  private cast(): string {
-    const start = this.i;
-    while (this.i < this.s.length && !",()".includes(this.s[this.i]!) && !this.callAt()) this.i++;
-    const cast = this.s.slice(start, this.i).trim();
-    if (!CAST.test(cast)) this.fail(`"${cast}" is not a type name`);
-    return cast;
-  }
-
-  /** Reads `.fn()`: one of the aggregate functions. */
-  private aggregate(): Aggregate {
-    const m = CALL.exec(this.s.slice(this.i, this.i + 64));
-    if (!m) this.fail(`unexpected "." at position ${this.i}`);
-    const fn = m[1] as Aggregate;
-    if (!AGGREGATES.includes(fn)) {
-      this.fail(`"${m[1]}" is not an aggregate function (${AGGREGATES.join(", ")})`);
-    }
-    this.i += m[0].length;
-    return fn;
-  }
+  if (r.ok) return r.value;
+  throw restErrors.parse(`"${source}" (line ${r.line}, column ${r.column})`, r.details);
 }
 
 function node(nodes: Map<string, Node>, path: string): Node {

@@ -240,6 +240,12 @@ export function seq<T extends unknown[]>(...ps: { [K in keyof T]: Parser<T[K]> }
   };
 }
 
+/** `do { x <- p; guard (ok x); return x }`: `guard False` fails with the unknown error, so `p`'s error stays. */
+export const guarded = <T>(p: Parser<T>, ok: (value: T) => boolean): Parser<T> => (input, pos) => {
+  const r = p(input, pos);
+  return !r.ok || ok(r.value) ? r : failure(r.consumed, r.err);
+};
+
 /** `p *> q` */
 export const then = <A, B>(p: Parser<A>, q: Parser<B>): Parser<B> => map(seq(p, q), ([, b]) => b);
 /** `p <* q` */
@@ -264,6 +270,7 @@ export const many1 = <T>(p: Parser<T>): Parser<T[]> => map(seq(p, many(p)), ([x,
 export const option = <T>(fallback: T, p: Parser<T>): Parser<T> => alt(p, pure(fallback));
 export const sepBy1 = <T, S>(p: Parser<T>, sep: Parser<S>): Parser<T[]> =>
   map(seq(p, many(then(sep, p))), ([x, xs]) => [x, ...xs]);
+export const sepBy = <T, S>(p: Parser<T>, sep: Parser<S>): Parser<T[]> => option<T[]>([], sepBy1(p, sep));
 export const between = <T>(open: Parser<unknown>, close: Parser<unknown>, p: Parser<T>): Parser<T> =>
   then(open, skip(p, close));
 
