@@ -157,7 +157,9 @@ function outputNames(select: SelectItem[]): Set<string> | undefined {
     if (item.kind === "embed") names.add(item.alias ?? item.name);
     else {
       const last = item.field.path.at(-1);
-      names.add(item.alias ?? (last && !last.index && !/^-?\d+$/.test(last.key) ? last.key : item.field.name));
+      names.add(
+        item.alias ?? (last && !last.index && !/^-?\d+$/.test(last.key) ? last.key : item.field.name),
+      );
       if (item.aggregate) names.add(item.alias ?? item.aggregate);
     }
   }
