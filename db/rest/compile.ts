@@ -43,7 +43,7 @@ export interface ReadOptions {
  * json/jsonb parameter, or a raw text (bytea: `\x` hex) as the one unnamed text, xml or bytea parameter.
  */
 export type CallArguments =
-  | { kind: "named"; values: Record<string, unknown> | Record<string, unknown>[] }
+  | { kind: "named"; values: Record<string, unknown> }
   | { kind: "single"; value: unknown }
   | { kind: "raw"; value: string };
 
@@ -493,18 +493,7 @@ export class Compiler {
    */
   private items(t: TableInfo, alias: string, select: SelectItem[], path: string, expand = false): Entry[] {
     const out: Entry[] = [];
-    const laterals = new Set<string>();
     for (const item of select) {
-      if (item.kind === "embed" && !isEmptyEmbed(item)) {
-        // PostgREST joins each embed as `<table>_<name or alias>_<depth>`: the same twice is PostgreSQL's 42712.
-        const lateral = `${t.name}_${item.alias ?? item.name}_${
-          path === "" ? 1 : path.split(".").length + 1
-        }`;
-        if (laterals.has(lateral)) {
-          throw new RestError(400, "42712", `table name "${lateral}" specified more than once`);
-        }
-        laterals.add(lateral);
-      }
       if (item.kind === "star") {
         const columns = [...t.columns.values()];
         // A column of a domain that a cast represents is read through it, so `*` then names every column.
@@ -660,6 +649,37 @@ export class Compiler {
     return this.where(t, alias, "", this.query.select).join(" and ");
   }
 
+  /**
+   * PostgREST's plan stage, before any SQL runs: every embed's relationship is found first (PGRST200, PGRST201),
+   * then the name each lateral join takes (`<table>_<name or alias>_<depth>`, empty embeds too): one given twice
+   * in a select list is PostgreSQL's 42712, which it reports before any unknown column.
+   */
+  private planEmbeds(t: TableInfo): void {
+    const targets = new Map<SelectEmbed, TableInfo>();
+    const resolve = (parent: TableInfo, select: SelectItem[]) => {
+      for (const item of select) {
+        if (item.kind !== "embed") continue;
+        const target = this.table(resolveRelationship(this.cache, parent.name, item.name, item.hint).target);
+        targets.set(item, target);
+        resolve(target, item.select);
+      }
+    };
+    const check = (parent: TableInfo, select: SelectItem[], depth: number) => {
+      const laterals = new Set<string>();
+      for (const item of select) {
+        if (item.kind !== "embed") continue;
+        const lateral = `${parent.name}_${item.alias ?? item.name}_${depth}`;
+        if (laterals.has(lateral)) {
+          throw new RestError(400, "42712", `table name "${lateral}" specified more than once`);
+        }
+        laterals.add(lateral);
+        check(targets.get(item)!, item.select, depth + 1);
+      }
+    };
+    resolve(t, this.query.select);
+    check(t, this.query.select, 1);
+  }
+
   /** A read: rows as one JSON array text (`body`), the page size and, when asked, the exact total. */
   read(name: string, options: ReadOptions): Statement {
     const t = this.table(name);
@@ -678,19 +698,15 @@ export class Compiler {
       const text = args.kind === "raw" ? args.value : JSON.stringify(args.value);
       call = `${name}(${this.param(text)}::text::${fn.params[0]!.type}) as "_f"`;
     } else {
-      const many = Array.isArray(args.values);
-      const keys = Object.keys((many ? (args.values as Record<string, unknown>[])[0] : args.values) ?? {});
+      const keys = Object.keys(args.values);
       const params = new Map(fn.params.map((p) => [p.name, p]));
-      if (keys.length === 0 && !many) call = `${name}() as "_f"`;
+      if (keys.length === 0) call = `${name}() as "_f"`;
       else {
         const record = keys.map((k) => `${quoteIdent(k)} ${params.get(k)!.type}`).join(", ");
         const named = keys.map((k) =>
           `${params.get(k)!.variadic ? "variadic " : ""}${quoteIdent(k)} => _a.${quoteIdent(k)}`
         );
-        // An array of objects calls the function once per object (no object: not at all).
-        const rows = many ? "json_to_recordset" : "json_to_record";
-        call =
-          `${rows}(${this.param(JSON.stringify(args.values))}::text::json) as _a(${record || '"_" text'}) ` +
+        call = `json_to_record(${this.param(JSON.stringify(args.values))}::text::json) as _a(${record}) ` +
           `cross join lateral ${name}(${named.join(", ")}) as "_f"`;
       }
     }
@@ -718,6 +734,7 @@ export class Compiler {
   ): Statement {
     // The row cap holds at every level of a read, as PostgREST's max-rows (not a write's representation).
     this.maxRows = options.maxRows;
+    this.planEmbeds(t);
     const root = this.node("");
     const alias = this.alias();
     const where = this.rootWhere(t, alias);
@@ -773,6 +790,7 @@ export class Compiler {
     t: TableInfo,
     o: { representation: boolean; location?: boolean; inserted?: string },
   ): string {
+    if (o.representation) this.planEmbeds(t);
     const alias = this.alias();
     const pk = [...t.columns.keys()].filter((c) => t.primaryKey.includes(c));
     // json_each_text writes each value as PostgreSQL's text of the JSON value, as PostgREST's Location has it.

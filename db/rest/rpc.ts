@@ -218,10 +218,10 @@ function throwNotFound(qualified: string, asked: string, details: string, hint: 
 export function bodyArguments(fn: FunctionInfo, shape: CallShape, body: unknown): CallArguments {
   if (rawType(shape) !== null) return { kind: "raw", value: body as string };
   if (takesWholeBody(fn, shape) || positional(fn)) return { kind: "single", value: body ?? {} };
-  // An array of objects (JSON or CSV rows) calls the function once per object, as PostgREST does; an empty one
-  // (or no body) calls it once without arguments.
-  const none = body === undefined || body === null || (Array.isArray(body) && body.length === 0);
-  return { kind: "named", values: (none ? {} : body) as Record<string, unknown> | Record<string, unknown>[] };
+  // An array of objects (JSON or CSV rows) gives the first object's arguments, as PostgREST v14 reads it (its
+  // body source takes one row); an empty one, or no body, calls the function without arguments.
+  const first = Array.isArray(body) ? body[0] : body;
+  return { kind: "named", values: (first ?? {}) as Record<string, unknown> };
 }
 
 /**

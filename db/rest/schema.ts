@@ -176,13 +176,14 @@ select json_build_object(
           'nullable', not a.attnotnull,
           'has_default', a.atthasdef or a.attidentity <> '',
           'generated', a.attgenerated <> '',
-          -- The default as PostgREST reads it (a domain's, an identity's sequence), for missing=default.
+          -- The default as PostgREST reads it (a domain's, an identity's sequence), for missing=default, its
+          -- names as the project's sessions resolve them (db/migrations/project/0192_column_default.sql).
           'default', case
-            when t.typbasetype <> 0 and ad.adbin is null then pg_get_expr(t.typdefaultbin, 0)
+            when t.typbasetype <> 0 and ad.adbin is null then platform.qualified_default(t.typdefaultbin, 0)
             when a.attidentity = 'd' then format('nextval(%L)',
               pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname))
             when a.attgenerated <> '' then null
-            else pg_get_expr(ad.adbin, ad.adrelid)
+            when ad.adbin is not null then platform.qualified_default(ad.adbin, ad.adrelid)
           end
         ) order by a.attnum)
         from pg_attribute a join pg_type t on t.oid = a.atttypid

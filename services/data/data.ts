@@ -258,7 +258,10 @@ export class DataService {
     })();
     this.timezones.catch(() => this.timezones = undefined);
     if (!(await this.timezones).has(prefer.timezone)) {
-      prefer.invalid.push(`timezone=${prefer.timezone}`);
+      // Every `timezone=` of the header is then invalid, listed in the header's order with the others.
+      const invalid = new Set(prefer.invalid);
+      prefer.invalid = header!.split(",").map((p) => p.trim())
+        .filter((p) => invalid.has(p) || p.startsWith("timezone="));
       prefer.timezone = undefined;
     }
     return prefer;
@@ -384,7 +387,8 @@ export class DataService {
     const started = performance.now();
     const profile = await this.profile(ref, req.profile);
     if (identity.request) identity.request.preRequest = (await this.settingsOf(ref)).preRequest;
-    const result = withProfile(await this.executeIn(profile.schema, ref, identity, req), profile);
+    const write = req.method !== "GET" && req.method !== "HEAD";
+    const result = withProfile(await this.executeIn(profile.schema, ref, identity, req), profile, write);
     return await this.finish(ref, identity, result, started);
   }
 
@@ -810,10 +814,10 @@ function defaultSelect(query: ParsedQuery): boolean {
 /** The answer of a negotiated schema names it in `Content-Profile`, as PostgREST's does. */
 /**
  * `Content-Profile` with the schema negotiated (or any schema when several are exposed), on answers that carry a
- * content type: not on a write without its representation, nor on a void call (PostgREST v14).
+ * content type: not on a write without its representation (`write`), nor on a void call (PostgREST v14).
  */
-function withProfile(result: DataResult, profile: Profile): DataResult {
-  const bodiless = result.status === 204 || (result.status === 201 && result.body === null);
+function withProfile(result: DataResult, profile: Profile, write = false): DataResult {
+  const bodiless = write ? result.body === null : result.status === 204;
   if (profile.negotiated && !bodiless) {
     result.headers = { ...result.headers, "content-profile": profile.schema };
   }
