@@ -273,7 +273,8 @@ function postgrestError(c: Context<AppEnv>, err: unknown): Response {
   headers.set("content-type", "application/json; charset=utf-8");
   headers.set("proxy-status", `PostgREST; error=${e.code}`);
   headers.set("x-request-id", c.env.requestId);
-  return new Response(body, { status: e.status, headers });
+  // A raised 204, 205 or 304 (`PT204`, a PGRST status) is sent as such: a status that carries no body.
+  return new Response(BODILESS.has(e.status) ? null : body, { status: e.status, headers });
 }
 
 /**

@@ -630,7 +630,8 @@ export class Compiler {
 
   private aggregate(): string {
     if (this.csv) return CSV_AGGREGATE;
-    return this.stripNulls ? "json_agg(json_strip_nulls(row_to_json(_t)))" : "json_agg(_t)";
+    // Stripped as PostgREST strips: the aggregate whole, which json_strip_nulls writes again without spaces.
+    return this.stripNulls ? "json_strip_nulls(json_agg(_t))" : "json_agg(_t)";
   }
 
   /** PGRST108 when a filter, order or limit names a resource that the select does not embed. */

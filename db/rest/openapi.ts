@@ -24,6 +24,10 @@ interface CatalogColumn {
   default: string | null;
   enum: string[] | null;
   type: string;
+  /** NOT NULL on the column or on its domain (a required property). */
+  not_null: boolean;
+  /** The character length limit of the column or its domain, as information_schema computes it. */
+  max_length: number | null;
 }
 
 // PostgREST's accessible tables (follow-privileges): owned through a role, or any table or column privilege;
@@ -41,14 +45,26 @@ select json_build_object(
           'description', col_description(c.oid, a.attnum),
           -- format_type without a modifier, a type outside pg_catalog always schema-qualified (whatever the
           -- search_path of the connection), as PostgREST names it: 'public.mood', 'public.mood[]'.
-          'type', case when et.typnamespace = 'pg_catalog'::regnamespace then format_type(a.atttypid, null)
+          -- A domain over a type of pg_catalog is shown as that type (PostgREST's data_type).
+          'type', case
+            when t.typtype = 'd' and coalesce(bb.typnamespace, bt.typnamespace) = 'pg_catalog'::regnamespace
+              then format_type(coalesce(bb.oid, bt.oid), null)
+            when et.typnamespace = 'pg_catalog'::regnamespace then format_type(a.atttypid, null)
             else quote_ident(en.nspname) || '.' || quote_ident(et.typname)
               || case when et.oid <> t.oid then '[]' else '' end end,
-          'default', pg_get_expr(d.adbin, d.adrelid),
+          -- A domain's default when the column has none of its own.
+          'default', case when t.typtype = 'd' and d.adbin is null then pg_get_expr(t.typdefaultbin, 0)
+            else pg_get_expr(d.adbin, d.adrelid) end,
+          'not_null', a.attnotnull or (t.typtype = 'd' and t.typnotnull),
+          'max_length', information_schema._pg_char_max_length(
+            information_schema._pg_truetypid(a.*, t.*), information_schema._pg_truetypmod(a.*, t.*)),
           'enum', (select json_agg(e.enumlabel order by e.enumsortorder) from pg_enum e
             where e.enumtypid = coalesce(nullif(t.typbasetype, 0), t.oid))
         ) order by a.attnum)
         from pg_attribute a join pg_type t on t.oid = a.atttypid
+        -- A domain's base type, and that one's when it is a domain too.
+        left join pg_type bt on bt.oid = t.typbasetype
+        left join pg_type bb on bb.oid = bt.typbasetype and bt.typtype = 'd'
         join pg_type et on et.oid = case when t.typcategory = 'A' and t.typelem <> 0 then t.typelem else t.oid end
         join pg_namespace en on en.oid = et.typnamespace
         left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum and a.attgenerated = ''
@@ -229,7 +245,7 @@ function columnProperty(
   const description = notes.length > 0
     ? (comment === null ? "" : `${comment}\n\n`) + ["Note:", ...notes].join("\n")
     : comment;
-  const maxLength = /^character(?: varying)?\((\d+)\)$/.exec(column.type)?.[1];
+  const maxLength = extra?.max_length ?? /^character(?: varying)?\((\d+)\)$/.exec(column.type)?.[1];
   return compact({
     default: extra?.default == null ? undefined : parseDefault(type, extra.default),
     description,
@@ -244,7 +260,9 @@ function columnProperty(
 function tableDefinition(cache: SchemaCache, table: TableInfo, catalog: OpenApiCatalog): Json {
   const extra = catalog.tables.get(table.name);
   const columns = [...table.columns.values()];
-  const required = columns.filter((c) => !c.nullable).map((c) => c.name);
+  const required = columns.filter((c) => extra?.columns.get(c.name)?.not_null ?? !c.nullable).map((c) =>
+    c.name
+  );
   return compact({
     description: extra?.description ?? undefined,
     required: required.length > 0 ? required : undefined,

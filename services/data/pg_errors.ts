@@ -40,7 +40,8 @@ export function statusOfSqlState(state: string, role: string, message = ""): num
   if (two === "0L" || two === "0P" || two === "28") return 403;
   if (two === "PT") {
     const n = Number(state.slice(2));
-    return Number.isInteger(n) && n >= 100 && n <= 599 ? n : 500;
+    // An HTTP response can carry 200–599 here (Deno refuses 1xx answers): PostgREST's PT1xx and PT6xx+ are 500.
+    return Number.isInteger(n) && n >= 200 && n <= 599 ? n : 500;
   }
   if (
     ["09", "25", "2D", "38", "39", "3B", "40", "55", "57", "58", "F0", "HV", "P0", "XX"].includes(two)
@@ -108,7 +109,8 @@ function raised(message: string, detail: string | undefined, cause: unknown): Re
   ) {
     return parseFailure(`Invalid JSON value for DETAIL: '${detail}'`, hint);
   }
-  return new RestError(det.status, msg.code, msg.message, {
+  // Deno sends no 1xx answer: such a status is 500, the error's text kept.
+  return new RestError(det.status < 200 ? 500 : det.status, msg.code, msg.message, {
     details: typeof msg.details === "string" ? msg.details : null,
     hint: typeof msg.hint === "string" ? msg.hint : null,
     headers: headers as Record<string, string>,
