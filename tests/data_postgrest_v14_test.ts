@@ -397,6 +397,30 @@ const CASES: WireCase[] = [
     ),
   },
   {
+    name: "a database error names the relations as PostgREST's SQL does: the table",
+    url: "books?select=count()&order=id",
+    status: 400,
+    check: (body) => {
+      const e = JSON.parse(body);
+      assertEquals([e.code, e.message], [
+        "42803",
+        'column "books.id" must appear in the GROUP BY clause or be used in an aggregate function',
+      ]);
+    },
+  },
+  {
+    name: "a database error names the relations as PostgREST's SQL does: an embedded table",
+    url: "authors?select=name,books(count())&books.order=title",
+    status: 400,
+    check: (body) => {
+      const e = JSON.parse(body);
+      assertEquals([e.code, e.message], [
+        "42803",
+        'column "books_1.title" must appear in the GROUP BY clause or be used in an aggregate function',
+      ]);
+    },
+  },
+  {
     name: "like on an integer column: integer ~~ unknown",
     url: "meta?n=like.5*",
     status: 404,

@@ -26,6 +26,11 @@ interface Level {
 export interface Statement {
   sql: string;
   params: unknown[];
+  /**
+   * The relation behind each alias the SQL gives (`_0` → `books`, `_1` → `authors_1`), as PostgREST's SQL names
+   * them: a database error that names an alias is told with these names.
+   */
+  names?: ReadonlyMap<string, string>;
 }
 
 /** Options of a read. */
@@ -256,6 +261,13 @@ export class Compiler {
 
   private alias(): string {
     return quoteIdent(`_${this.aliases++}`);
+  }
+
+  /** The alias of the statement's own relation, which PostgREST's SQL calls by the relation's name. */
+  private rootAlias(t: TableInfo): string {
+    const alias = this.alias();
+    this.shownNames.set(alias, t.name);
+    return alias;
   }
 
   private node(path: string): Node {
@@ -737,7 +749,7 @@ export class Compiler {
     this.maxRows = options.maxRows;
     this.planEmbeds(t);
     const root = this.node("");
-    const alias = this.alias();
+    const alias = this.rootAlias(t);
     const where = this.rootWhere(t, alias);
     const whereSql = where ? ` where ${where}` : "";
     const scalar = shape === "value" || shape === "values" ? quoteIdent([...t.columns.keys()][0]!) : null;
@@ -766,19 +778,21 @@ export class Compiler {
     return {
       sql: `${prefix}select count(*)::int8 as page_total, ${body} as body${total} from (${inner}) _t`,
       params: this.params,
+      names: this.shownNames,
     };
   }
 
   /** The statement that estimates the rows a read matches (`Prefer: count=planned`). */
   plan(name: string): Statement {
     const t = this.table(name);
-    const alias = this.alias();
+    const alias = this.rootAlias(t);
     const where = this.rootWhere(t, alias);
     return {
       sql: `explain (format json) select 1 from ${qualified(this.cache.schema, t.name)} ${alias}${
         where ? ` where ${where}` : ""
       }`,
       params: this.params,
+      names: this.shownNames,
     };
   }
 
@@ -792,7 +806,7 @@ export class Compiler {
     o: { representation: boolean; location?: boolean; inserted?: string },
   ): string {
     if (o.representation) this.planEmbeds(t);
-    const alias = this.alias();
+    const alias = this.rootAlias(t);
     const pk = [...t.columns.keys()].filter((c) => t.primaryKey.includes(c));
     // json_each_text writes each value as PostgreSQL's text of the JSON value, as PostgREST's Location has it.
     const location = o.location && pk.length > 0
@@ -979,6 +993,7 @@ export class Compiler {
         this.returning(t, { representation: options.representation, location: options.location, inserted })
       }`,
       params: this.params,
+      names: this.shownNames,
     };
   }
 
@@ -1032,7 +1047,7 @@ export class Compiler {
     const t = this.table(name);
     const keys = this.query.columns ?? Object.keys(patch);
     for (const k of keys) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
-    const alias = this.alias();
+    const alias = this.rootAlias(t);
     const before = this.params.length;
     const where = this.rootWhere(t, alias);
     if (!where && options.requireFilter) throw restErrors.unfiltered("UPDATE");
@@ -1062,13 +1077,14 @@ export class Compiler {
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options)}`,
       params: this.params,
+      names: this.shownNames,
     };
   }
 
   /** A delete (DELETE) of the rows the filters match (every row without a filter). */
   delete(name: string, options: MutateOptions): Statement {
     const t = this.table(name);
-    const alias = this.alias();
+    const alias = this.rootAlias(t);
     const where = this.rootWhere(t, alias);
     if (!where && options.requireFilter) throw restErrors.unfiltered("DELETE");
     const source = `delete from ${qualified(this.cache.schema, t.name)} as ${alias}${
@@ -1077,6 +1093,7 @@ export class Compiler {
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options)}`,
       params: this.params,
+      names: this.shownNames,
     };
   }
 }

@@ -4,7 +4,7 @@ import type { RoleSettings, SchemaCache } from "../../db/rest/schema.ts";
 import { byteString } from "../../lib/encoding.ts";
 import { errors } from "../../lib/errors.ts";
 import { Compiler, type Statement } from "../../db/rest/compile.ts";
-import { restErrors } from "../../lib/rest_errors.ts";
+import { RestError, restErrors } from "../../lib/rest_errors.ts";
 import type { Node, ParsedQuery } from "../../db/rest/ast.ts";
 import { parseQuery } from "../../db/rest/parse.ts";
 import { openApiCatalog, openApiDocument, type OpenApiServer } from "../../db/rest/openapi.ts";
@@ -334,7 +334,7 @@ export class DataService {
         isolation: gucs.isolation,
       });
     } catch (err) {
-      throw fromDatabaseError(err, identity.role);
+      throw namedAsPostgrest(fromDatabaseError(err, identity.role), statements);
     } finally {
       const exchange = identity.request;
       if (exchange) exchange.transactionMs = (exchange.transactionMs ?? 0) + performance.now() - started;
@@ -812,6 +812,23 @@ function defaultSelect(query: ParsedQuery): boolean {
 }
 
 /** The answer of a negotiated schema names it in `Content-Profile`, as PostgREST's does. */
+/**
+ * A database error whose message names one of the statements' aliases (`column "_0.id" must appear in the GROUP
+ * BY clause…`), told with the relation PostgREST's SQL has there (`books`, `authors_1`).
+ */
+function namedAsPostgrest(err: unknown, statements: Statement[]): unknown {
+  if (!(err instanceof RestError)) return err;
+  let message = err.message;
+  for (const st of statements) {
+    for (const [alias, name] of st.names ?? []) {
+      message = message.replace(new RegExp(`(?<![\\w$])${alias.slice(1, -1)}\\.`, "g"), () => `${name}.`);
+    }
+  }
+  if (message === err.message) return err;
+  const { details, hint, headers, cause } = err;
+  return new RestError(err.status, err.code, message, { details, hint, headers, cause });
+}
+
 /**
  * `Content-Profile` with the schema negotiated (or any schema when several are exposed), on answers that carry a
  * content type: not on a write without its representation (`write`), nor on a void call (PostgREST v14).
