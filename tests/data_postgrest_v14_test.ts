@@ -95,6 +95,51 @@ const CASES: WireCase[] = [
     status: 200,
     json: [{ id: 1, title: "The Dispossessed" }],
   },
+  // A write plans its read whatever it returns: its embeds and their filters are checked first.
+  {
+    name: "PATCH return=minimal with a filter on a resource not embedded: 400 PGRST108, nothing written",
+    method: "PATCH",
+    url: "books?id=eq.1&reviews.stars=eq.5",
+    body: '{"title":"changed"}',
+    status: 400,
+    json: err(
+      "PGRST108",
+      "'reviews' is not an embedded resource in this request",
+      null,
+      "Verify that 'reviews' is included in the 'select' query parameter.",
+    ),
+  },
+  {
+    name: "POST return=minimal embedding no relationship: 400 PGRST200, nothing written",
+    method: "POST",
+    url: "books?select=id,tree(id)",
+    body: '{"id":50,"title":"x"}',
+    status: 400,
+    check: (body) => assertEquals(JSON.parse(body).code, "PGRST200"),
+  },
+  {
+    name: "unknown body keys: the first of them in sorted order is named",
+    method: "POST",
+    url: "books",
+    body: '{"zz":1,"aa":2}',
+    status: 400,
+    json: err("PGRST204", "Could not find the 'aa' column of 'books' in the schema cache"),
+  },
+  {
+    name: "columns= naming a column twice: one column",
+    method: "POST",
+    url: "books?columns=id,title,title&select=id,title",
+    body: '{"id":51,"title":"twice"}',
+    headers: { prefer: "return=representation, tx=rollback" },
+    status: 201,
+    json: [{ id: 51, title: "twice" }],
+  },
+  {
+    name: "the refused writes wrote nothing",
+    url: "books?select=id,title&id=in.(1,50,51)",
+    status: 200,
+    json: [{ id: 1, title: "The Dispossessed" }],
+  },
   // limit and offset on writes are ignored (v14 dropped limited updates and deletes).
   {
     name: "DELETE with a limit: the limit is ignored",

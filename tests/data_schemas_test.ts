@@ -39,6 +39,15 @@ const CASES: WireCase[] = [
     expect: { "content-profile": "api" },
   },
   {
+    // Two headers of one name reach a server joined by ", "; PostgREST reads the first.
+    name: "Accept-Profile sent twice: the first",
+    url: "items?select=id&order=id",
+    headers: { "accept-profile": "api, public" },
+    status: 200,
+    json: [{ id: 1 }, { id: 2 }],
+    expect: { "content-profile": "api" },
+  },
+  {
     name: "HEAD with Accept-Profile",
     method: "HEAD",
     url: "items",

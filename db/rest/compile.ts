@@ -69,6 +69,13 @@ function aggregates(select: SelectItem[]): boolean {
   );
 }
 
+/** Whether a select list aggregates anywhere, embeds included. */
+function usesAggregates(select: SelectItem[]): boolean {
+  return select.some((i) =>
+    i.kind === "column" ? i.aggregate !== undefined : i.kind === "embed" && usesAggregates(i.select)
+  );
+}
+
 const aggregatesNotAllowed = () =>
   new RestError(400, "PGRST123", "Use of aggregate functions is not allowed");
 
@@ -669,12 +676,14 @@ export class Compiler {
    */
   private planEmbeds(t: TableInfo): void {
     const targets = new Map<SelectEmbed, TableInfo>();
-    const resolve = (parent: TableInfo, select: SelectItem[]) => {
+    const resolve = (parent: TableInfo, select: SelectItem[], path: string) => {
       for (const item of select) {
         if (item.kind !== "embed") continue;
         const target = this.table(resolveRelationship(this.cache, parent.name, item.name, item.hint).target);
         targets.set(item, target);
-        resolve(target, item.select);
+        const sub = this.embedPath(path, item);
+        this.used.add(sub);
+        resolve(target, item.select, sub);
       }
     };
     const check = (parent: TableInfo, select: SelectItem[], depth: number) => {
@@ -689,7 +698,7 @@ export class Compiler {
         check(targets.get(item)!, item.select, depth + 1);
       }
     };
-    resolve(t, this.query.select);
+    resolve(t, this.query.select, "");
     check(t, this.query.select, 1);
   }
 
@@ -805,7 +814,12 @@ export class Compiler {
     t: TableInfo,
     o: { representation: boolean; location?: boolean; inserted?: string },
   ): string {
-    if (o.representation) this.planEmbeds(t);
+    // PostgREST plans a write's read whatever it returns: its embeds, their filters and aggregates are checked.
+    this.planEmbeds(t);
+    if (!o.representation) {
+      if (!this.aggregatesEnabled && usesAggregates(this.query.select)) throw aggregatesNotAllowed();
+      this.checkPaths();
+    }
     const alias = this.rootAlias(t);
     const pk = [...t.columns.keys()].filter((c) => t.primaryKey.includes(c));
     // json_each_text writes each value as PostgreSQL's text of the JSON value, as PostgREST's Location has it.
@@ -878,12 +892,15 @@ export class Compiler {
     const listed = put ? undefined : this.query.columns; // PUT takes the body's keys, as PostgREST
     let columns: string[];
     if (listed) {
-      for (const c of listed) if (!t.columns.has(c)) throw restErrors.unknownBodyColumn(c, t.name);
+      for (const c of [...listed].sort()) {
+        if (!t.columns.has(c)) throw restErrors.unknownBodyColumn(c, t.name);
+      }
       columns = listed;
     } else {
       const keys = new Set<string>();
       for (const row of options.rows) for (const k of Object.keys(row)) keys.add(k);
-      for (const k of keys) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
+      // PostgREST checks the body's keys as a sorted set: the first unknown one in that order is named.
+      for (const k of [...keys].sort()) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
       columns = [...keys];
     }
     // No body column: no row can carry the key the filters name.
@@ -1046,7 +1063,7 @@ export class Compiler {
   update(name: string, patch: Record<string, unknown>, options: MutateOptions): Statement {
     const t = this.table(name);
     const keys = this.query.columns ?? Object.keys(patch);
-    for (const k of keys) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
+    for (const k of [...keys].sort()) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
     const alias = this.rootAlias(t);
     const before = this.params.length;
     const where = this.rootWhere(t, alias);

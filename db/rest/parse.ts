@@ -206,12 +206,15 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
   }
   const columnsValue = params.get("columns");
   if (columnsValue !== null) {
-    out.columns = parse(
-      columns,
-      columnsValue,
-      `failed to parse columns parameter (${columnsValue})`,
-      fastColumns,
-    );
+    // A set, as PostgREST reads it: a name given twice is one column.
+    out.columns = [
+      ...new Set(parse(
+        columns,
+        columnsValue,
+        `failed to parse columns parameter (${columnsValue})`,
+        fastColumns,
+      )),
+    ];
   }
   const select = params.get("select");
   if (select !== null) {

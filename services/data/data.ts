@@ -203,8 +203,10 @@ export class DataService {
    * PostgREST chooses it: none → the first exposed (negotiated when several are exposed); one not exposed →
    * 406 PGRST106.
    */
-  async profile(ref: string, profile: string | null | undefined): Promise<Profile> {
+  async profile(ref: string, header: string | null | undefined): Promise<Profile> {
     const exposed = (await this.settingsOf(ref)).schemas;
+    // A header sent twice reads as its first value, as PostgREST looks a header up (fetch joins them with ", ").
+    const profile = header?.split(", ", 1)[0];
     if (profile === undefined || profile === null) {
       return { schema: exposed[0]!, negotiated: exposed.length > 1 };
     }
