@@ -508,7 +508,11 @@ dataRoutes.options("/rest/v1/rpc/:fn", async (c) => {
   const fn = decodeOr(c.req.param("fn"));
   return await allow(
     c,
-    await c.env.platform.data.allowedMethods(c.var.project.ref, { fn }, profileOf(c)),
+    await c.env.platform.data.allowedMethods(
+      c.var.project.ref,
+      { fn, search: new URL(c.req.url).searchParams },
+      profileOf(c),
+    ),
     started,
   );
 });

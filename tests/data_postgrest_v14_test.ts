@@ -530,6 +530,21 @@ const CASES: WireCase[] = [
       assertEquals(dt.required, ["id", "e"]);
     },
   },
+  // OPTIONS on a function resolves it as a GET with the query's arguments would.
+  {
+    name: "OPTIONS on a function without the arguments it requires: 404 PGRST202",
+    method: "OPTIONS",
+    url: "rpc/add_them",
+    status: 404,
+    check: (body) => assertEquals(JSON.parse(body).code, "PGRST202"),
+  },
+  {
+    name: "OPTIONS on a function with its arguments: Allow",
+    method: "OPTIONS",
+    url: "rpc/add_them?a=1&b=2",
+    status: 200,
+    expect: { allow: "OPTIONS,GET,HEAD,POST" },
+  },
   // Headers v16 added are not sent.
   {
     name: "no Vary, no Warning",

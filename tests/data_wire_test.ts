@@ -431,9 +431,9 @@ const CASES: WireCase[] = [
     expect: { allow: "OPTIONS,GET,HEAD" },
   },
   {
-    name: "OPTIONS on a stable function",
+    name: "OPTIONS on a stable function (with the arguments it requires)",
     method: "OPTIONS",
-    url: "rpc/add_them",
+    url: "rpc/add_them?a=1&b=2",
     status: 200,
     expect: { allow: "OPTIONS,GET,HEAD,POST" },
   },

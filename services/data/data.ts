@@ -723,15 +723,20 @@ export class DataService {
    */
   async allowedMethods(
     ref: string,
-    target: { table: string } | { fn: string },
+    target: { table: string } | { fn: string; search?: URLSearchParams },
     profile?: string | null,
   ): Promise<string> {
     const { schema } = await this.profile(ref, profile);
     if ("fn" in target) {
       const { cache } = await this.open(ref, (c) => c.functions.has(target.fn), schema);
-      const overloads = cache.functions.get(target.fn);
-      if (!overloads) chooseFunction(cache, target.fn, { keys: [], singleObject: false, post: false });
-      return overloads!.every((f) => f.volatility === "v") ? "OPTIONS,POST" : "OPTIONS,GET,HEAD,POST";
+      // The function a GET with this query would call, as PostgREST resolves it for OPTIONS (PGRST202 when none).
+      const { args } = splitRpcQuery(target.search ?? new URLSearchParams());
+      const fn = chooseFunction(cache, target.fn, {
+        keys: [...args.keys()],
+        singleObject: false,
+        post: false,
+      });
+      return fn.volatility === "v" ? "OPTIONS,POST" : "OPTIONS,GET,HEAD,POST";
     }
     const { cache } = await this.open(ref, (c) => c.tables.has(target.table), schema);
     const t = new Compiler(cache, parseQuery(new URLSearchParams())).table(target.table);
