@@ -118,6 +118,14 @@ const CASES: WireCase[] = [
     check: (body) => assertEquals(JSON.parse(body).code, "PGRST200"),
   },
   {
+    name: "PUT with a filter on a resource not embedded: PGRST108 before the PUT's own rules",
+    method: "PUT",
+    url: "books?id=eq.1&reviews.stars=eq.5",
+    body: '{"id":1,"title":"changed"}',
+    status: 400,
+    check: (body) => assertEquals(JSON.parse(body).code, "PGRST108"),
+  },
+  {
     name: "unknown body keys: the first of them in sorted order is named",
     method: "POST",
     url: "books",

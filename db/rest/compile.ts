@@ -702,6 +702,16 @@ export class Compiler {
     check(t, this.query.select, 1);
   }
 
+  /**
+   * PostgREST plans a write's read first, whatever the write returns: its embeds (PGRST200), the filters of
+   * embedded resources (PGRST108) and aggregates (PGRST123) are checked before the write's own rules.
+   */
+  private planWrite(t: TableInfo): void {
+    this.planEmbeds(t);
+    if (!this.aggregatesEnabled && usesAggregates(this.query.select)) throw aggregatesNotAllowed();
+    this.checkPaths();
+  }
+
   /** A read: rows as one JSON array text (`body`), the page size and, when asked, the exact total. */
   read(name: string, options: ReadOptions): Statement {
     const t = this.table(name);
@@ -814,12 +824,6 @@ export class Compiler {
     t: TableInfo,
     o: { representation: boolean; location?: boolean; inserted?: string },
   ): string {
-    // PostgREST plans a write's read whatever it returns: its embeds, their filters and aggregates are checked.
-    this.planEmbeds(t);
-    if (!o.representation) {
-      if (!this.aggregatesEnabled && usesAggregates(this.query.select)) throw aggregatesNotAllowed();
-      this.checkPaths();
-    }
     const alias = this.rootAlias(t);
     const pk = [...t.columns.keys()].filter((c) => t.primaryKey.includes(c));
     // json_each_text writes each value as PostgreSQL's text of the JSON value, as PostgREST's Location has it.
@@ -878,6 +882,7 @@ export class Compiler {
    */
   put(name: string, rows: Record<string, unknown>[], options: { representation: boolean }): Statement {
     const t = this.table(name);
+    this.planWrite(t);
     if (!this.filtersNamePrimaryKey(t)) throw restErrors.putFilters();
     return this.insert(
       name,
@@ -889,6 +894,7 @@ export class Compiler {
   /** An insert (POST), with upsert when a resolution is given and the table has a key (or `on_conflict`). */
   insert(name: string, options: InsertOptions, put = false): Statement {
     const t = this.table(name);
+    if (!put) this.planWrite(t);
     const listed = put ? undefined : this.query.columns; // PUT takes the body's keys, as PostgREST
     let columns: string[];
     if (listed) {
@@ -1062,6 +1068,7 @@ export class Compiler {
   /** An update (PATCH) of the rows the filters match (every row without a filter), with the values of `patch`. */
   update(name: string, patch: Record<string, unknown>, options: MutateOptions): Statement {
     const t = this.table(name);
+    this.planWrite(t);
     const keys = this.query.columns ?? Object.keys(patch);
     for (const k of [...keys].sort()) if (!t.columns.has(k)) throw restErrors.unknownBodyColumn(k, t.name);
     const alias = this.rootAlias(t);
@@ -1101,6 +1108,7 @@ export class Compiler {
   /** A delete (DELETE) of the rows the filters match (every row without a filter). */
   delete(name: string, options: MutateOptions): Statement {
     const t = this.table(name);
+    this.planWrite(t);
     const alias = this.rootAlias(t);
     const where = this.rootWhere(t, alias);
     if (!where && options.requireFilter) throw restErrors.unfiltered("DELETE");
