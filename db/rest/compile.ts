@@ -13,7 +13,7 @@ import type {
 } from "./ast.ts";
 import { FuzzySet } from "../../lib/fuzzy.ts";
 import { RestError, restErrors } from "../../lib/rest_errors.ts";
-import { resolveRelationship } from "./relationships.ts";
+import { type Relationship, resolveRelationship } from "./relationships.ts";
 import type { FunctionInfo, MediaHandler, SchemaCache, TableInfo } from "./schema.ts";
 
 /** The select list and path of the resource whose conditions are compiled. */
@@ -222,6 +222,15 @@ export class Compiler {
    * or its domain over a function's value; the body is then its text (base64 of its bytes when `binary`).
    */
   handler?: MediaHandler;
+
+  /** The relationship of each embed of the query, found once (the plan, then the SQL, ask for it). */
+  private readonly relationships = new Map<SelectEmbed, Relationship>();
+
+  private relationship(parent: TableInfo, e: SelectEmbed): Relationship {
+    let rel = this.relationships.get(e);
+    if (!rel) this.relationships.set(e, rel = resolveRelationship(this.cache, parent.name, e.name, e.hint));
+    return rel;
+  }
 
   /** The name PostgREST's SQL gives the relation behind each of this statement's aliases (in its errors). */
   private readonly shownNames = new Map<string, string>();
@@ -446,7 +455,7 @@ export class Compiler {
   }
 
   private embedFrom(parent: TableInfo, parentAlias: string, e: SelectEmbed, parentPath: string) {
-    const rel = resolveRelationship(this.cache, parent.name, e.name, e.hint);
+    const rel = this.relationship(parent, e);
     const target = this.table(rel.target);
     const alias = this.alias();
     const path = this.embedPath(parentPath, e);
@@ -539,7 +548,7 @@ export class Compiler {
 
   /** Checks the relationships of an empty embed and of the empty embeds in it, whose filters it may hold. */
   private emptyEmbed(t: TableInfo, item: SelectEmbed, path: string): void {
-    const rel = resolveRelationship(this.cache, t.name, item.name, item.hint);
+    const rel = this.relationship(t, item);
     const sub = this.embedPath(path, item);
     this.used.add(sub);
     for (const i of item.select) if (i.kind === "embed") this.emptyEmbed(this.table(rel.target), i, sub);
@@ -679,7 +688,7 @@ export class Compiler {
     const resolve = (parent: TableInfo, select: SelectItem[], path: string) => {
       for (const item of select) {
         if (item.kind !== "embed") continue;
-        const target = this.table(resolveRelationship(this.cache, parent.name, item.name, item.hint).target);
+        const target = this.table(this.relationship(parent, item).target);
         targets.set(item, target);
         const sub = this.embedPath(path, item);
         this.used.add(sub);
