@@ -684,6 +684,7 @@ export class Compiler {
    * in a select list is PostgreSQL's 42712, which it reports before any unknown column.
    */
   private planEmbeds(t: TableInfo): void {
+    if (!this.query.select.some((i) => i.kind === "embed")) return; // most reads embed nothing
     const targets = new Map<SelectEmbed, TableInfo>();
     const resolve = (parent: TableInfo, select: SelectItem[], path: string) => {
       for (const item of select) {
