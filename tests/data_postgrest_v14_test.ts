@@ -558,6 +558,32 @@ const CASES: WireCase[] = [
     json: [{ id: 1, w: { id: 1 } }],
     expect: { vary: null, warning: null },
   },
+  // Where embeds come out and which one a parameter names, as v14's plan: columns first, then the embeds, the
+  // one a parameter named moved to the front; a path finds the first embed of that name or alias.
+  {
+    name: "columns come before embeds, whatever the select's order",
+    url: "books?select=reviews(stars),id,title&id=eq.3",
+    status: 200,
+    text: '[{"id":3,"title":"Solaris","reviews":[{"stars": 5}]}]',
+  },
+  {
+    name: "reviews.stars filters the first embed named reviews, not its aliased twin",
+    url: "books?select=reviews(stars),r:reviews(stars),id&id=eq.3&reviews.stars=eq.0",
+    status: 200,
+    text: '[{"id":3,"reviews":[],"r":[{"stars": 5}]}]',
+  },
+  {
+    name: "an embed a parameter names comes first among the embeds",
+    url: "books?select=reviews(stars),r:reviews(stars),id&id=eq.3&r.stars=eq.0",
+    status: 200,
+    text: '[{"id":3,"r":[],"reviews":[{"stars": 5}]}]',
+  },
+  {
+    name: "an embed named by its alias and by its relation takes the parameters of both",
+    url: "books?select=r:reviews(stars),id&id=eq.1&reviews.stars=gt.3&r.stars=lt.5",
+    status: 200,
+    text: '[{"id":1,"r":[{"stars": 4}]}]',
+  },
 ];
 
 Deno.test("/rest/v1 answers as PostgREST v14", async (t) => {

@@ -131,12 +131,24 @@ export interface Node {
   offset?: number;
 }
 
+/** An embedded path (`a.b` as `["a", "b"]`) named by a parameter of one kind. */
+export interface Move {
+  kind: "filter" | "order" | "range" | "logic";
+  path: string[];
+}
+
 /** A parsed query string: the select tree, and a node per resource path ("" is the root, "a.b" embedded). */
 export interface ParsedQuery {
   select: SelectItem[];
   /** True when the query string had a `select=`. */
   explicitSelect: boolean;
   nodes: Map<string, Node>;
+  /**
+   * The embedded paths the parameters name, in the order PostgREST applies them to its plan (filters, orders,
+   * ranges, logic trees; each kind from its last parameter to its first): each finds the first embed of that
+   * name or alias and moves it to the front, which decides where its params go and where it is in the output.
+   */
+  moves: Move[];
   /** `columns=` of an insert. */
   columns?: string[];
   /** `on_conflict=` of an upsert. */

@@ -13,6 +13,7 @@ import type {
 } from "./ast.ts";
 import { FuzzySet } from "../../lib/fuzzy.ts";
 import { RestError, restErrors } from "../../lib/rest_errors.ts";
+import { type EmbedPlacement, placeEmbedParams } from "./embed_params.ts";
 import { type Relationship, resolveRelationship } from "./relationships.ts";
 import type { FunctionInfo, MediaHandler, SchemaCache, TableInfo } from "./schema.ts";
 
@@ -210,7 +211,6 @@ function isEmptyEmbed(e: SelectEmbed): boolean {
 export class Compiler {
   readonly params: unknown[] = [];
   private aliases = 0;
-  private readonly used = new Set<string>([""]);
   /** `Accept: …;nulls=stripped`: leave null fields out of the rows (postgrest-js `stripNulls()`). */
   stripNulls = false;
   /** `Accept: text/csv`: the body is CSV text instead of JSON. */
@@ -287,8 +287,18 @@ export class Compiler {
   }
 
   private node(path: string): Node {
-    return this.query.nodes.get(path) ?? { conditions: [], order: [] };
+    return this.embedNodes.get(path) ?? this.query.nodes.get(path) ?? { conditions: [], order: [] };
   }
+
+  /** Where the parameters of embedded resources go (PostgREST's plan), found once per statement. */
+  private placement?: EmbedPlacement;
+  private placed(): EmbedPlacement {
+    return this.placement ??= placeEmbedParams(this.query.select, this.query.moves);
+  }
+
+  /** The key of each embed's node (its filters, order and range, gathered from every path that named it). */
+  private readonly embedKeys = new Map<SelectEmbed, string>();
+  private readonly embedNodes = new Map<string, Node & { depth: number }>();
 
   /**
    * A column of `t`; an unknown one is 42703 naming the relation as PostgREST's SQL calls it (`alias`'s name
@@ -419,7 +429,7 @@ export class Compiler {
         // PostgREST orders by the embed's joined row, whose columns are what the embed selects, by their names.
         const selected = outputNames(e.select);
         if (selected && !selected.has(o.field.name)) {
-          const lateral = `${t.name}_${e.alias ?? e.name}_${sub.path.split(".").length}`;
+          const lateral = `${t.name}_${e.alias ?? e.name}_${sub.depth}`;
           throw new RestError(400, "42703", `column ${lateral}.${o.field.name} does not exist`);
         }
         sql = `(select ${this.field(sub.target, sub.alias, o.field)} from ${sub.from} where ${
@@ -435,12 +445,26 @@ export class Compiler {
     return ` order by ${parts.join(", ")}`;
   }
 
-  /** Finds the node of an embedded resource: its alias path first, then its name path. */
+  /**
+   * The key of an embedded resource's node: the parameters the paths naming it carry (every filter; the order and
+   * the range of the one applied last), under a key no parameter can spell.
+   */
   private embedPath(parentPath: string, e: SelectEmbed): string {
-    const join = (seg: string) => parentPath === "" ? seg : `${parentPath}.${seg}`;
-    const byAlias = join(e.alias ?? e.name);
-    if (this.query.nodes.has(byAlias)) return byAlias;
-    return join(e.name);
+    let key = this.embedKeys.get(e);
+    if (key !== undefined) return key;
+    key = `\0${this.embedKeys.size}`;
+    this.embedKeys.set(e, key);
+    const params = this.placed().params.get(e);
+    const nodeOf = (path?: string) => path === undefined ? undefined : this.query.nodes.get(path);
+    const range = nodeOf(params?.range);
+    this.embedNodes.set(key, {
+      conditions: params?.paths.flatMap((p) => nodeOf(p)?.conditions ?? []) ?? [],
+      order: nodeOf(params?.order)?.order ?? [],
+      limit: range?.limit,
+      offset: range?.offset,
+      depth: parentPath === "" ? 1 : this.embedNodes.get(parentPath)!.depth + 1,
+    });
+    return key;
   }
 
   /** The WHERE conditions of a resource: its filters and the `!inner` embeds that must exist. */
@@ -459,9 +483,8 @@ export class Compiler {
     const target = this.table(rel.target);
     const alias = this.alias();
     const path = this.embedPath(parentPath, e);
-    const depth = path.split(".").length;
+    const depth = this.embedNodes.get(path)!.depth;
     this.shownNames.set(alias, rel.junction ? target.name : `${target.name}_${depth}`);
-    this.used.add(path);
     let from = `${qualified(this.cache.schema, target.name)} ${alias}`;
     const where: string[] = [];
     if (rel.computed) {
@@ -486,7 +509,7 @@ export class Compiler {
     }
     where.push(...this.where(target, alias, path, e.select));
     if (where.length === 0) where.push("true");
-    return { rel, target, alias, path, from, where };
+    return { rel, target, alias, path, depth, from, where };
   }
 
   private embed(parent: TableInfo, parentAlias: string, e: SelectEmbed, parentPath: string): string {
@@ -516,11 +539,14 @@ export class Compiler {
   }
 
   /**
-   * The items of a select list as entries (`alias.*` has no name). `expand` writes `*` as the table's columns,
-   * which a grouped list needs (PostgREST expands it when aggregates are present).
+   * The items of a select list as entries (`alias.*` has no name): its columns in select order, then its embeds
+   * and spreads, as PostgREST's SQL lists them (in select order but for those a parameter moved to the front).
+   * `expand` writes `*` as the table's columns, which a grouped list needs (PostgREST expands it when aggregates
+   * are present).
    */
   private items(t: TableInfo, alias: string, select: SelectItem[], path: string, expand = false): Entry[] {
     const out: Entry[] = [];
+    const related = new Map<SelectEmbed, Entry[]>();
     for (const item of select) {
       if (item.kind === "star") {
         const columns = [...t.columns.values()];
@@ -535,14 +561,21 @@ export class Compiler {
           }
         }
       } else if (item.kind === "column") out.push(this.columnEntry(t, alias, item));
-      else if (item.spread) out.push(...this.spread(t, alias, item, path));
+      else if (item.spread) related.set(item, this.spread(t, alias, item, path));
       else if (isEmptyEmbed(item)) {
         // `table()`: embedded for filtering only (`!inner`, `table=not.is.null`), absent from the output.
         this.emptyEmbed(t, item, path);
       } else {
-        out.push({ sql: this.embed(t, alias, item, path), name: item.alias ?? item.name, json: true });
+        related.set(item, [{
+          sql: this.embed(t, alias, item, path),
+          name: item.alias ?? item.name,
+          json: true,
+        }]);
       }
     }
+    if (related.size === 0) return out;
+    const forest = this.placed().forests.get(select) ?? related.keys();
+    for (const embed of forest) out.push(...related.get(embed) ?? []);
     return out;
   }
 
@@ -550,7 +583,6 @@ export class Compiler {
   private emptyEmbed(t: TableInfo, item: SelectEmbed, path: string): void {
     const rel = this.relationship(t, item);
     const sub = this.embedPath(path, item);
-    this.used.add(sub);
     for (const i of item.select) if (i.kind === "embed") this.emptyEmbed(this.table(rel.target), i, sub);
   }
 
@@ -664,13 +696,9 @@ export class Compiler {
 
   /** PGRST108 when a filter, order or limit names a resource that the select does not embed. */
   private checkPaths(): void {
-    for (const path of this.query.nodes.keys()) {
-      if (this.used.has(path)) continue;
-      // PostgREST walks the path and names the first resource it does not find (`a.b` → 'b' when 'a' is there).
-      const names = path.split(".");
-      const missing = names.findIndex((_, i) => !this.used.has(names.slice(0, i + 1).join(".")));
-      throw restErrors.notEmbedded(names[missing] ?? path);
-    }
+    // PostgREST walks the path and names the first resource it does not find (`a.b` → 'b' when 'a' is there).
+    const missing = this.placed().missing;
+    if (missing !== undefined) throw restErrors.notEmbedded(missing);
   }
 
   /** The root WHERE clause (without the keyword), or "" when there is no condition. */
@@ -692,7 +720,6 @@ export class Compiler {
         const target = this.table(this.relationship(parent, item).target);
         targets.set(item, target);
         const sub = this.embedPath(path, item);
-        this.used.add(sub);
         resolve(target, item.select, sub);
       }
     };

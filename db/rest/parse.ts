@@ -1,4 +1,4 @@
-import type { Condition, Field, Filter, Node, OrderTerm, ParsedQuery, SelectItem } from "./ast.ts";
+import type { Condition, Field, Filter, Move, Node, OrderTerm, ParsedQuery, SelectItem } from "./ast.ts";
 import { restErrors } from "../../lib/rest_errors.ts";
 import { type Parser, run } from "./parsec.ts";
 import {
@@ -178,6 +178,11 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
     select: [{ kind: "star" }],
     explicitSelect: false,
     nodes: new Map([["", { conditions: [], order: [] }]]),
+    moves: [],
+  };
+  const moves: Record<Move["kind"], string[][]> = { filter: [], order: [], range: [], logic: [] };
+  const moved = (kind: Move["kind"], path: string) => {
+    if (path !== "") moves[kind].push(path.split("."));
   };
   const entries = [...params];
   const of = (kind: string) => entries.filter(([key]) => classify(key) === kind);
@@ -193,6 +198,7 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
   for (const [key, value] of of("order")) {
     const path = treePathOf(key);
     const terms = parseOrder(value);
+    moved("order", path);
     // PostgREST applies the first `order` of a resource.
     if (ordered.has(path)) continue;
     ordered.add(path);
@@ -203,6 +209,7 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
     const negate = op.startsWith("not.");
     const name = (negate ? op.slice(4) : op) as "and" | "or";
     node(out.nodes, embed.join(".")).conditions.push(parseLogic(name, negate, value));
+    moved("logic", embed.join("."));
   }
   const columnsValue = params.get("columns");
   if (columnsValue !== null) {
@@ -227,6 +234,7 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
     const path = parse(treePath, key, `failed to parse tree path (${key})`, fastTreePath);
     const filter = parseFilter(path.field, value);
     node(out.nodes, path.embed.join(".")).conditions.push(filter);
+    moved("filter", path.embed.join("."));
   }
   const onConflict = params.get("on_conflict");
   if (onConflict !== null) {
@@ -238,11 +246,17 @@ export function parseQuery(params: URLSearchParams): ParsedQuery {
     );
   }
   for (const [key, value] of of("range")) {
-    const target = node(out.nodes, treePathOf(key));
+    const path = treePathOf(key);
+    const target = node(out.nodes, path);
+    // One range per path, as PostgREST keeps them (limit and offset together).
+    if (!moves.range.some((p) => p.join(".") === path)) moved("range", path);
     const n = parseCount(value);
     if (n === undefined) continue;
     if (key.endsWith("limit")) target.limit = n;
     else target.offset = n;
+  }
+  for (const kind of ["filter", "order", "range", "logic"] as const) {
+    for (const path of moves[kind].reverse()) out.moves.push({ kind, path });
   }
   const root = out.nodes.get("")!;
   if (root.limit !== undefined && root.limit < 0) {
