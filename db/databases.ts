@@ -52,7 +52,19 @@ export interface DatabasesOptions {
 export interface OwnerSession {
   db: Db;
   role: string;
+  /**
+   * On PGlite, whose one session serves the platform and every request: what puts that session back after the
+   * owner's SQL, in the same transaction, so that a `set` of it (`set search_path`, a dump's `set_config(…,
+   * false)`, `set role`) outlives nothing. Absent on PostgreSQL, where the owner has a login of its own.
+   */
+  reset?: string;
 }
+
+/**
+ * PGlite's session as it started: its own user (named: single-user mode has no session authorization to reset
+ * to), no role, its start settings.
+ */
+const PGLITE_SESSION_RESET = "set session authorization postgres; reset role; reset all";
 
 /** The owner role of every embedded project database (each is its own PGlite instance). */
 const PGLITE_OWNER = "project_owner";
@@ -277,7 +289,7 @@ export class Databases {
       await project.exec(`do $$ begin create role ${quoteIdent(owner)} nologin;
         exception when duplicate_object then null; end $$`);
       await project.query("select platform.setup_owner($1)", [owner]);
-      return { db: project, role: owner };
+      return { db: project, role: owner, reset: PGLITE_SESSION_RESET };
     }
     const url = await this.projectLogin(
       ref,

@@ -1020,9 +1020,9 @@ const PLAN_SPEC: WireCase[] = [
     headers: accept("application/vnd.pgrst.plan+json; options=settings"),
     status: 200,
     expect: { "content-type": planType("application/json", "settings") },
-    // PostgREST sets search_path to the exposed schema ("test"); here it is the database's (docs/data.md, "What
-    // differs").
-    check: (body) => assertEquals(plan(body).Settings.search_path, '"$user", public, extensions'),
+    // The request's schema, then the extra search path: PostgREST's spec has none ("test"); the platform's is
+    // Supabase's (public, extensions).
+    check: (body) => assertEquals(plan(body).Settings.search_path, '"public", "public", "extensions"'),
   },
   {
     name: "read: WAL with the wal option",

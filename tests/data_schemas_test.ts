@@ -17,12 +17,31 @@ insert into api.items values (1, 'one'), (2, 'two');
 create function api.double_it(n int) returns int language sql immutable as $$ select n * 2 $$;
 create function api.all_items() returns setof api.items language sql stable as $$ select * from api.items $$;
 grant execute on function api.double_it(int), api.all_items() to anon, authenticated, service_role;
+-- Names its table without a schema: the request's search path (the schema asked for first) finds it.
+create function api.count_items() returns bigint language plpgsql stable as
+  $$ begin return (select count(*) from items); end $$;
+create function api.path() returns text language sql stable as $$ select current_setting('search_path') $$;
+grant execute on function api.count_items(), api.path() to anon, authenticated, service_role;
 create schema hidden;
 create table hidden.vault (id int primary key);
 insert into hidden.vault values (1);
 `;
 
 const CASES: WireCase[] = [
+  {
+    name: "a request's search path is its schema, then public and extensions",
+    url: "rpc/path",
+    headers: { "accept-profile": "api" },
+    status: 200,
+    json: '"api", "public", "extensions"',
+  },
+  {
+    name: "a function of the schema finds its tables unqualified",
+    url: "rpc/count_items",
+    headers: { "accept-profile": "api" },
+    status: 200,
+    json: 2,
+  },
   {
     name: "no profile: the first exposed schema, named in Content-Profile (several are exposed)",
     url: "books?select=id&id=eq.1",

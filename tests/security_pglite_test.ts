@@ -47,6 +47,25 @@ if (!serverUrl) {
           assertEquals(body.data, [{ who: "postgres", usesuper: true }]);
         });
 
+        await t.step(
+          "what the project's SQL sets on the shared session ends with its transaction",
+          async () => {
+            const before = await run("select current_setting('search_path') as path, current_user as who");
+            const set = await run(
+              "set search_path to pg_temp, public; select pg_catalog.set_config('statement_timeout', '1', false); " +
+                "set session authorization anon; select 1",
+            );
+            assertEquals(set.status, 200, JSON.stringify(set.body));
+            const after = await run("select current_setting('search_path') as path, current_user as who");
+            assertEquals(after.body.data, before.body.data);
+            assertEquals(before.body.data[0].who, "project_owner");
+            const timeout = await run("select current_setting('statement_timeout') as t");
+            assert(timeout.body.data[0].t !== "1ms", JSON.stringify(timeout.body));
+            const rest = await p.fetch("/rest/v1/rpc/now", { headers: { apikey: p.publicKey } });
+            assert(rest.status !== 500, await rest.text());
+          },
+        );
+
         await t.step("host files are out of reach: no read, no write", async () => {
           const secretFile = join(dataDir, ".secret");
           const reads = [

@@ -30,6 +30,7 @@ import {
   preRequestCall,
   type RequestContext,
   RESPONSE_SETTINGS,
+  searchPath,
   timeoutReset,
   transactionSetup,
 } from "./store.ts";
@@ -271,7 +272,8 @@ export class DataService {
 
   /**
    * The transaction settings of `identity`'s role in a project with `settings` whose catalog `cache` read:
-   * its role settings (the catalog's under the project's) and `app.settings.*`, worked out once per pair.
+   * its role settings (the catalog's under the project's), `app.settings.*` and the search path of the cache's
+   * schema, worked out once per role and schema.
    */
   private gucsOf(settings: DataSettings, cache: SchemaCache, identity: DataIdentity): RequestGucs {
     const catalog = cache.roleSettings ?? NO_ROLE_SETTINGS;
@@ -279,7 +281,8 @@ export class DataService {
     if (!bySettings) this.gucs.set(catalog, bySettings = new WeakMap());
     let byRole = bySettings.get(settings);
     if (!byRole) bySettings.set(settings, byRole = new Map());
-    let gucs = byRole.get(identity.role);
+    const key = `${identity.role}\0${cache.schema}`;
+    let gucs = byRole.get(key);
     if (!gucs) {
       gucs = roleGucs({
         platformMs: this.limits.statementTimeoutMs,
@@ -287,7 +290,8 @@ export class DataService {
         project: settings.roleSettings[identity.role],
         app: settings.appSettings,
       });
-      byRole.set(identity.role, gucs);
+      gucs.searchPath = searchPath(cache.schema);
+      byRole.set(key, gucs);
     }
     return gucs;
   }

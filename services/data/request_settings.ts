@@ -103,6 +103,8 @@ export interface RequestGucs {
   isolation?: IsolationLevel;
   /** Set with `set_config(name, value, true)`, in order, after the request context. */
   settings: [string, string][];
+  /** The transaction's search path (`"schema", "public", "extensions"`); absent: the one of `public`. */
+  searchPath?: string;
 }
 
 /** The settings a request role has: the catalog's (`alter role … set`) under the project's own. */

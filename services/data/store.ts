@@ -21,11 +21,13 @@ export interface RequestContext {
 const NO_REQUEST: RequestContext = { method: "", path: "", headers: {}, cookies: {} };
 
 /**
- * The first statement of every data transaction, all transaction-local: the caller's role, its JWT claims, the
- * timeout, the request's method, path, headers and cookies; `response.headers` and `response.status` are
- * emptied so that a value a function left on the session cannot reach another request's answer.
+ * The first statement of every data transaction, all transaction-local: the search path (the request's schema,
+ * then EXTRA_SEARCH_PATH), the caller's role, its JWT claims, the timeout, the request's method, path, headers
+ * and cookies; `response.headers` and `response.status` are emptied so that a value a function left on the
+ * session cannot reach another request's answer.
  */
 const SETUP_CALLS = [
+  "pg_catalog.set_config('search_path', $10, true)",
   "pg_catalog.set_config('role', $1, true)",
   "pg_catalog.set_config('request.jwt.claims', $2, true)",
   "pg_catalog.set_config('statement_timeout', $3, true)",
@@ -77,8 +79,8 @@ function setupSql(timezone: boolean, extra: number): string {
   let sql = SETUP_TEXTS[key];
   if (sql === undefined) {
     const calls = [...SETUP_CALLS];
-    if (timezone) calls.push("pg_catalog.set_config('timezone', $10, true)");
-    const first = timezone ? 11 : 10;
+    if (timezone) calls.push("pg_catalog.set_config('timezone', $11, true)");
+    const first = timezone ? 12 : 11;
     for (let i = 0; i < extra; i++) {
       calls.push(`pg_catalog.set_config($${first + 2 * i}, $${first + 2 * i + 1}, true)`);
     }
@@ -88,6 +90,20 @@ function setupSql(timezone: boolean, extra: number): string {
   return sql;
 }
 const SETUP_TEXTS: string[] = [];
+
+/**
+ * The schemas after the request's own in its search path, as Supabase configures PostgREST's
+ * db-extra-search-path: `public`, then `extensions` (where pgvector and the other extensions live).
+ */
+export const EXTRA_SEARCH_PATH = ["public", "extensions"];
+
+/**
+ * The search path of a request to `schema`, as PostgREST sets it: the schema, then EXTRA_SEARCH_PATH, each
+ * quoted (`"api", "public", "extensions"`), so a function that names its tables without a schema finds them.
+ */
+export function searchPath(schema: string): string {
+  return [schema, ...EXTRA_SEARCH_PATH].map(quoteIdent).join(", ");
+}
 
 /** The statement that starts a data transaction as `identity` for `request` with `gucs` (see SETUP_CALLS). */
 export function transactionSetup(
@@ -105,6 +121,7 @@ export function transactionSetup(
     JSON.stringify(request.headers),
     JSON.stringify(request.cookies),
     ...subjectOf(identity.claims, claims),
+    gucs.searchPath ?? searchPath("public"),
   ];
   if (request.timezone !== undefined) params.push(request.timezone);
   for (const [name, value] of gucs.settings) params.push(name, value);

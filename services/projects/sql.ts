@@ -20,8 +20,9 @@ export async function runOwnerSql(
   try {
     return await owner.db.transaction(async (tx) => {
       await projectStore.setLocalRole(tx, owner.role);
-      if (params && params.length > 0) return await tx.query(query, params);
-      return await tx.execRows(query);
+      const rows = params && params.length > 0 ? await tx.query(query, params) : await tx.execRows(query);
+      if (owner.reset) await tx.exec(owner.reset);
+      return rows;
     }, { timeoutMs: OWNER_SQL_TIMEOUT_SECONDS * 1000 });
   } catch (err) {
     const state = sqlState(err);
