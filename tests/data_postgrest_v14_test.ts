@@ -46,6 +46,18 @@ create table domained (id int primary key, a d_text, b d_vc5, e d_nn);
 create function raise_state(c text) returns int language plpgsql stable as
   $$ begin raise exception using errcode = c, message = 'm'; end $$;
 insert into channels (slug) values ('one'), ('two'), ('three');
+create type coords as (lat numeric, long numeric);
+create table places (id int primary key, loc coords, nums int[], label text);
+insert into places values (1, '(19.1,72.8)', '{1,2,3}', 'a');
+-- Rights on some columns, or to insert only: writes return what the select needs, not every column.
+create table insertonly (v text);
+revoke all on insertonly from anon;
+grant insert on insertonly to anon;
+create table limited (id int primary key, secret text, pub text);
+revoke all on limited from anon;
+grant select (id, pub), insert (id, pub), delete on limited to anon;
+create table sales (id int, region text, amount int, primary key (id, region)) partition by list (region);
+create table sales_eu partition of sales for values in ('eu');
 `;
 
 /** What an extension would install, as the platform installs extensions (the project's owner cannot). */
@@ -583,6 +595,71 @@ const CASES: WireCase[] = [
     url: "books?select=r:reviews(stars),id&id=eq.1&reviews.stars=gt.3&r.stars=lt.5",
     status: 200,
     text: '[{"id":1,"r":[{"stars": 4}]}]',
+  },
+  // An arrow reads any type as jsonb (PostgREST's to_jsonb): an array's element, a composite's field.
+  {
+    name: "arrows on a composite and an array in select",
+    url: "places?select=id,lat:loc->>lat,n:nums->1,nums->0",
+    status: 200,
+    json: [{ id: 1, lat: "19.1", n: 2, nums: 1 }],
+  },
+  {
+    name: "an arrow on an array in a filter",
+    url: "places?select=id&nums->0=eq.1",
+    status: 200,
+    json: [{ id: 1 }],
+  },
+  {
+    name: "an arrow on a composite in order",
+    url: "places?select=id&order=loc->lat.desc",
+    status: 200,
+    json: [{ id: 1 }],
+  },
+  { name: "an arrow on text: null", url: "places?select=label->x", status: 200, json: [{ x: null }] },
+  // Writes return only what the answer needs (PostgREST's RETURNING): rights on some columns are enough.
+  {
+    name: "an insert with the right to insert only",
+    method: "POST",
+    url: "insertonly",
+    body: '{"v":"x"}',
+    anon: true,
+    status: 201,
+  },
+  {
+    name: "an insert returning the columns one may read",
+    method: "POST",
+    url: "limited?select=id,pub",
+    body: '{"id":1,"pub":"p"}',
+    headers: { prefer: "return=representation" },
+    anon: true,
+    status: 201,
+    json: [{ id: 1, pub: "p" }],
+  },
+  {
+    name: "a delete with no right to every column",
+    method: "DELETE",
+    url: "limited?id=eq.1",
+    anon: true,
+    status: 204,
+  },
+  // A merge on a partitioned table (no xmax to read there): 201 when it inserted, 200 when it only updated.
+  {
+    name: "an upsert on a partitioned table that inserts: 201",
+    method: "POST",
+    url: "sales",
+    body: '[{"id":1,"region":"eu","amount":5}]',
+    headers: { prefer: "resolution=merge-duplicates,return=representation" },
+    status: 201,
+    json: [{ id: 1, region: "eu", amount: 5 }],
+  },
+  {
+    name: "an upsert on a partitioned table that only updates: 200",
+    method: "POST",
+    url: "sales",
+    body: '[{"id":1,"region":"eu","amount":6}]',
+    headers: { prefer: "resolution=merge-duplicates,return=representation" },
+    status: 200,
+    json: [{ id: 1, region: "eu", amount: 6 }],
   },
 ];
 

@@ -320,6 +320,10 @@ export class Compiler {
         qualified(this.cache.schema, t.name)
       })`
       : `${alias}.${this.column(t, f.name, alias)}`;
+    // An arrow on any other type than json(b) reads the value as jsonb, as PostgREST does: `numbers->0` indexes
+    // an array, `location->>lat` reads a composite's field (a json(b) column is read as is, so its indexes serve).
+    const udt = t.columns.get(f.name)?.udt;
+    if (f.path.length > 0 && udt !== "json" && udt !== "jsonb") sql = `to_jsonb(${sql})`;
     for (const step of f.path) {
       const index = step.index ?? /^-?\d+$/.test(step.key);
       // A key is an untyped parameter, as PostgREST sends it: `->` resolves it to text on json(b), and an
@@ -339,7 +343,8 @@ export class Compiler {
     const col = t.columns.get(f.name) ?? t.computed!.get(f.name)!;
     const last = f.path.at(-1);
     if (!last) return col.type;
-    return last.op === "->>" ? "text" : col.udt === "json" ? "json" : "jsonb";
+    // After `->`: json on a json column, else jsonb (`field` reads any other type as jsonb first).
+    return last.op === "->>" ? "text" : t.columns.get(f.name)?.udt === "json" ? "json" : "jsonb";
   }
 
   private value(value: string, type: string): string {
@@ -896,6 +901,34 @@ export class Compiler {
   }
 
   /**
+   * What a write returns, as PostgREST's: a row count alone (`1`) without a representation or a Location; else
+   * the select's columns, the columns its embeds join on and the primary key, or every column when the select
+   * has `*`, a computed field or a computed relationship. So a role that may insert into a table but not read it,
+   * or read only some of its columns, makes the writes those rights allow. `alias` qualifies each name.
+   */
+  private returned(t: TableInfo, o: { representation: boolean; location?: boolean }, alias?: string): string {
+    if (!o.representation && !o.location) return "1";
+    const names = new Set<string>();
+    let all = false;
+    for (const item of this.query.select) {
+      if (item.kind === "star") all = true;
+      else if (item.kind === "column") {
+        // `count()` and `count` read the row; a computed field is a function of the whole row.
+        if (t.columns.has(item.field.name)) names.add(item.field.name);
+        else all = true;
+      } else {
+        const rel = this.relationship(t, item);
+        if (rel.computed) all = true;
+        else for (const [column] of rel.junction?.toParent ?? rel.pairs) names.add(column);
+      }
+    }
+    const q = (c: string) => alias ? `${alias}.${c}` : c;
+    if (all) return q("*");
+    for (const c of t.primaryKey) names.add(c);
+    return names.size === 0 ? "1" : [...names].map((c) => q(quoteIdent(c))).join(", ");
+  }
+
+  /**
    * True when the filters are what a PUT takes: `eq` on every primary key column and on nothing else (no `not.`,
    * no `or`/`and`, no JSON path, no embedded filter), as PostgREST checks them.
    */
@@ -970,20 +1003,17 @@ export class Compiler {
         return ` do update set ${set.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(", ")}`;
       })();
     }
-    // A merge on a table tells inserted rows from updated ones by `xmax = 0` (a view has no system column): each
-    // insert returns its whole row and that flag, and the source expands the rows back.
-    const counted = resolution === "merge-duplicates" && t.kind === "table";
-    // Through a view, as PostgREST does it: a transaction-local tally goes up for each row offered to the insert
-    // and down for each one the conflict turns into an update (the comparisons only make it a condition).
-    const tallied = resolution === "merge-duplicates" && !counted && !put;
+    // A merge tells inserted rows from updated ones as PostgREST does (a view or a partitioned table has no
+    // `xmax` to read): a transaction-local tally goes up for each row offered to the insert and down for each one
+    // the conflict turns into an update (the comparisons only make it a condition).
+    const tallied = resolution === "merge-duplicates";
     const tally = (op: "+" | "-") =>
       `set_config('pgrst.inserted', (coalesce(nullif(current_setting('pgrst.inserted', true), '')::int, 0) ${op} 1)::text, true)`;
     const offered = tallied ? ` where ${tally("+")} <> '0'` : "";
     if (tallied) conflict += ` where ${tally("-")} <> '-1'`;
-    const into = `${qualified(this.cache.schema, t.name)}${counted ? ' as "pgrst_w"' : ""}`;
-    const returning = counted
-      ? ' returning "pgrst_w" as pgrst_row, ("pgrst_w".xmax = 0) as pgrst_inserted'
-      : " returning *";
+    const into = qualified(this.cache.schema, t.name);
+    const returned = this.returned(t, options);
+    const returning = ` returning ${returned}`;
     const ctes: string[] = [];
     const sources: string[] = [];
     let n = 0;
@@ -1025,7 +1055,9 @@ export class Compiler {
           );
           ctes.push(`pgrst_put as (select ${values.join(", ")} from ${records} where ${where})`);
           body = `insert into ${into} (${cols}) select ${cols} from pgrst_put ` +
-            `where (select count(*) from pgrst_put) = 1${conflict}${returning}`;
+            `where (select count(*) from pgrst_put) = 1${
+              offered.replace(" where", " and")
+            }${conflict}${returning}`;
         } else {
           const values = parsed.size === 0 ? cols : parsed.select("_e.value");
           body =
@@ -1033,20 +1065,18 @@ export class Compiler {
         }
       }
       ctes.push(`${name} as (${body})`);
-      sources.push(counted ? `select (pgrst_row).* from ${name}` : `select * from ${name}`);
+      sources.push(`select * from ${name}`);
     }
     if (ctes.length === 0) {
-      ctes.push(`pgrst_insert_0 as (select * from ${qualified(this.cache.schema, t.name)} where false)`);
+      ctes.push(
+        `pgrst_insert_0 as (select ${returned} from ${qualified(this.cache.schema, t.name)} where false)`,
+      );
       sources.push("select * from pgrst_insert_0");
     }
     const source = `pgrst_source as (${sources.join(" union all ")})`;
     // The tally is read once the source has been read to its end, so after every insert ran.
     const inserted = tallied
-      ? "(select nullif(current_setting('pgrst.inserted', true), '')::int8 from (select count(*) from pgrst_source) _c)"
-      : counted && n > 0
-      ? `(select count(*) from (${
-        [...Array(n).keys()].map((i) => `select pgrst_inserted from pgrst_insert_${i}`).join(" union all ")
-      }) _n where pgrst_inserted)::int8`
+      ? "(select coalesce(nullif(current_setting('pgrst.inserted', true), '')::int8, 0) from (select count(*) from pgrst_source) _c)"
       : undefined;
     return {
       sql: `with ${[...ctes, source].join(", ")} ${
@@ -1117,7 +1147,9 @@ export class Compiler {
     if (keys.length === 0) {
       // Nothing to set changes no row, whatever the filters say (PostgREST: `WHERE false`, its filters unused).
       this.params.length = before;
-      source = `select ${alias}.* from ${qualified(this.cache.schema, t.name)} ${alias} where false`;
+      source = `select ${this.returned(t, options, alias)} from ${
+        qualified(this.cache.schema, t.name)
+      } ${alias} where false`;
     } else {
       // missing=default: a listed key the body lacks takes the column default, as PostgREST's PATCH does.
       const defaulted = (k: string) => options.missingDefault === true && !Object.hasOwn(patch, k);
@@ -1133,7 +1165,7 @@ export class Compiler {
         parsed.size === 0
           ? `json_populate_record(null::${qualified(this.cache.schema, t.name)}, ${value}::text::json)`
           : parsed.populate(`${value}::text::json`)
-      }) _b${whereSql} returning ${alias}.*`;
+      }) _b${whereSql} returning ${this.returned(t, options, alias)}`;
     }
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options)}`,
@@ -1151,7 +1183,7 @@ export class Compiler {
     if (!where && options.requireFilter) throw restErrors.unfiltered("DELETE");
     const source = `delete from ${qualified(this.cache.schema, t.name)} as ${alias}${
       where ? ` where ${where}` : ""
-    } returning ${alias}.*`;
+    } returning ${this.returned(t, options, alias)}`;
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options)}`,
       params: this.params,

@@ -558,7 +558,7 @@ export class DataService {
         status: writeStatus(req.method, {
           representation,
           merge: prefer.resolution === "merge-duplicates",
-          // Rows inserted rather than updated: counted for a merge on a table; otherwise every row is new.
+          // Rows inserted rather than updated: tallied for a merge; otherwise every row is new.
           inserted: row.inserted === undefined || row.inserted === null ? n : Number(row.inserted),
         }),
         body: representation ? (singular ? row.body!.slice(1, -1) : row.body) : null,
