@@ -661,6 +661,15 @@ const CASES: WireCase[] = [
     status: 200,
     json: [{ id: 1, region: "eu", amount: 6 }],
   },
+  {
+    name: "rows without a key each take every default",
+    method: "POST",
+    url: "channels?select=note",
+    body: "[{}, {}]",
+    headers: { prefer: "return=representation" },
+    status: 201,
+    json: [{ note: "n" }, { note: "n" }],
+  },
 ];
 
 Deno.test("/rest/v1 answers as PostgREST v14", async (t) => {

@@ -1021,15 +1021,11 @@ export class Compiler {
       const name = `pgrst_insert_${n++}`;
       let body: string;
       if (group.columns.length === 0) {
-        if (group.rows.length !== 1) {
-          throw restErrors.body(
-            "Cannot insert several rows without columns",
-            "give each row at least one key",
-          );
-        }
-        body = tallied
-          ? `insert into ${into} select from (values (1)) "pgrst_one"${offered}${conflict}${returning}`
-          : `insert into ${into} default values${conflict}${returning}`;
+        // Rows without a key: each takes every default, as PostgREST inserts them (a select of no column).
+        const rows = `json_array_elements(${
+          this.param(JSON.stringify(group.rows))
+        }::text::json) "pgrst_body"`;
+        body = `insert into ${into} select from ${rows}${offered}${conflict}${returning}`;
       } else {
         const cols = group.columns.map(quoteIdent).join(", ");
         const rows = group.rows.map((r) =>
