@@ -298,6 +298,12 @@ const CASES: WireCase[] = [
     json: [{ id: JOHN, name: "John Doe" }],
   },
   {
+    name: "a cast applies to the domain's representation (PostgREST: the JSON text, quoted)",
+    url: "profiles?select=i:id::text",
+    status: 200,
+    json: [{ i: JSON.stringify(JOHN) }],
+  },
+  {
     name: "a selected domain column, and a filter value through the cast from text",
     url: `profiles?select=id&id=eq.${encodeURIComponent(JOHN)}`,
     status: 200,

@@ -608,8 +608,9 @@ export class Compiler {
     const toJson = item.field.path.length === 0 && !item.aggregate
       ? t.columns.get(item.field.name)?.toJson
       : undefined;
-    if (item.cast) sql = `(${sql})::${item.cast}`;
-    else if (toJson) return { sql: `${toJson}(${sql})`, name, json: true }; // a domain's representation
+    // A domain's representation, then the cast asked for, as PostgREST applies them (`clr:color::text`).
+    if (item.cast) sql = `(${toJson ? `${toJson}(${sql})` : sql})::${item.cast}`;
+    else if (toJson) return { sql: `${toJson}(${sql})`, name, json: true };
     if (!item.aggregate) return { sql, name };
     return { sql, name, aggregate: { fn: item.aggregate, cast: item.aggregateCast } };
   }
