@@ -83,6 +83,25 @@ const aggregatesNotAllowed = () =>
 /** How the rows of a read become the body: an array of objects, one object, an array of values, one value. */
 type BodyShape = "rows" | "row" | "values" | "value";
 
+/**
+ * The type a call's argument is read as: PostgreSQL drops a parameter's length, so `character` and `bit` (which
+ * alone mean length 1) are read as their varying types, as PostgREST's ppTypeMaxLength, and fit any length.
+ */
+function argumentType(type: string): string {
+  return type.replace(/^(character|bit)(\[\])?$/, "$1 varying$2");
+}
+
+/**
+ * The FROM item of a call, named `_f`. A scalar result is one column named after the function, as
+ * `select * from fn()` names it; a record (no OUT parameters) has no columns to name, so it is called in a
+ * select list, as PostgREST calls scalars: its one value is the row.
+ */
+function callSource(fn: FunctionInfo, invocation: string, scalar: boolean): string {
+  const column = quoteIdent(fn.name);
+  if (fn.result.udt === "record" && scalar) return `(select ${invocation} as ${column}) as "_f"`;
+  return scalar ? `${invocation} as "_f"(${column})` : `${invocation} as "_f"`;
+}
+
 /** The result of a function as a table the compiler can filter, order and embed from. */
 function resultTable(fn: FunctionInfo, cache: SchemaCache): TableInfo {
   const columns = fn.result.kind === "composite" ? fn.result.columns : [{
@@ -768,27 +787,27 @@ export class Compiler {
    */
   call(fn: FunctionInfo, args: CallArguments, options: ReadOptions): Statement {
     const name = qualified(this.cache.schema, fn.name);
-    let call: string;
+    let prefix = "";
+    let argsSql = "";
     if (args.kind === "single" || args.kind === "raw") {
       const text = args.kind === "raw" ? args.value : JSON.stringify(args.value);
-      call = `${name}(${this.param(text)}::text::${fn.params[0]!.type}) as "_f"`;
+      argsSql = `${this.param(text)}::text::${fn.params[0]!.type}`;
     } else {
       const keys = Object.keys(args.values);
       const params = new Map(fn.params.map((p) => [p.name, p]));
-      if (keys.length === 0) call = `${name}() as "_f"`;
-      else {
-        const record = keys.map((k) => `${quoteIdent(k)} ${params.get(k)!.type}`).join(", ");
+      if (keys.length > 0) {
+        const record = keys.map((k) => `${quoteIdent(k)} ${argumentType(params.get(k)!.type)}`).join(", ");
         const named = keys.map((k) =>
           `${params.get(k)!.variadic ? "variadic " : ""}${quoteIdent(k)} => _a.${quoteIdent(k)}`
         );
-        call = `json_to_record(${this.param(JSON.stringify(args.values))}::text::json) as _a(${record}) ` +
-          `cross join lateral ${name}(${named.join(", ")}) as "_f"`;
+        argsSql = named.join(", ");
+        prefix = `json_to_record(${this.param(JSON.stringify(args.values))}::text::json) as _a(${record}) ` +
+          "cross join lateral ";
       }
     }
     const t = resultTable(fn, this.cache);
     const scalar = fn.result.kind !== "composite";
-    // A scalar result is one column named after the function, as `select * from fn()` names it.
-    if (scalar) call += `(${quoteIdent(fn.name)})`;
+    const call = prefix + callSource(fn, `${name}(${argsSql})`, scalar);
     const shape: BodyShape = scalar ? (fn.result.set ? "values" : "value") : fn.result.set ? "rows" : "row";
     // The call runs once, in a CTE: the page and the count read the same rows.
     return this.readFrom(

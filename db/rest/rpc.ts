@@ -214,14 +214,26 @@ function throwNotFound(qualified: string, asked: string, details: string, hint: 
   );
 }
 
-/** The arguments of a POST call: the body's keys by name, or the body whole. */
-export function bodyArguments(fn: FunctionInfo, shape: CallShape, body: unknown): CallArguments {
+/**
+ * The arguments of a POST call: the body's keys by name, or the body whole. `columns` (`columns=`) restricts
+ * them to those names, a missing one null, as PostgREST's json_to_record of the listed parameters reads it.
+ */
+export function bodyArguments(
+  fn: FunctionInfo,
+  shape: CallShape,
+  body: unknown,
+  columns?: string[],
+): CallArguments {
   if (rawType(shape) !== null) return { kind: "raw", value: body as string };
   if (takesWholeBody(fn, shape) || positional(fn)) return { kind: "single", value: body ?? {} };
   // An array of objects (JSON or CSV rows) gives the first object's arguments, as PostgREST v14 reads it (its
   // body source takes one row); an empty one, or no body, calls the function without arguments.
-  const first = Array.isArray(body) ? body[0] : body;
-  return { kind: "named", values: (first ?? {}) as Record<string, unknown> };
+  const first = ((Array.isArray(body) ? body[0] : body) ?? {}) as Record<string, unknown>;
+  if (columns === undefined) return { kind: "named", values: first };
+  return {
+    kind: "named",
+    values: Object.fromEntries(columns.map((c) => [c, Object.hasOwn(first, c) ? first[c] : null])),
+  };
 }
 
 /**

@@ -273,21 +273,23 @@ select json_build_object(
       and (fn.nspname = $1 or con.confrelid in (select oid from read))
   ), '[]'),
   -- Plain functions (no aggregates, procedures, triggers). Arguments and results of pseudo-types (internal,
-  -- cstring, anyelement…) cannot be given or read as JSON: such functions are left out, as is "setof record"
-  -- without OUT parameters (its columns are unknown until called).
+  -- cstring, anyelement…) cannot be given or read as JSON: such functions are left out, but for void and
+  -- record (PostgREST calls a record without OUT parameters as one value, its row). A domain over a composite
+  -- type returns that type's rows (bt: the return type through its domains, as PostgREST's base_types).
   'functions', coalesce((
     select json_agg(f) from (
       select p.proname as name, p.provolatile as volatility, p.proretset as set,
-        p.pronargs - p.pronargdefaults as required, rt.typtype as ret_kind, rt.typname as ret_udt, p.prorettype::int8 as ret_oid,
-        format_type(p.prorettype, null) as ret_type,
-        (select c.relname from pg_class c where c.oid = rt.typrelid and c.relnamespace = n.oid
+        p.pronargs - p.pronargdefaults as required,
+        case when bt.typtype = 'c' then 'c' else rt.typtype end as ret_kind, rt.typname as ret_udt,
+        p.prorettype::int8 as ret_oid, format_type(p.prorettype, null) as ret_type,
+        (select c.relname from pg_class c where c.oid = bt.typrelid and c.relnamespace = n.oid
           and c.relkind in ('r', 'v', 'm', 'f', 'p')) as ret_table,
         coalesce((
           select json_agg(json_build_object(
             'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'udt', t.typname
           ) order by a.attnum)
           from pg_attribute a join pg_type t on t.oid = a.atttypid
-          where rt.typtype = 'c' and a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped
+          where bt.typtype = 'c' and a.attrelid = bt.typrelid and a.attnum > 0 and not a.attisdropped
         ), '[]') as ret_columns,
         coalesce((
           select json_agg(json_build_object(
@@ -299,6 +301,14 @@ select json_build_object(
         ), '[]') as args,
         coalesce(p.proconfig, '{}') as config
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
+      join lateral (
+        with recursive chain(oid, depth) as (
+          select p.prorettype, 0
+          union all
+          select t.typbasetype, c.depth + 1 from chain c join pg_type t on t.oid = c.oid where t.typtype = 'd'
+        )
+        select t.typtype, t.typrelid from chain c join pg_type t on t.oid = c.oid order by c.depth desc limit 1
+      ) bt on true
       where n.nspname = $1 and p.prokind = 'f'
         and (rt.typtype <> 'p' or rt.typname in ('void', 'record'))
       -- A stable order; overloads are then sorted as PostgREST sorts them (db/rest/rpc.ts).
@@ -477,10 +487,10 @@ function functionInfo(f: RawFunction): FunctionInfo | null {
       columns: f.ret_columns.map(resultColumn),
       table: f.ret_table,
     };
-  } else if (f.ret_udt === "record" || outputs.length > 0) {
+  } else if (outputs.length > 0) {
     // `returns table (…)` or OUT parameters, even one of them: the columns are those parameters (PostgREST
     // reads any TABLE, INOUT or OUT parameter as a composite result).
-    if (outputs.length === 0 || outputs.some((a) => a.pseudo)) return null;
+    if (outputs.some((a) => a.pseudo)) return null;
     const columns = outputs.map(resultColumn);
     result = { kind: "composite", set: f.set, type: f.ret_type, udt: f.ret_udt, columns, table: null };
   } else {

@@ -614,8 +614,9 @@ export class DataService {
     if (identity.request) identity.request.timezone = prefer.timezone;
     checkStrict(prefer);
     let body = post ? req.body : undefined;
+    const columns = jsonColumns(req, query.columns);
     const shape = {
-      keys: post ? (req.form ? [...req.form.keys()] : bodyKeys(body)) : [...args.keys()],
+      keys: post ? (req.form ? [...req.form.keys()] : columns ?? bodyKeys(body)) : [...args.keys()],
       singleObject: post && prefer.params === "single-object",
       post,
       mime: post ? req.contentType : undefined,
@@ -641,7 +642,7 @@ export class DataService {
       ? queryArguments(fn, args)
       : req.form
       ? queryArguments(fn, req.form)
-      : bodyArguments(fn, shape, body);
+      : bodyArguments(fn, shape, body, columns);
     // A function returning a table's rows answers with that table's handlers; another with its own name's (not
     // a set of the domain: PostgREST's handlers answer a single value).
     const media = mediaOf(
@@ -864,6 +865,16 @@ function isArguments(body: unknown): boolean {
  * The argument names of a call's body: an object's keys, or those of an array's objects, which must all have
  * the same keys (PostgREST: 400 PGRST102 "All object keys must match").
  */
+/**
+ * The `columns=` of a call with a JSON body: PostgREST then takes the body as is, and these names (not its keys)
+ * choose the function and are its arguments. Other bodies (form, CSV, raw) keep their own keys.
+ */
+function jsonColumns(req: RpcRequest, columns: string[] | undefined): string[] | undefined {
+  const json = req.method === "POST" && !req.form &&
+    (req.contentType ?? "application/json") === "application/json";
+  return json && columns !== undefined ? [...new Set(columns)] : undefined;
+}
+
 function bodyKeys(body: unknown): string[] {
   if (isObject(body)) return Object.keys(body);
   if (!Array.isArray(body) || body.length === 0 || !body.every(isObject)) return [];
