@@ -11,7 +11,8 @@ const SQL = `
 create schema rel_private;
 grant usage on schema rel_private to anon, authenticated, service_role;
 
--- A foreign key named like the embed, its column named like another.
+-- A foreign key named like the embed (and like a table it does not reference), its column named like another.
+create table client (id int primary key);
 create table clients (id int primary key, name text);
 create table projects (id int primary key, name text, client_id int constraint client references clients);
 insert into clients values (1, 'Microsoft'), (2, 'Apple');
@@ -106,6 +107,12 @@ const CASES: WireCase[] = [
     url: "projects?select=id,client_id(name)&id=eq.1",
     status: 200,
     json: [{ id: 1, client_id: { name: "Microsoft" } }],
+  },
+  {
+    name: "embed by the referenced column, from the referenced table: one-to-many",
+    url: "clients?select=name,id(name)&id=eq.1",
+    status: 200,
+    json: [{ name: "Microsoft", id: [{ name: "Windows" }] }],
   },
   {
     name: "embed by the constraint's name with !inner and a filter on it",
