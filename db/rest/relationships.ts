@@ -1,6 +1,6 @@
 import { FuzzySet } from "../../lib/fuzzy.ts";
 import { type RelationshipCandidate, restErrors } from "../../lib/rest_errors.ts";
-import type { ForeignKey, SchemaCache } from "./schema.ts";
+import type { ComputedRelationship, SchemaCache } from "./schema.ts";
 
 /** How an embedded resource is reached from its parent. */
 export interface Relationship {
@@ -18,105 +18,292 @@ export interface Relationship {
   name: string;
   /** How PGRST201 describes it when it is one of several candidates. */
   candidate: RelationshipCandidate;
-  /** Where PGRST201 lists it among the candidates (see orderKey). */
-  order?: string[];
 }
 
-/** PostgREST's order of its candidates: cardinality (its constructors' order), then constraint and columns. */
-const CARDINALITY_ORDER = ["one-to-many", "many-to-one", "one-to-one", "many-to-many"];
+/** PostgREST's cardinalities, in the order of its constructors (which its sort follows). */
+const CARDINALITIES = ["O2M", "M2O", "O2O", "M2M"] as const;
+type Cardinality = typeof CARDINALITIES[number];
+
+/** A many-to-many's junction: its foreign keys to the source and to the target, with their column pairs. */
+interface Junction {
+  table: string;
+  constraint1: string;
+  constraint2: string;
+  /** [source column, junction column] */
+  colsSource: [string, string][];
+  /** [target column, junction column] */
+  colsTarget: [string, string][];
+}
+
+/** A relationship as PostgREST's schema cache holds it (SchemaCache/Relationship.hs), one per direction. */
+interface CachedRelationship {
+  table: string;
+  foreignTable: string;
+  isSelf: boolean;
+  cardinality: Cardinality;
+  /** The foreign key's name; empty for a many-to-many. */
+  constraint: string;
+  /** [table column, foreign table column] */
+  columns: [string, string][];
+  /** One-to-one only: `table` is the referenced side. */
+  isParent: boolean;
+  junction?: Junction;
+  tableIsView: boolean;
+  foreignTableIsView: boolean;
+}
+
+const CARDINALITY_NAMES: Record<Cardinality, RelationshipCandidate["cardinality"]> = {
+  O2M: "one-to-many",
+  M2O: "many-to-one",
+  O2O: "one-to-one",
+  M2M: "many-to-many",
+};
+
+const zip = (a: string[], b: string[]): [string, string][] => a.map((x, i) => [x, b[i]!]);
+const swap = (pairs: [string, string][]): [string, string][] => pairs.map(([a, b]) => [b, a]);
 
 /**
- * The key PostgREST sorts a table's relationships by (its derived `Ord`): the target, whether it is the table
- * itself, the cardinality, the constraint names (a junction table's first), the columns.
+ * The relationships of the schema's tables and views, by table, as PostgREST builds them (SchemaCache.hs):
+ * each foreign key is many-to-one, or one-to-one when its columns are a key (views carry the key of the table
+ * they show); a junction whose two different foreign keys are all in its primary key joins its two targets;
+ * then every one-way relationship gets its inverse. Computed relationships replace those to a table of their name.
  */
-function orderKey(
-  parent: string,
-  target: string,
-  cardinality: string,
-  names: string[],
-  pairs: [string, string][],
-) {
-  const rank = String(CARDINALITY_ORDER.indexOf(cardinality));
-  return [target, target === parent ? "1" : "0", rank, ...names, pairs.map((p) => p.join("\0")).join("\0")];
+function buildRelationships(cache: SchemaCache): Map<string, CachedRelationship[]> {
+  const isView = (table: string) => cache.tables.get(table)?.kind === "view";
+  const direct: CachedRelationship[] = cache.foreignKeys.map((fk) => ({
+    table: fk.table,
+    foreignTable: fk.refTable,
+    isSelf: fk.table === fk.refTable,
+    cardinality: fk.oneToOne ? "O2O" : "M2O",
+    constraint: fk.name,
+    columns: zip(fk.columns, fk.refColumns),
+    isParent: false,
+    tableIsView: isView(fk.table),
+    foreignTableIsView: isView(fk.refTable),
+  }));
+  const all = [...direct, ...manyToMany(cache, direct), ...inverses(direct)];
+  const byTable = new Map<string, CachedRelationship[]>();
+  for (const rel of all) {
+    if (overridden(cache.computedRelationships ?? [], rel)) continue;
+    byTable.set(rel.table, [...byTable.get(rel.table) ?? [], rel]);
+  }
+  for (const list of byTable.values()) list.sort(compareRelationships);
+  return byTable;
 }
 
-function compareKeys(a: string[], b: string[]): number {
+/** PostgREST's addM2MRels: two different many-to-one keys of one table, all their columns in its primary key. */
+function manyToMany(cache: SchemaCache, direct: CachedRelationship[]): CachedRelationship[] {
+  const out: CachedRelationship[] = [];
+  const manyToOne = direct.filter((r) => r.cardinality === "M2O");
+  for (const toSource of manyToOne) {
+    const key = new Set(cache.tables.get(toSource.table)?.primaryKey ?? []);
+    for (const toTarget of manyToOne) {
+      if (toTarget.table !== toSource.table || toTarget.constraint === toSource.constraint) continue;
+      const columns = [...toSource.columns, ...toTarget.columns].map(([junctionColumn]) => junctionColumn);
+      if (!columns.every((c) => key.has(c))) continue;
+      out.push({
+        table: toSource.foreignTable,
+        foreignTable: toTarget.foreignTable,
+        isSelf: toSource.foreignTable === toTarget.foreignTable,
+        cardinality: "M2M",
+        constraint: "",
+        columns: [],
+        isParent: false,
+        junction: {
+          table: toSource.table,
+          constraint1: toSource.constraint,
+          constraint2: toTarget.constraint,
+          colsSource: swap(toSource.columns),
+          colsTarget: swap(toTarget.columns),
+        },
+        tableIsView: toSource.foreignTableIsView,
+        foreignTableIsView: toTarget.foreignTableIsView,
+      });
+    }
+  }
+  return out;
+}
+
+/** PostgREST's addInverseRels: many-to-one seen from the other side is one-to-many; one-to-one stays one. */
+function inverses(direct: CachedRelationship[]): CachedRelationship[] {
+  return direct.map((r) => ({
+    ...r,
+    table: r.foreignTable,
+    foreignTable: r.table,
+    cardinality: r.cardinality === "M2O" ? "O2M" : "O2O",
+    columns: swap(r.columns),
+    isParent: r.cardinality === "O2O" ? !r.isParent : false,
+    tableIsView: r.foreignTableIsView,
+    foreignTableIsView: r.tableIsView,
+  }));
+}
+
+/** A function of the table's row named like the foreign table takes its place (getOverrideRelationshipsMap). */
+function overridden(computed: ComputedRelationship[], rel: CachedRelationship): boolean {
+  return computed.some((c) => c.table === rel.table && c.function === rel.foreignTable);
+}
+
+function compareText(a: string, b: string): number {
+  return a === b ? 0 : a < b ? -1 : 1;
+}
+
+function comparePairs(a: [string, string][], b: [string, string][]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+    const c = compareText(a[i]![0], b[i]![0]) || compareText(a[i]![1], b[i]![1]);
+    if (c !== 0) return c;
   }
   return a.length - b.length;
 }
 
-const list = (cols: string[]) => `(${cols.join(", ")})`;
+function compareJunctions(a: Junction | undefined, b: Junction | undefined): number {
+  if (!a || !b) return 0;
+  return compareText(a.table, b.table) || compareText(a.constraint1, b.constraint1) ||
+    compareText(a.constraint2, b.constraint2) || comparePairs(a.colsSource, b.colsSource) ||
+    comparePairs(a.colsTarget, b.colsTarget);
+}
 
-/** A direct relationship through `fk`, seen from `parent` (many-to-one when `fk` is the parent's). */
-function direct(cache: SchemaCache, parent: string, target: string, fk: ForeignKey, outward: boolean) {
-  const pairs = outward ? zip(fk.columns, fk.refColumns) : zip(fk.refColumns, fk.columns);
-  const unique = isUnique(cache, fk.table, fk.columns);
-  const toOne = outward || unique;
-  const cardinality = unique ? "one-to-one" : outward ? "many-to-one" : "one-to-many";
-  const relationship = `${fk.name} using ${parent}${list(pairs.map((p) => p[0]))} and ${target}${
-    list(pairs.map((p) => p[1]))
-  }`;
+/** PostgREST's derived `Ord` of relationships, the order of its PGRST201 candidates. */
+function compareRelationships(a: CachedRelationship, b: CachedRelationship): number {
+  return compareText(a.table, b.table) || compareText(a.foreignTable, b.foreignTable) ||
+    Number(a.isSelf) - Number(b.isSelf) ||
+    CARDINALITIES.indexOf(a.cardinality) - CARDINALITIES.indexOf(b.cardinality) ||
+    compareText(a.constraint, b.constraint) || comparePairs(a.columns, b.columns) ||
+    Number(a.isParent) - Number(b.isParent) || compareJunctions(a.junction, b.junction) ||
+    Number(a.tableIsView) - Number(b.tableIsView) ||
+    Number(a.foreignTableIsView) - Number(b.foreignTableIsView);
+}
+
+/** Built once per schema cache (a new cache is a new object). */
+const built = new WeakMap<SchemaCache, Map<string, CachedRelationship[]>>();
+
+function relationshipsByTable(cache: SchemaCache): Map<string, CachedRelationship[]> {
+  let byTable = built.get(cache);
+  if (!byTable) built.set(cache, byTable = buildRelationships(cache));
+  return byTable;
+}
+
+function relationshipsOf(cache: SchemaCache, table: string): CachedRelationship[] {
+  return relationshipsByTable(cache).get(table) ?? [];
+}
+
+function tablesWithRelationships(cache: SchemaCache): Set<string> {
+  const computed = (cache.computedRelationships ?? []).map((c) => c.table);
+  return new Set([...relationshipsByTable(cache).keys(), ...computed, ...cache.internalJunctionEnds ?? []]);
+}
+
+/** The foreign key's single column on the origin's side (PostgREST's matchFKSingleCol). */
+function singleColumn(rel: CachedRelationship): string | undefined {
+  return rel.columns.length === 1 ? rel.columns[0]![0] : undefined;
+}
+
+/** The foreign key's single column on the target's side (matchFKRefSingleCol). */
+function singleRefColumn(rel: CachedRelationship): string | undefined {
+  return rel.columns.length === 1 ? rel.columns[0]![1] : undefined;
+}
+
+/** PostgREST v14's findRel filter (Plan.hs): which relationships of the origin `target` and `hint` name. */
+function matches(rel: CachedRelationship, target: string, hint: string | undefined): boolean {
+  const direct = rel.cardinality !== "M2M";
+  if (rel.isSelf) {
+    // One foreign key, two relationships: the table's name is the one-to-many (children), the column the
+    // many-to-one (parent); a hint names the referenced column of the one-to-many.
+    if (hint === undefined) {
+      return (target === rel.foreignTable && rel.cardinality === "O2M") ||
+        (rel.cardinality === "M2O" && singleColumn(rel) === target);
+    }
+    return target === rel.foreignTable && rel.cardinality === "O2M" && singleRefColumn(rel) === hint;
+  }
+  if (hint === undefined) {
+    // By constraint or column the target is a table, never a view (PostgREST issue 2277).
+    return target === rel.foreignTable ||
+      (direct && !rel.foreignTableIsView && (rel.constraint === target || singleColumn(rel) === target));
+  }
+  return target === rel.foreignTable && (
+    (direct && (rel.constraint === hint || singleColumn(rel) === hint || singleRefColumn(rel) === hint)) ||
+    rel.junction?.table === hint
+  );
+}
+
+/** The relationship the compiler embeds through. */
+function embedding(rel: CachedRelationship): Relationship {
+  const junction = rel.junction;
   return {
-    target,
-    toOne,
-    pairs,
-    name: fk.name,
-    candidate: { cardinality, embedding: `${parent} with ${target}`, relationship, hint: fk.name } as const,
-    order: orderKey(parent, target, cardinality, [fk.name], pairs),
+    target: rel.foreignTable,
+    toOne: rel.cardinality === "M2O" || rel.cardinality === "O2O",
+    pairs: rel.columns,
+    ...(junction
+      ? {
+        junction: {
+          table: junction.table,
+          toParent: junction.colsSource,
+          toTarget: swap(junction.colsTarget),
+        },
+      }
+      : {}),
+    name: junction ? `${junction.table}(${junction.constraint1},${junction.constraint2})` : rel.constraint,
+    candidate: candidate(rel),
   };
 }
 
-/** The tables `table` has a relationship with (either direction, or through a junction table). */
-function relatedTables(cache: SchemaCache, table: string): string[] {
-  const out = new Set<string>();
-  for (const fk of cache.foreignKeys) {
-    if (fk.table === table) out.add(fk.refTable);
-    if (fk.refTable === table) {
-      out.add(fk.table);
-      for (const other of cache.foreignKeys) {
-        if (other.table === fk.table && other !== fk) out.add(other.refTable);
-      }
-    }
-  }
-  return [...out];
+const list = (cols: string[]) => `(${cols.join(", ")})`;
+
+/** How PGRST201 shows a candidate (Error.hs compressedRel, relHint). */
+function candidate(rel: CachedRelationship): RelationshipCandidate {
+  const j = rel.junction;
+  const relationship = j
+    ? `${j.table} using ${j.constraint1}${list(j.colsSource.map((p) => p[1]))} and ${j.constraint2}${
+      list(j.colsTarget.map((p) => p[1]))
+    }`
+    : `${rel.constraint} using ${rel.table}${list(rel.columns.map((p) => p[0]))} and ${rel.foreignTable}${
+      list(rel.columns.map((p) => p[1]))
+    }`;
+  return {
+    cardinality: CARDINALITY_NAMES[rel.cardinality],
+    embedding: `${rel.table} with ${rel.foreignTable}`,
+    relationship,
+    hint: j ? j.table : rel.constraint,
+  };
 }
 
-/** PostgREST's "Perhaps you meant …" for PGRST200: a close child name, or a close parent name. */
+function computedEmbedding(parent: string, computed: ComputedRelationship): Relationship {
+  return {
+    target: computed.target,
+    toOne: computed.toOne,
+    pairs: [],
+    computed: computed.function,
+    name: computed.function,
+    candidate: {
+      cardinality: computed.toOne ? "many-to-one" : "one-to-many",
+      embedding: `${parent} with ${computed.target}`,
+      relationship: `${computed.function}(${parent})`,
+      hint: computed.function,
+    },
+  };
+}
+
+/**
+ * PostgREST's "Perhaps you meant …" for PGRST200 (Error.hs noRelBetweenHint): a close name among the parent's
+ * related tables, or when the parent has no relationship, a close name among the tables that have one.
+ */
 function relationshipSuggestion(cache: SchemaCache, parent: string, name: string): string | undefined {
-  const related = relatedTables(cache, parent);
-  if (related.length > 0) {
+  const computed = (cache.computedRelationships ?? []).filter((c) => c.table === parent);
+  const related = [
+    ...relationshipsOf(cache, parent).map((r) => r.foreignTable),
+    ...computed.map((c) => c.target),
+  ];
+  // A table whose relationships go through a junction that is not exposed has none here, but still is a parent.
+  if (related.length > 0 || cache.internalJunctionEnds?.includes(parent)) {
     const child = new FuzzySet(related).get(name).find(([score]) => score < 1)?.[1];
     return child === undefined ? undefined : `Perhaps you meant '${child}' instead of '${name}'.`;
   }
-  const withRelationships = new Set<string>();
-  for (const fk of cache.foreignKeys) withRelationships.add(fk.table).add(fk.refTable);
-  const other = new FuzzySet(withRelationships).getOne(parent);
+  const other = new FuzzySet(tablesWithRelationships(cache)).getOne(parent);
   return other === undefined ? undefined : `Perhaps you meant '${other}' instead of '${parent}'.`;
-}
-
-function isUnique(cache: SchemaCache, table: string, columns: string[]): boolean {
-  const info = cache.tables.get(table);
-  const set = [...columns].sort().join("\0");
-  return info?.uniques.some((u) => [...u].sort().join("\0") === set) ?? false;
-}
-
-function zip(a: string[], b: string[]): [string, string][] {
-  return a.map((x, i) => [x, b[i]!]);
-}
-
-function matchesHint(fk: ForeignKey, hint: string | undefined, side: "from" | "to"): boolean {
-  if (hint === undefined) return true;
-  if (fk.name === hint) return true;
-  const cols = side === "from" ? fk.columns : fk.refColumns;
-  return (cols.length === 1 && cols[0] === hint) || (fk.columns.length === 1 && fk.columns[0] === hint);
 }
 
 /**
  * Finds the relationship through which `parent` embeds `name` (a table, a foreign key name or a foreign key
- * column), narrowed by `hint` (a foreign key name, a column or a junction table). None is PGRST200; several
- * are PGRST201, as PostgREST answers.
+ * column), narrowed by `hint` (a foreign key name, a column or a junction table), by PostgREST v14's findRel.
+ * None is PGRST200; several are PGRST201, listed in PostgREST's order.
  */
 export function resolveRelationship(
   cache: SchemaCache,
@@ -124,113 +311,19 @@ export function resolveRelationship(
   name: string,
   hint: string | undefined,
 ): Relationship {
-  // A function of the parent's row named `name` embeds its rows, ahead of any foreign key by that name.
+  const found = relationshipsOf(cache, parent).filter((rel) => matches(rel, name, hint)).map(embedding);
+  // A function of the parent's row named `name` embeds its rows (sorted after the foreign keys, as there).
   const computed = cache.computedRelationships?.find((c) => c.table === parent && c.function === name);
-  if (computed) {
-    return {
-      target: computed.target,
-      toOne: computed.toOne,
-      pairs: [],
-      computed: computed.function,
-      name: computed.function,
-      candidate: {
-        cardinality: computed.toOne ? "many-to-one" : "one-to-many",
-        embedding: `${parent} with ${computed.target}`,
-        relationship: `${computed.function}(${parent})`,
-        hint: computed.function,
-      },
-    };
-  }
-  const found: Relationship[] = [];
-  const fks = cache.foreignKeys;
-  if (cache.tables.has(name)) {
-    for (const fk of fks) {
-      if (fk.table === fk.refTable) {
-        // A self-reference is two relationships, told apart as PostgREST does: by the table's name it is the
-        // one-to-many (the children; a hint names the referencing column), by the column the many-to-one.
-        const children = fk.table === parent && name === parent
-          ? direct(cache, parent, name, fk, false)
-          : null;
-        const hinted = hint === undefined || (fk.columns.length === 1 && fk.columns[0] === hint);
-        if (children?.candidate.cardinality === "one-to-many" && hinted) found.push(children);
-        continue;
-      }
-      if (fk.table === parent && fk.refTable === name && matchesHint(fk, hint, "from")) {
-        found.push(direct(cache, parent, name, fk, true));
-      }
-      if (fk.refTable === parent && fk.table === name && matchesHint(fk, hint, "to")) {
-        // A self-reference already counted as many-to-one above is also one-to-many: both are candidates.
-        found.push(direct(cache, parent, name, fk, false));
-      }
-    }
-    // Many-to-many through a junction table with a foreign key to each side whose columns are all in its
-    // primary key (PostgREST's rule); a candidate beside the direct ones, as there (several are PGRST201).
-    for (const toParent of fks) {
-      if (toParent.refTable !== parent || toParent.table === parent || toParent.table === name) continue;
-      if (hint !== undefined && hint !== toParent.table) continue;
-      const key = new Set(cache.tables.get(toParent.table)?.primaryKey ?? []);
-      for (const toTarget of fks) {
-        if (toTarget.table !== toParent.table || toTarget.refTable !== name || toTarget === toParent) {
-          continue;
-        }
-        if (![...toParent.columns, ...toTarget.columns].every((c) => key.has(c))) continue;
-        found.push({
-          target: name,
-          toOne: false,
-          pairs: [],
-          junction: {
-            table: toParent.table,
-            toParent: zip(toParent.refColumns, toParent.columns),
-            toTarget: zip(toTarget.columns, toTarget.refColumns),
-          },
-          name: `${toParent.table}(${toParent.name},${toTarget.name})`,
-          candidate: {
-            cardinality: "many-to-many",
-            embedding: `${parent} with ${name}`,
-            relationship: `${toParent.table} using ${toParent.name}${
-              list(toParent.columns)
-            } and ${toTarget.name}${list(toTarget.columns)}`,
-            hint: toParent.table,
-          },
-          order: orderKey(parent, name, "many-to-many", [toParent.table, toParent.name, toTarget.name], []),
-        });
-      }
-    }
-  } else {
-    // By constraint or column name the embedded resource is a table, never a view that has the foreign key too
-    // (PostgREST: "constraint/column-from-origin can only come from tables").
-    const isView = (table: string) => cache.tables.get(table)?.kind === "view";
-    for (const fk of fks) {
-      const self = fk.table === fk.refTable;
-      const byName = fk.name === name && !self;
-      const byColumn = fk.columns.length === 1 && fk.columns[0] === name;
-      if (self && fk.table === parent) {
-        // The parent through a self-reference's column (`select=parent_id(*)`), never by the constraint's name.
-        const parentRow = direct(cache, parent, fk.refTable, fk, true);
-        if (byColumn && hint === undefined && parentRow.candidate.cardinality === "many-to-one") {
-          found.push(parentRow);
-        }
-        continue;
-      }
-      if (fk.table === parent && (byName || byColumn) && !isView(fk.refTable)) {
-        found.push(direct(cache, parent, fk.refTable, fk, true));
-      } else if (fk.refTable === parent && byName && !isView(fk.table)) {
-        found.push(direct(cache, parent, fk.table, fk, false));
-      }
-    }
-  }
+  if (computed) found.push(computedEmbedding(parent, computed));
   if (found.length === 0) {
     throw restErrors.noRelationship(
       parent,
       name,
       hint,
       cache.schema,
-      hint === undefined ? relationshipSuggestion(cache, parent, name) : undefined,
+      relationshipSuggestion(cache, parent, name),
     );
   }
-  if (found.length > 1) {
-    const sorted = [...found].sort((a, b) => compareKeys(a.order ?? [], b.order ?? []));
-    throw restErrors.ambiguous(name, sorted.map((r) => r.candidate));
-  }
+  if (found.length > 1) throw restErrors.ambiguous(name, found.map((r) => r.candidate));
   return found[0]!;
 }

@@ -28,6 +28,8 @@ export interface ForeignKey {
   columns: string[];
   refTable: string;
   refColumns: string[];
+  /** Its columns are a primary key or unique constraint of its table: one-to-one (PostgREST's O2O). */
+  oneToOne: boolean;
 }
 
 /** A table or view of the exposed schema. */
@@ -146,6 +148,8 @@ export interface SchemaCache {
   functions: Map<string, FunctionInfo[]>;
   /** Functions that embed a table's related rows, by the name they embed under. */
   computedRelationships?: ComputedRelationship[];
+  /** Tables with a many-to-many through a junction of a schema that is not exposed (PostgREST drops it). */
+  internalJunctionEnds?: string[];
   /** The request roles' own settings, which `set role` does not apply (PostgREST applies them per request). */
   roleSettings?: RoleSettings;
   /** Media type handlers of this schema's resources (and `anyelement` ones of the exposed schemas). */
@@ -203,7 +207,8 @@ select json_build_object(
       ), '[]')
     ))
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = $1 and c.relkind in ('r', 'v', 'm', 'f', 'p')
+    -- Partitions are not resources: PostgREST reads their partitioned table only.
+    where n.nspname = $1 and c.relkind in ('r', 'v', 'm', 'f', 'p') and not c.relispartition
   ), '[]'),
   -- Domain representations: implicit casts by function between a domain and json or text.
   'representations', coalesce((
@@ -244,13 +249,17 @@ select json_build_object(
         select json_agg(a.attname order by k.i)
         from unnest(con.confkey) with ordinality k(n, i)
         join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.n
-      )
+      ),
+      'one_to_one', exists (select 1 from pg_constraint u where u.conrelid = con.conrelid
+        and u.contype in ('p', 'u') and array(select unnest(u.conkey) order by 1) = array(select unnest(con.conkey) order by 1))
     -- PostgREST's order (its candidates in PGRST201 follow it), not the catalog's physical one, which moves.
     ) order by con.conrelid, con.conname)
     from pg_constraint con
     join pg_class cl on cl.oid = con.conrelid join pg_namespace n on n.oid = cl.relnamespace
     join pg_class fcl on fcl.oid = con.confrelid join pg_namespace fn on fn.oid = fcl.relnamespace
-    where con.contype = 'f' and n.nspname = $1 and fn.nspname = $1
+    -- A partitioned table's foreign key is copied to each partition, and to each partition it references; the
+    -- copies (conparentid <> 0) are not relationships (PostgREST's allM2OandO2ORels).
+    where con.contype = 'f' and n.nspname = $1 and fn.nspname = $1 and con.conparentid = 0
   ), '[]'),
   -- The foreign keys of the tables of other schemas the schema's views read (PostgREST sees a view's
   -- relationships through its source tables, whatever their schema), by oid and attribute numbers.
@@ -263,14 +272,35 @@ select json_build_object(
     )
     select json_agg(json_build_object(
       'name', con.conname, 'oid', con.conrelid::int8, 'attnums', con.conkey,
-      'ref_oid', con.confrelid::int8, 'ref_attnums', con.confkey
+      'ref_oid', con.confrelid::int8, 'ref_attnums', con.confkey,
+      'one_to_one', exists (select 1 from pg_constraint u where u.conrelid = con.conrelid
+        and u.contype in ('p', 'u') and array(select unnest(u.conkey) order by 1) = array(select unnest(con.conkey) order by 1))
     ))
     from pg_constraint con
     join pg_class cl on cl.oid = con.conrelid join pg_namespace n on n.oid = cl.relnamespace
     join pg_class fcl on fcl.oid = con.confrelid join pg_namespace fn on fn.oid = fcl.relnamespace
-    where con.contype = 'f' and not (n.nspname = $1 and fn.nspname = $1)
+    where con.contype = 'f' and con.conparentid = 0 and not (n.nspname = $1 and fn.nspname = $1)
       and (n.nspname = $1 or con.conrelid in (select oid from read))
       and (fn.nspname = $1 or con.confrelid in (select oid from read))
+  ), '[]'),
+  -- The tables joined to another of the schema by a junction table of a schema that is not exposed: PostgREST
+  -- drops that many-to-many, but still counts them as tables with relationships (in its PGRST200 hint).
+  'internal_junction_ends', coalesce((
+    select json_agg(distinct t.relname)
+    from pg_constraint c1
+    join pg_constraint c2 on c2.conrelid = c1.conrelid and c2.contype = 'f' and c2.conname <> c1.conname
+    join pg_constraint pk on pk.conrelid = c1.conrelid and pk.contype = 'p'
+    join pg_class j on j.oid = c1.conrelid join pg_namespace jn on jn.oid = j.relnamespace
+    join pg_class t on t.oid = c1.confrelid join pg_namespace tn on tn.oid = t.relnamespace
+    join pg_class ft on ft.oid = c2.confrelid join pg_namespace fn on fn.oid = ft.relnamespace
+    where c1.contype = 'f' and c1.conparentid = 0 and c2.conparentid = 0
+      and tn.nspname = $1 and fn.nspname = $1
+      and jn.nspname not in (select json_array_elements_text($2::text::json))
+      and (c1.conkey || c2.conkey) <@ pk.conkey
+      -- Many-to-one keys only: a key that is unique too is one-to-one, no junction.
+      and not exists (select 1 from pg_constraint u where u.conrelid = j.oid and u.contype in ('p', 'u')
+        and (array(select unnest(u.conkey) order by 1) = array(select unnest(c1.conkey) order by 1)
+          or array(select unnest(u.conkey) order by 1) = array(select unnest(c2.conkey) order by 1)))
   ), '[]'),
   -- Plain functions (no aggregates, procedures, triggers). Arguments and results of pseudo-types (internal,
   -- cstring, anyelement…) cannot be given or read as JSON: such functions are left out, but for void and
@@ -403,9 +433,24 @@ interface RawCache {
     }[];
     uniques: { primary: boolean; columns: string[] }[];
   }[];
-  fks: { name: string; table: string; ref_table: string; columns: string[]; ref_columns: string[] }[];
+  fks: {
+    name: string;
+    table: string;
+    ref_table: string;
+    columns: string[];
+    ref_columns: string[];
+    one_to_one: boolean;
+  }[];
   view_keys?: { oid: number; attnums: number[] }[];
-  source_fks?: { name: string; oid: number; attnums: number[]; ref_oid: number; ref_attnums: number[] }[];
+  internal_junction_ends?: string[];
+  source_fks?: {
+    name: string;
+    oid: number;
+    attnums: number[];
+    ref_oid: number;
+    ref_attnums: number[];
+    one_to_one: boolean;
+  }[];
   representations: {
     domain: string;
     direction: "to_json" | "from_json" | "from_text";
@@ -571,6 +616,7 @@ export async function introspect(
     columns: f.columns,
     refTable: f.ref_table,
     refColumns: f.ref_columns,
+    oneToOne: f.one_to_one,
   }));
   const foreignKeys = [...tableKeys, ...viewForeignKeys(raw, tableKeys, sources)];
   const functions = new Map<string, FunctionInfo[]>();
@@ -607,6 +653,7 @@ export async function introspect(
     foreignKeys,
     functions,
     computedRelationships,
+    internalJunctionEnds: raw.internal_junction_ends ?? [],
     roleSettings,
     mediaHandlers,
     loadedAt: Date.now(),
@@ -678,12 +725,15 @@ function viewSources(raw: RawCache): ViewSources {
 function viewForeignKeys(raw: RawCache, keys: ForeignKey[], sources: ViewSources): ForeignKey[] {
   const byName = new Map(raw.tables.map((t) => [t.name, t]));
   const byOid = new Map(raw.tables.map((t) => [Number(t.oid), t]));
-  /** Each view showing all the columns `attnums` of relation `oid`, with their columns there. */
+  /**
+   * Each view showing all the columns `attnums` of relation `oid`, with their columns there: every combination
+   * when the view shows a column twice (PostgREST's expandKeyDepCols, one relationship each).
+   */
   const viewImages = (oid: number, attnums: (number | undefined)[]): [string, string[]][] => {
     const out: [string, string[]][] = [];
     for (const [view, columnsFrom] of sources) {
-      const cols = attnums.map((n) => columnsFrom.get(`${oid}:${n}`)?.[0]);
-      if (cols.every((c) => c !== undefined)) out.push([view, cols as string[]]);
+      const choices = attnums.map((n) => columnsFrom.get(`${oid}:${n}`) ?? []);
+      for (const cols of combinations(choices)) out.push([view, cols]);
     }
     return out;
   };
@@ -704,7 +754,7 @@ function viewForeignKeys(raw: RawCache, keys: ForeignKey[], sources: ViewSources
   };
   const out: ForeignKey[] = [];
   const add = (
-    name: string,
+    fk: { name: string; oneToOne: boolean },
     from: [string, string[]][],
     to: [string, string[]][],
     skip?: [string, string],
@@ -712,21 +762,29 @@ function viewForeignKeys(raw: RawCache, keys: ForeignKey[], sources: ViewSources
     for (const [table, columns] of from) {
       for (const [refTable, refColumns] of to) {
         if (skip && table === skip[0] && refTable === skip[1]) continue;
-        out.push({ name, table, columns, refTable, refColumns });
+        out.push({ name: fk.name, table, columns, refTable, refColumns, oneToOne: fk.oneToOne });
       }
     }
   };
   for (const fk of keys) {
-    add(fk.name, images(fk.table, fk.columns), images(fk.refTable, fk.refColumns), [fk.table, fk.refTable]);
+    add(fk, images(fk.table, fk.columns), images(fk.refTable, fk.refColumns), [fk.table, fk.refTable]);
   }
   for (const fk of raw.source_fks ?? []) {
     add(
-      fk.name,
+      { name: fk.name, oneToOne: fk.one_to_one },
       sourceImages(Number(fk.oid), fk.attnums),
       sourceImages(Number(fk.ref_oid), fk.ref_attnums),
     );
   }
   return out;
+}
+
+/** Every way to pick one element of each list, in order (none when a list is empty). */
+function combinations<T>(choices: T[][]): T[][] {
+  return choices.reduce<T[][]>(
+    (acc, options) => acc.flatMap((picked) => options.map((o) => [...picked, o])),
+    [[]],
+  );
 }
 
 /**
