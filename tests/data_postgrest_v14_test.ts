@@ -56,6 +56,13 @@ grant insert on insertonly to anon;
 create table limited (id int primary key, secret text, pub text);
 revoke all on limited from anon;
 grant select (id, pub), insert (id, pub), delete on limited to anon;
+create domain tsv_nn as tsvector not null;
+create domain tsv_ne as tsv_nn check (value <> '');
+create table docs (id int primary key, body text, v tsv_nn, w tsv_ne);
+insert into docs values (1, 'fat cats', to_tsvector('english', 'fat cats'), to_tsvector('english', 'fat cats')),
+  (2, 'lean dogs', to_tsvector('english', 'lean dogs'), to_tsvector('english', 'lean dogs'));
+create function body_vector(docs) returns tsvector language sql immutable as
+  $$ select to_tsvector('english', $1.body) $$;
 create table sales (id int, region text, amount int, primary key (id, region)) partition by list (region);
 create table sales_eu partition of sales for values in ('eu');
 `;
@@ -669,6 +676,25 @@ const CASES: WireCase[] = [
     headers: { prefer: "return=representation" },
     status: 201,
     json: [{ note: "n" }, { note: "n" }],
+  },
+  // A tsvector is searched as it is, through a domain (of a domain) or a computed field, as PostgREST does.
+  {
+    name: "fts on a tsvector domain",
+    url: "docs?select=id&v=fts(english).cat",
+    status: 200,
+    json: [{ id: 1 }],
+  },
+  {
+    name: "fts on a domain of a domain",
+    url: "docs?select=id&w=plfts(english).lean dog",
+    status: 200,
+    json: [{ id: 2 }],
+  },
+  {
+    name: "fts on a computed tsvector",
+    url: "docs?select=id&body_vector=fts(english).dog",
+    status: 200,
+    json: [{ id: 2 }],
   },
 ];
 

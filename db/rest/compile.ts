@@ -388,10 +388,10 @@ export class Compiler {
       sql = `${lhs} is distinct from ${parse(this.value(value as string, type))}`;
     } else if (f.op in TSQUERY) {
       const config = f.language ? `${this.param(f.language)}::text::regconfig, ` : "";
+      // A tsvector (a column, a domain over one, a computed field) is searched as it is.
       const col = t.columns.get(f.field.name);
-      const vector = f.field.path.length === 0 && col?.udt === "tsvector"
-        ? lhs
-        : `to_tsvector(${config}${lhs})`;
+      const type = col ? col.base ?? col.udt : t.computed?.get(f.field.name)?.udt;
+      const vector = f.field.path.length === 0 && type === "tsvector" ? lhs : `to_tsvector(${config}${lhs})`;
       sql = `${vector} @@ ${TSQUERY[f.op]}(${config}${this.param(value)}::text)`;
     } else {
       const op = OPS[f.op]!;

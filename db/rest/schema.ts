@@ -5,8 +5,10 @@ export interface ColumnInfo {
   name: string;
   /** `format_type` of the column, e.g. `integer`, `text[]`, `character varying(20)`. */
   type: string;
-  /** The base type's name in pg_type, e.g. `int4`, `_text`, `tsvector`. */
+  /** The type's name in pg_type, e.g. `int4`, `_text`, `tsvector`, or a domain's. */
   udt: string;
+  /** A domain's base type's name in pg_type, through domains of domains. */
+  base?: string;
   nullable: boolean;
   hasDefault: boolean;
   generated: boolean;
@@ -177,6 +179,15 @@ select json_build_object(
           'attnum', a.attnum,
           'type', format_type(a.atttypid, a.atttypmod),
           'udt', t.typname,
+          -- A domain's base type, through domains of domains (PostgREST reads a tsvector domain as a tsvector).
+          'base', case when t.typtype = 'd' then (
+            with recursive chain(oid, depth) as (
+              select t.typbasetype, 1
+              union all
+              select b.typbasetype, c.depth + 1 from chain c join pg_type b on b.oid = c.oid where b.typtype = 'd'
+            )
+            select b.typname from chain c join pg_type b on b.oid = c.oid order by c.depth desc limit 1
+          ) end,
           'nullable', not a.attnotnull,
           'has_default', a.atthasdef or a.attidentity <> '',
           'generated', a.attgenerated <> '',
@@ -426,6 +437,7 @@ interface RawCache {
       attnum: number;
       type: string;
       udt: string;
+      base: string | null;
       nullable: boolean;
       has_default: boolean;
       generated: boolean;
@@ -592,6 +604,7 @@ export async function introspect(
         name: c.name,
         type: c.type,
         udt: c.udt,
+        ...(c.base === null ? {} : { base: c.base }),
         nullable: c.nullable,
         hasDefault: c.has_default,
         generated: c.generated,
