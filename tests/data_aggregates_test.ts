@@ -119,6 +119,26 @@ const CASES: WireCase[] = [
     status: 200,
     json: [{ n: 4, last: "Ursula Le Guin" }],
   },
+  // A to-one spread is a lateral join, as PostgREST's: its columns group and order the parent's aggregates.
+  {
+    name: "a spread's column and count(), ordered by the spread",
+    url: "books?select=...authors(id,count())&author_id=not.is.null&order=authors(id)",
+    status: 200,
+    json: [{ id: 1, count: 2 }, { id: 2, count: 2 }],
+  },
+  {
+    name: "renamed in the spread, ordered by the new name",
+    url: "books?select=...authors(who:id,n:count())&author_id=not.is.null&order=authors(who).desc",
+    status: 200,
+    json: [{ who: 2, n: 2 }, { who: 1, n: 2 }],
+  },
+  {
+    name: "the parent's aggregate beside a spread's",
+    url:
+      "books?select=total:price.sum(),...authors(name,n:id.count())&author_id=not.is.null&order=authors(name)",
+    status: 200,
+    json: [{ total: 25, name: "Stanisław Lem", n: 2 }, { total: 21.49, name: "Ursula Le Guin", n: 2 }],
+  },
   {
     name: "aggregates in a to-many spread → 400 PGRST127",
     url: "authors?select=name,...books(rating.sum())",

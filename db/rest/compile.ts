@@ -318,6 +318,8 @@ export class Compiler {
   /** The key of each embed's node (its filters, order and range, gathered from every path that named it). */
   private readonly embedKeys = new Map<SelectEmbed, string>();
   private readonly embedNodes = new Map<string, Node & { depth: number }>();
+  /** The values each to-one spread's lateral join gives, by output name (`order=spread(name)` reads them). */
+  private readonly spreadValues = new Map<SelectEmbed, Map<string, string>>();
 
   /**
    * A column of `t`; an unknown one is 42703 naming the relation as PostgREST's SQL calls it (`alias`'s name
@@ -456,9 +458,17 @@ export class Compiler {
           const lateral = `${t.name}_${e.alias ?? e.name}_${sub.depth}`;
           throw new RestError(400, "42703", `column ${lateral}.${o.field.name} does not exist`);
         }
-        sql = `(select ${this.field(sub.target, sub.alias, o.field)} from ${sub.from} where ${
-          sub.where.join(" and ")
-        } limit 1)`;
+        // A to-one spread's value as its join gives it, which a grouped list can order by (PostgREST's).
+        const spread = o.field.path.length === 0 ? this.spreadValues.get(e)?.get(o.field.name) : undefined;
+        // A name the embed gives (`supervisor:id`) is that column's.
+        const named = e.select.find((i): i is SelectColumn =>
+          i.kind === "column" && !i.aggregate && i.alias === o.field.name
+        );
+        const field = named ? { ...named.field, path: [...named.field.path, ...o.field.path] } : o.field;
+        sql = spread ??
+          `(select ${this.field(sub.target, sub.alias, field)} from ${sub.from} where ${
+            sub.where.join(" and ")
+          } limit 1)`;
       } else {
         sql = this.field(t, alias, o.field);
       }
@@ -539,9 +549,9 @@ export class Compiler {
   private embed(parent: TableInfo, parentAlias: string, e: SelectEmbed, parentPath: string): string {
     const sub = this.embedFrom(parent, parentAlias, e, parentPath);
     const node = this.node(sub.path);
-    const { columns, groupBy } = this.selectList(sub.target, sub.alias, e.select, sub.path);
+    const { columns, groupBy, joins } = this.selectList(sub.target, sub.alias, e.select, sub.path);
     const row = quoteIdent(`_e${this.aliases++}`);
-    const base = `select ${columns} from ${sub.from} where ${sub.where.join(" and ")}${groupBy}`;
+    const base = `select ${columns} from ${sub.from}${joins} where ${sub.where.join(" and ")}${groupBy}`;
     // Embedded JSON is jsonb, as PostgREST builds it: its keys in jsonb's order, its text with jsonb's spacing.
     // Built as jsonb (`to_jsonb`, `jsonb_agg`) rather than PostgREST's `json_agg(…)::jsonb`, the same text
     // without parsing each embed's JSON again (a to-many embed of 20 rows: 449 against 487 µs on PGlite).
@@ -568,7 +578,14 @@ export class Compiler {
    * `expand` writes `*` as the table's columns, which a grouped list needs (PostgREST expands it when aggregates
    * are present).
    */
-  private items(t: TableInfo, alias: string, select: SelectItem[], path: string, expand = false): Entry[] {
+  private items(
+    t: TableInfo,
+    alias: string,
+    select: SelectItem[],
+    path: string,
+    joins: string[],
+    expand = false,
+  ): Entry[] {
     const out: Entry[] = [];
     const related = new Map<SelectEmbed, Entry[]>();
     for (const item of select) {
@@ -585,7 +602,7 @@ export class Compiler {
           }
         }
       } else if (item.kind === "column") out.push(this.columnEntry(t, alias, item));
-      else if (item.spread) related.set(item, this.spread(t, alias, item, path));
+      else if (item.spread) related.set(item, this.spread(t, alias, item, path, joins));
       else if (isEmptyEmbed(item)) {
         // `table()`: embedded for filtering only (`!inner`, `table=not.is.null`), absent from the output.
         this.emptyEmbed(t, item, path);
@@ -638,16 +655,25 @@ export class Compiler {
    * `...table(cols)`: the columns of a to-one resource flattened into the parent, its aggregates done in the
    * parent's group; of a to-many resource, each column an array of the related rows' values.
    */
-  private spread(t: TableInfo, alias: string, item: SelectEmbed, path: string): Entry[] {
+  private spread(t: TableInfo, alias: string, item: SelectEmbed, path: string, joins: string[]): Entry[] {
     const sub = this.embedFrom(t, alias, item, path);
     const where = sub.where.join(" and ");
-    const entries = this.items(sub.target, sub.alias, item.select, sub.path, true);
+    const inner: string[] = [];
+    const entries = this.items(sub.target, sub.alias, item.select, sub.path, inner, true);
     if (sub.rel.toOne) {
-      return entries.map((e) => ({
-        ...e,
-        // `count()` of a spread counts the parent rows that have the related row.
-        sql: `(select ${e.sql === "*" ? "1" : e.sql} from ${sub.from} where ${where} limit 1)`,
-      }));
+      // The related row joined once, as PostgREST's LEFT JOIN LATERAL: the parent reads its values by name,
+      // groups by them, and applies the spread's aggregates to them (`count()` counts the rows that have one).
+      const lateral = quoteIdent(`_s${this.aliases++}`);
+      const values = entries.map((e, i) => `${e.sql === "*" ? "1" : e.sql} as "_c${i}"`);
+      joins.push(
+        ` left join lateral (select ${values.join(", ")} from ${sub.from}${
+          inner.join("")
+        } where ${where} limit 1)` +
+          ` ${lateral} on true`,
+      );
+      const read = entries.map((e, i) => ({ ...e, sql: `${lateral}."_c${i}"` }));
+      this.spreadValues.set(item, new Map(read.flatMap((e) => e.name === null ? [] : [[e.name, e.sql]])));
+      return read;
     }
     if (entries.some((e) => e.aggregate)) {
       throw new RestError(400, "PGRST127", "Feature not implemented", {
@@ -659,9 +685,9 @@ export class Compiler {
     const limit = this.capped(node.limit);
     if (limit !== undefined) tail += ` limit ${this.rowCount(limit)}`;
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
-    const inner = `select ${this.render(entries)} from ${sub.from} where ${where}${tail}`;
+    const rows = `select ${this.render(entries)} from ${sub.from}${inner.join("")} where ${where}${tail}`;
     return entries.map((e) => ({
-      sql: `(select coalesce(jsonb_agg(_s.${quoteIdent(e.name!)}), '[]') from (${inner}) _s)`,
+      sql: `(select coalesce(jsonb_agg(_s.${quoteIdent(e.name!)}), '[]') from (${rows}) _s)`,
       name: e.name,
       json: true,
     }));
@@ -685,18 +711,26 @@ export class Compiler {
    */
   private selectList(t: TableInfo, alias: string, select: SelectItem[], path: string) {
     const grouped = aggregates(select);
-    const entries = this.items(t, alias, select, path, grouped);
-    if (!entries.some((e) => e.aggregate)) return { columns: this.render(entries), groupBy: "" };
+    const list: string[] = [];
+    const entries = this.items(t, alias, select, path, list, grouped);
+    const joins = list.join("");
+    if (!entries.some((e) => e.aggregate)) return { columns: this.render(entries), groupBy: "", joins };
     const keys = entries.flatMap((e, i) => e.aggregate ? [] : [String(i + 1)]);
     return {
       columns: this.render(entries, true),
       groupBy: keys.length ? ` group by ${keys.join(", ")}` : "",
+      joins,
     };
   }
 
-  /** The select list of a resource: `alias.*`, columns with renames, casts and JSON paths, embeds. */
-  projection(t: TableInfo, alias: string, select: SelectItem[], path: string): string {
-    return this.render(this.items(t, alias, select, path));
+  /**
+   * The select list of a resource (`alias.*`, columns with renames, casts and JSON paths, embeds) and the joins
+   * its to-one spreads read from, to follow its FROM item.
+   */
+  private projection(t: TableInfo, alias: string, select: SelectItem[], path: string) {
+    const joins: string[] = [];
+    const columns = this.render(this.items(t, alias, select, path, joins));
+    return { columns, joins: joins.join("") };
   }
 
   /** The body written by `this.handler` over the rows `_t` (`scalar`: their one column); null without one. */
@@ -836,10 +870,10 @@ export class Compiler {
     const scalar = shape === "value" || shape === "values" ? quoteIdent([...t.columns.keys()][0]!) : null;
     // A scalar result in CSV is headed `pgrst_scalar`, as PostgREST names it.
     const list = scalar
-      ? { columns: `${alias}.${scalar}${this.csv ? ' as "pgrst_scalar"' : ""}`, groupBy: "" }
+      ? { columns: `${alias}.${scalar}${this.csv ? ' as "pgrst_scalar"' : ""}`, groupBy: "", joins: "" }
       : this.selectList(t, alias, this.query.select, "");
     const limit = Math.min(root.limit ?? options.maxRows, options.maxRows);
-    let inner = `select ${list.columns} from ${source} ${alias}${whereSql}${list.groupBy}${
+    let inner = `select ${list.columns} from ${source} ${alias}${list.joins}${whereSql}${list.groupBy}${
       this.orderBy(t, alias, root.order, { select: this.query.select, path: "" })
     }`;
     inner += ` limit ${this.rowCount(limit)}`;
@@ -902,21 +936,21 @@ export class Compiler {
     if (aggregates(this.query.select)) {
       // Aggregates group the written rows; as in PostgREST, the rows counted are then the body's (a singular
       // answer, `max-affected` and `Content-Range` see the groups).
-      const { columns, groupBy } = this.selectList(t, alias, this.query.select, "");
+      const { columns, groupBy, joins } = this.selectList(t, alias, this.query.select, "");
       this.checkPaths();
       return `select count(*)::int8 as page_total, coalesce(${this.aggregate()}, '[]')::text as body` +
-        `${location}${inserted} from (select ${columns} from pgrst_source ${alias}${groupBy}${order}) _t`;
+        `${location}${inserted} from (select ${columns} from pgrst_source ${alias}${joins}${groupBy}${order}) _t`;
     }
-    const columns = this.projection(t, alias, this.query.select, "");
+    const { columns, joins } = this.projection(t, alias, this.query.select, "");
     this.checkPaths();
     const custom = this.handlerBody(null);
     if (custom) {
       return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
-        `(select ${custom} from (select ${columns} from pgrst_source ${alias}${order}) _t) ` +
+        `(select ${custom} from (select ${columns} from pgrst_source ${alias}${joins}${order}) _t) ` +
         `as body${location}${inserted}`;
     }
     return `select (select count(*) from pgrst_source)::int8 as page_total, ` +
-      `coalesce((select ${this.aggregate()} from (select ${columns} from pgrst_source ${alias}${order}) _t), '[]')::text ` +
+      `coalesce((select ${this.aggregate()} from (select ${columns} from pgrst_source ${alias}${joins}${order}) _t), '[]')::text ` +
       `as body${location}${inserted}`;
   }
 
