@@ -61,6 +61,7 @@ create domain tsv_ne as tsv_nn check (value <> '');
 create table docs (id int primary key, body text, v tsv_nn, w tsv_ne);
 insert into docs values (1, 'fat cats', to_tsvector('english', 'fat cats'), to_tsvector('english', 'fat cats')),
   (2, 'lean dogs', to_tsvector('english', 'lean dogs'), to_tsvector('english', 'lean dogs'));
+create function all_docs() returns setof docs language sql stable as $$ select * from docs $$;
 create function body_vector(docs) returns tsvector language sql immutable as
   $$ select to_tsvector('english', $1.body) $$;
 create table sales (id int, region text, amount int, primary key (id, region)) partition by list (region);
@@ -689,6 +690,12 @@ const CASES: WireCase[] = [
     url: "docs?select=id&w=plfts(english).lean dog",
     status: 200,
     json: [{ id: 2 }],
+  },
+  {
+    name: "fts on a tsvector domain of a function's rows",
+    url: "rpc/all_docs?select=id&w=fts(english).cat",
+    status: 200,
+    json: [{ id: 1 }],
   },
   {
     name: "fts on a computed tsvector",

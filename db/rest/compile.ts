@@ -15,7 +15,7 @@ import { FuzzySet } from "../../lib/fuzzy.ts";
 import { RestError, restErrors } from "../../lib/rest_errors.ts";
 import { type EmbedPlacement, placeEmbedParams } from "./embed_params.ts";
 import { type Relationship, resolveRelationship } from "./relationships.ts";
-import type { FunctionInfo, MediaHandler, SchemaCache, TableInfo } from "./schema.ts";
+import type { ColumnInfo, FunctionInfo, MediaHandler, SchemaCache, TableInfo } from "./schema.ts";
 
 /** The select list and path of the resource whose conditions are compiled. */
 interface Level {
@@ -104,7 +104,13 @@ function callSource(fn: FunctionInfo, invocation: string, scalar: boolean): stri
 
 /** The result of a function as a table the compiler can filter, order and embed from. */
 function resultTable(fn: FunctionInfo, cache: SchemaCache): TableInfo {
-  const columns = fn.result.kind === "composite" ? fn.result.columns : [{
+  // A table's rows: its columns' base types (a tsvector domain is searched as a tsvector).
+  const table = fn.result.table === null ? undefined : cache.tables.get(fn.result.table);
+  const withBase = (c: ColumnInfo): ColumnInfo => {
+    const base = table?.columns.get(c.name)?.base;
+    return base === undefined ? c : { ...c, base };
+  };
+  const columns = fn.result.kind === "composite" ? fn.result.columns.map(withBase) : [{
     name: fn.name,
     type: fn.result.type,
     udt: fn.result.udt,
