@@ -324,8 +324,11 @@ async function answer(req: WorkerRequest): Promise<unknown> {
   }
 }
 
-/** The engine's JavaScript garbage goes back once the database rests (lib/rest_gc.ts). */
-const rest = restCollector(REST_GC_MS);
+/**
+ * The engine's JavaScript garbage goes back once the database rests (lib/rest_gc.ts). A resting project's engine
+ * still answers a few statements a second (change capture, the workers' rounds): that is rest too.
+ */
+const rest = restCollector(REST_GC_MS, { quietTouches: REST_GC_MS / 500 });
 
 self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   const req = e.data;

@@ -40,27 +40,58 @@ function collector(): () => void {
   return exposed;
 }
 
-/** Collects once after each stretch of work followed by `restMs` without a touch. */
-export function restCollector(restMs: number): RestCollector {
+/** How far the committed heap must have grown since the last collection for a polled rest to collect again. */
+const POLLED_GROWTH_BYTES = 4 * 1048576;
+
+export interface RestOptions {
+  /**
+   * The most touches within one `restMs` window still counted as rest: background rounds that poll a thread
+   * every second or so (an embedded engine's change capture, the workers' rounds) would otherwise never let it
+   * rest, and its grown young generation (8–15 MB an engine, measured) would stay resident. Such a rest collects
+   * only once the heap has grown by POLLED_GROWTH_BYTES since the last collection. 0: only a full `restMs` with
+   * no touch is rest.
+   */
+  quietTouches?: number;
+}
+
+/** Collects once after each stretch of work followed by `restMs` without a touch (or with only `quietTouches`). */
+export function restCollector(restMs: number, options: RestOptions = {}): RestCollector {
   const gc = collector();
+  const quietTouches = options.quietTouches ?? 0;
   let worked = true; // starting is work too
   let lastWork = Date.now();
+  let windowStart = lastWork;
+  let windowTouches = 0;
+  let lastWindowTouches = Infinity;
+  let afterCollection = 0;
   const timer = setInterval(() => {
     if (trimWanted) {
       trimWanted = false;
       mallocTrim();
     }
-    if (!worked || Date.now() - lastWork < restMs) return;
+    const now = Date.now();
+    if (now - windowStart >= restMs) {
+      lastWindowTouches = windowTouches;
+      windowTouches = 0;
+      windowStart = now;
+    }
+    if (!worked) return;
+    const idle = now - lastWork >= restMs;
+    const polled = !idle && quietTouches > 0 && lastWindowTouches <= quietTouches &&
+      Deno.memoryUsage().heapTotal - afterCollection >= POLLED_GROWTH_BYTES;
+    if (!idle && !polled) return;
     worked = false;
     gc();
     // What the collection and the compilers freed is still resident in malloc's arenas until trimmed.
     mallocTrim();
+    afterCollection = Deno.memoryUsage().heapTotal;
   }, Math.max(100, restMs / 2));
   Deno.unrefTimer(timer);
   return {
     touch() {
       lastWork = Date.now();
       worked = true;
+      windowTouches++;
     },
     stop: () => clearInterval(timer),
   };

@@ -1,0 +1,34 @@
+import v8 from "node:v8";
+import { assert } from "../tests/assert.ts";
+import { restCollector } from "./rest_gc.ts";
+
+/** The young generation's committed size: grown by allocation, given back only by a full collection. */
+function youngBytes(): number {
+  return v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space")!.physical_space_size;
+}
+
+/** Allocates short-lived objects until the young generation has grown past 4 MB. */
+function growYoung(): void {
+  let keep: unknown[] = [];
+  for (let i = 0; i < 4e6 && youngBytes() <= 4 * 1048576; i++) {
+    keep.push({ i, s: `x${i}` });
+    if (keep.length > 2000) keep = [];
+  }
+}
+
+Deno.test("restCollector: a thread polled a few times per rest window still collects once at rest", async () => {
+  growYoung();
+  const grown = youngBytes();
+  assert(grown > 4 * 1048576, `young generation ${grown} bytes`);
+  // Touched every 100 ms, it is never idle for a whole 400 ms window; 4 touches a window are within 6.
+  const rest = restCollector(400, { quietTouches: 6 });
+  try {
+    for (let i = 0; i < 30 && youngBytes() >= grown; i++) {
+      rest.touch();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert(youngBytes() < grown, `young generation still ${youngBytes()} of ${grown} bytes`);
+  } finally {
+    rest.stop();
+  }
+});
