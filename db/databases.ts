@@ -54,17 +54,21 @@ export interface OwnerSession {
   role: string;
   /**
    * On PGlite, whose one session serves the platform and every request: what puts that session back after the
-   * owner's SQL, in the same transaction, so that a `set` of it (`set search_path`, a dump's `set_config(…,
-   * false)`, `set role`) outlives nothing. Absent on PostgreSQL, where the owner has a login of its own.
+   * owner's SQL (TransactionOptions.after: once its transaction has ended, however it ended), so that nothing it
+   * set on the session (`set search_path`, a dump's `set_config(…, false)`, `set session authorization`, a temp
+   * table, a held cursor or advisory lock) outlives it, even after a `commit` in its text followed by an error.
+   * Absent on PostgreSQL, where the owner has a login of its own.
    */
   reset?: string;
 }
 
 /**
  * PGlite's session as it started: its own user (named: single-user mode has no session authorization to reset
- * to), no role, its start settings.
+ * to), no role, its start settings, no cursor, temp table or session lock of the owner's.
  */
-const PGLITE_SESSION_RESET = "set session authorization postgres; reset role; reset all";
+const PGLITE_SESSION_RESET =
+  "close all; set session authorization postgres; reset role; reset all; discard temp; " +
+  "select pg_catalog.pg_advisory_unlock_all()";
 
 /** The owner role of every embedded project database (each is its own PGlite instance). */
 const PGLITE_OWNER = "project_owner";

@@ -65,6 +65,12 @@ export interface TransactionOptions {
    * prepared (postgres.js keeps every text it prepares until the connection closes). PGlite never keeps them.
    */
   prepare?: false;
+  /**
+   * SQL run on the same session once the transaction has ended, committed or rolled back, before any other
+   * statement reaches that session: what a caller's SQL left on a session shared with others (PGlite has one)
+   * is undone even when that SQL ended the transaction itself (`commit; …`) and then failed.
+   */
+  after?: string;
 }
 
 /** The one driver interface: PostgreSQL (postgres.js) and PGlite both implement it with the same SQL. */

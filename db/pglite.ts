@@ -488,13 +488,13 @@ class EmbeddedDatabase implements Monitored {
         }
         result = await fn(q);
       } catch (err) {
-        const ending = client.call({ op: "end", tx, commit: false }).catch(() => {});
+        const ending = client.call({ op: "end", tx, commit: false, after: options?.after }).catch(() => {});
         // After a timeout the engine still runs the late statement; the rollback follows it, unawaited, so
         // that the caller has its answer now.
         if (sqlState(err) !== "57014") await ending;
         throw err;
       }
-      await client.call({ op: "end", tx, commit: true });
+      await client.call({ op: "end", tx, commit: true, after: options?.after });
       return result;
     } finally {
       client.openTransactions--;

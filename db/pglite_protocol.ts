@@ -26,7 +26,7 @@ export type WorkerCall =
   | { op: "exec"; tx?: number; sql: string; watch?: boolean }
   | { op: "execRows"; tx?: number; sql: string; watch?: boolean }
   | { op: "begin" }
-  | { op: "end"; tx: number; commit: boolean }
+  | { op: "end"; tx: number; commit: boolean; after?: string }
   /** `end: "decide"`: the worker sends the rows (a `rows` event) and waits for a `decide` call. */
   | {
     op: "pipeline";

@@ -38,7 +38,7 @@ let nextId = 1;
 /** Open transactions: the engine's transaction object and how to end it. */
 const transactions = new Map<
   number,
-  { tx: Transaction; end: (commit: boolean) => void; done: Promise<void> }
+  { tx: Transaction; end: (ending: Ending) => void; done: Promise<void> }
 >();
 /** Pipelines waiting for the caller's decision. */
 const decisions = new Map<number, (decision: "commit" | "rollback") => void>();
@@ -184,17 +184,34 @@ function target(tx: number | undefined): PGlite | Transaction {
   return open.tx;
 }
 
+/** How an `end` call ends a transaction: commit or roll back, then `after` (TransactionOptions.after). */
+interface Ending {
+  commit: boolean;
+  after?: string;
+}
+
 /** Starts a transaction and answers `id` once it is open; it ends on an `end` call. */
 function begin(id: number): void {
   const tx = nextId++;
   let started = false;
-  let end!: (commit: boolean) => void;
-  const ended = new Promise<boolean>((resolve) => end = resolve);
+  let end!: (ending: Ending) => void;
+  const ended = new Promise<Ending>((resolve) => end = resolve);
   const done = engine().transaction(async (t) => {
     transactions.set(tx, { tx: t, end, done });
     started = true;
     send({ id, ok: true, value: tx });
-    if (!await ended) await t.rollback();
+    const { commit, after } = await ended;
+    if (after === undefined) {
+      if (!commit) await t.rollback();
+      return;
+    }
+    // `after` must run before PGlite's lock lets another call in, so the transaction is ended here by SQL, inside
+    // the callback (PGlite's own COMMIT then finds none open: a warning), and `after` runs whatever the end did.
+    try {
+      await t.exec(commit ? "commit" : "rollback");
+    } finally {
+      await t.exec(after);
+    }
   });
   done.catch((err) => {
     if (!started) send({ id, ok: false, error: serializeError(err) });
@@ -254,7 +271,7 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       const open = transactions.get(req.tx);
       if (!open) throw new Error("The transaction is closed");
       transactions.delete(req.tx);
-      open.end(req.commit);
+      open.end({ commit: req.commit, after: req.after });
       await open.done;
       return null;
     }

@@ -298,6 +298,13 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       } finally {
         await tx.finish();
         deadline?.end();
+        // Before the connection serves anyone else. One that fails is dropped rather than handed back unreset.
+        if (options?.after !== undefined && !reserved.lost) {
+          await reserved.race(reserved.sql.unsafe(options.after)).catch((e) => {
+            reserved.note(e);
+            reserved.drop();
+          });
+        }
         reserved.release();
       }
     },

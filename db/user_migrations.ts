@@ -77,8 +77,7 @@ export function databaseTarget(owner: OwnerSession): MigrationTarget {
           m.checksum,
         ]);
         await tx.query("select pg_notify('platform_schema', 'reload')");
-        if (owner.reset) await tx.exec(owner.reset);
-      });
+      }, { after: owner.reset });
     },
   };
 }

@@ -66,6 +66,48 @@ if (!serverUrl) {
           },
         );
 
+        await t.step(
+          "nor does it outlive a `commit` in the SQL followed by an error, nor a failed migration",
+          async () => {
+            const before = await run(
+              "select current_user as who, current_setting('session_replication_role') as replication, " +
+                "coalesce(current_setting('my.leak', true), '') as leak",
+            );
+            const escapes = [
+              "set my.leak = 'leak'; commit; select 1/0",
+              "reset role; set session_replication_role = replica; commit; select 1/0",
+              "reset role; create temp table leak_t (x int); declare leak_c cursor with hold for select 1; " +
+              "select pg_catalog.pg_advisory_lock(42); commit; select 1/0",
+              "set session authorization anon; commit; select 1/0",
+            ];
+            for (const query of escapes) {
+              const failed = await run(query);
+              assertEquals(failed.status, 400, `${query}: ${JSON.stringify(failed.body)}`);
+            }
+            const after = await run(
+              "select current_user as who, current_setting('session_replication_role') as replication, " +
+                "coalesce(current_setting('my.leak', true), '') as leak",
+            );
+            assertEquals(after.body.data, before.body.data);
+            const held = await run(
+              "reset role; select (select count(*) from pg_catalog.pg_cursors)::int as cursors, " +
+                "(select count(*) from pg_catalog.pg_locks where locktype = 'advisory')::int as locks, " +
+                "pg_catalog.to_regclass('pg_temp.leak_t') is null as no_temp",
+            );
+            assertEquals(held.body.data, [{ cursors: 0, locks: 0, no_temp: true }]);
+            // A migration's text goes through the same door (`deno task migrate`, the console's SQL editor).
+            const signup = await p.fetch("/auth/v1/signup", {
+              method: "POST",
+              headers: { apikey: p.publicKey },
+              json: {
+                email: `after-escape-${crypto.randomUUID().slice(0, 8)}@example.com`,
+                password: "a-long-pass-99",
+              },
+            });
+            assert(signup.status < 500, await signup.text());
+          },
+        );
+
         await t.step("host files are out of reach: no read, no write", async () => {
           const secretFile = join(dataDir, ".secret");
           const reads = [

@@ -10,7 +10,8 @@ export const OWNER_SQL_TIMEOUT_SECONDS = 60;
  * Runs SQL in a project database as its owner (never a superuser: see Databases.ownerSession), in one
  * transaction with a statement timeout, and returns the
  * rows of the last statement. A database error becomes 400 with its SQLSTATE and message (the caller wrote
- * the SQL, so the message reveals nothing new); nothing is committed then.
+ * the SQL, so the message reveals nothing new); nothing is committed then, except what a `commit` in the SQL
+ * itself committed before the error.
  */
 export async function runOwnerSql(
   owner: OwnerSession,
@@ -20,10 +21,8 @@ export async function runOwnerSql(
   try {
     return await owner.db.transaction(async (tx) => {
       await projectStore.setLocalRole(tx, owner.role);
-      const rows = params && params.length > 0 ? await tx.query(query, params) : await tx.execRows(query);
-      if (owner.reset) await tx.exec(owner.reset);
-      return rows;
-    }, { timeoutMs: OWNER_SQL_TIMEOUT_SECONDS * 1000 });
+      return params && params.length > 0 ? await tx.query(query, params) : await tx.execRows(query);
+    }, { timeoutMs: OWNER_SQL_TIMEOUT_SECONDS * 1000, after: owner.reset });
   } catch (err) {
     const state = sqlState(err);
     if (state && /^[0-9A-Z]{5}$/.test(state)) {
