@@ -1237,6 +1237,18 @@ export class Compiler {
       value,
       /** The columns of the insert's select, from the row object `json`. */
       select: (json: string) => columns.map((c) => value(c, json) ?? `_i.${quoteIdent(c)}`).join(", "),
+      /**
+       * The represented keys' JSON values as columns of a function scan (PostgREST's `json_to_record`), for an
+       * update to parse in its SET: there the parse runs on the rows updated only, never folded into a constant
+       * at planning (a value that does not parse changes no row when no row matches).
+       */
+      record: (json: string) =>
+        `json_to_record(${json}) as _r(${[...parsed.keys()].map((c) => `${quoteIdent(c)} json`).join(", ")})`,
+      /** A represented column read from `record`'s scan. */
+      fromRecord: (c: string) => {
+        const fn = parsed.get(c);
+        return fn ? `${fn}(_r.${quoteIdent(c)})` : null;
+      },
       /** The row populated from `json` without the represented keys (their text need not fit the base type). */
       populate: (json: string) =>
         `jsonb_populate_record(null::${table}, ${json}::jsonb - ${
@@ -1270,15 +1282,14 @@ export class Compiler {
       const value = this.param(JSON.stringify(Object.fromEntries(given.map((k) => [k, patch[k] ?? null]))));
       const parsed = this.parsedColumns(t, given);
       const set = keys.map((k) =>
-        `${quoteIdent(k)} = ${
-          defaulted(k) ? "default" : parsed.value(k, `${value}::text::json`) ?? `_b.${quoteIdent(k)}`
-        }`
+        `${quoteIdent(k)} = ${defaulted(k) ? "default" : parsed.fromRecord(k) ?? `_b.${quoteIdent(k)}`}`
       ).join(", ");
+      const record = parsed.size === 0 ? "" : `, ${parsed.record(`${value}::text::json`)}`;
       source = `update ${qualified(this.cache.schema, t.name)} as ${alias} set ${set} from (select * from ${
         parsed.size === 0
           ? `json_populate_record(null::${qualified(this.cache.schema, t.name)}, ${value}::text::json)`
           : parsed.populate(`${value}::text::json`)
-      }) _b${whereSql} returning ${this.returned(t, options, alias)}`;
+      }) _b${record}${whereSql} returning ${this.returned(t, options, alias)}`;
     }
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options)}`,
