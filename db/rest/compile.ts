@@ -436,8 +436,9 @@ export class Compiler {
     if (!e) return null;
     const sub = this.embedFrom(t, alias, e, level.path);
     const exists = `exists (select 1 from ${sub.from} where ${sub.where.join(" and ")})`;
-    const sql = f.value === "null" ? `not ${exists}` : exists;
-    return f.negate ? `not (${sql})` : sql;
+    // `not.is.null` is a plain EXISTS, as PostgREST writes it: the planner estimates a semi join, not a
+    // negated subplan (`Prefer: count=planned` reads its estimate).
+    return (f.value === "null") !== f.negate ? `not ${exists}` : exists;
   }
 
   private orderBy(t: TableInfo, alias: string, terms: OrderTerm[], level: Level): string {
