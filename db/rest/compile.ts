@@ -21,6 +21,8 @@ import type { ColumnInfo, FunctionInfo, MediaHandler, SchemaCache, TableInfo } f
 interface Level {
   select: SelectItem[];
   path: string;
+  /** The level's rows are read (a page, an embed), not counted or tested for existence. */
+  joined?: boolean;
 }
 
 /** One parameterized SQL statement: the only thing the data API sends to the database for a request. */
@@ -436,9 +438,15 @@ export class Compiler {
     if (!e) return null;
     const sub = this.embedFrom(t, alias, e, level.path);
     const exists = `exists (select 1 from ${sub.from} where ${sub.where.join(" and ")})`;
-    // `not.is.null` is a plain EXISTS, as PostgREST writes it: the planner estimates a semi join, not a
-    // negated subplan (`Prefer: count=planned` reads its estimate).
-    return (f.value === "null") !== f.negate ? `not ${exists}` : exists;
+    if (!level.joined) {
+      // Counted: `not.is.null` is a plain EXISTS, as PostgREST's count writes it, whose semi join the planner
+      // estimates (`Prefer: count=planned`), not a negated subplan.
+      return (f.value === "null") !== f.negate ? `not ${exists}` : exists;
+    }
+    // Read: PostgREST tests the embed's lateral row, a filter over the parent's rows that keeps their order;
+    // the negated EXISTS stays such a filter (a plain one would be a semi join, which may reorder them).
+    const sql = f.value === "null" ? `not ${exists}` : exists;
+    return f.negate ? `not (${sql})` : sql;
   }
 
   private orderBy(t: TableInfo, alias: string, terms: OrderTerm[], level: Level): string {
@@ -513,7 +521,9 @@ export class Compiler {
    * statement reads the resource's rows, whose select list joins its `!inner` embeds (see `joinedEmbed`).
    */
   private where(t: TableInfo, alias: string, path: string, select: SelectItem[], joined = false): string[] {
-    const parts = this.node(path).conditions.map((c) => this.condition(t, alias, c, { select, path }));
+    const parts = this.node(path).conditions.map((c) =>
+      this.condition(t, alias, c, { select, path, joined })
+    );
     for (const item of select) {
       if (joined || item.kind !== "embed" || item.join !== "inner") continue;
       const sub = this.embedFrom(t, alias, item, path);
