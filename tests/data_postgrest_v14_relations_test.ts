@@ -94,6 +94,16 @@ insert into staff values (1, 'Michael Scott'), (2, 'Dwight Schrute'), (3, 'Angel
 insert into staff_projects values (1, 3), (1, 4), (2, 1), (2, 3), (3, 1), (3, 2);
 create view vendor_projects_grouped as
   select vendor_id, count(id) as number_of_projects from vendor_projects group by vendor_id;
+create table entities (id int primary key, name text, arr int[], text_search_vector tsvector);
+create table child_entities (id int primary key, name text, parent_id int references entities);
+create table grandchild_entities (id int primary key, name text, parent_id int references child_entities,
+  or_starting_col text, and_starting_col text, jsonb_col jsonb);
+insert into entities values (1, 'entity 1', '{1}', null), (2, 'entity 2', '{1,2}', null), (3, 'entity 3', null, null);
+insert into child_entities values (1, 'child entity 1', 1), (2, 'child entity 2', 1), (3, 'child entity 3', 2),
+  (4, 'child entity 4', 1), (5, 'child entity 5', 1), (6, 'child entity 6', 2);
+insert into grandchild_entities (id, name, parent_id) values (1, 'grandchild entity 1', 1),
+  (2, 'grandchild entity 2', 1), (3, 'grandchild entity 3', 2), (4, 'grandchild entity 4', 2),
+  (5, 'grandchild entity 5', 2);
 `;
 
 const noRel = (from: string, to: string, hint: string | null = null) =>
@@ -293,6 +303,14 @@ const CASES: WireCase[] = [
       { name: "OSX", vendors: { name: "Apple" } },
     ],
     expect: { "content-range": "0-3/1200" },
+  },
+  {
+    // PostgREST filters an embed's rows by its nested embed's lateral row: its rows keep their scan order.
+    name: "order: an embed filtered by its own embed that is not null",
+    url: "entities?select=name,child_entities(name,grandchild_entities())" +
+      "&child_entities.grandchild_entities=not.is.null&child_entities=not.is.null",
+    status: 200,
+    json: [{ name: "entity 1", child_entities: [{ name: "child entity 1" }, { name: "child entity 2" }] }],
   },
   // A junction of a schema that is not exposed: no relationship, and no "Perhaps you meant" (Error.hs
   // noRelBetweenHint: the table still has relationships, none of them kept).
