@@ -12,6 +12,25 @@ create function book_author(books) returns authors language sql stable as $$
   select * from authors where id = $1.author_id $$;
 create function top_review(books) returns setof reviews rows 1 language sql stable as $$
   select * from reviews where book_id = $1.id order by stars desc, id limit 1 $$;
+
+-- PostgREST's factories (its spec fixture), whose nested spreads' rows come in the order its joins give.
+create table factories (id int primary key, name text);
+create table process_categories (id int primary key, name text);
+create table processes (id int primary key, name text, factory_id int references factories,
+  category_id int references process_categories);
+create table process_costs (process_id int primary key references processes, cost numeric);
+create table supervisors (id int primary key, name text);
+create table process_supervisor (process_id int references processes, supervisor_id int references supervisors,
+  primary key (process_id, supervisor_id));
+insert into factories values (1, 'Factory A'), (2, 'Factory B'), (3, 'Factory C'), (4, 'Factory D');
+insert into process_categories values (1, 'Batch'), (2, 'Mass');
+insert into processes values (1, 'Process A1', 1, 1), (2, 'Process A2', 1, 2), (3, 'Process B1', 2, 1),
+  (4, 'Process B2', 2, 1), (5, 'Process C1', 3, 2), (6, 'Process C2', 3, 2), (7, 'Process XX', 3, 2),
+  (8, 'Process YY', 3, 2);
+insert into process_costs values (1, 150.00), (2, 200.00), (3, 180.00), (4, 70.00), (5, 40.00), (6, 70.00),
+  (8, 40.00);
+insert into supervisors values (1, 'Mary'), (2, 'John'), (3, 'Peter'), (4, 'Sarah'), (5, 'Jane');
+insert into process_supervisor values (1, 1), (2, 2), (3, 3), (3, 4), (4, 1), (4, 2), (5, 3), (6, 3);
 `;
 
 const NOT_ALLOWED = err("PGRST123", "Use of aggregate functions is not allowed");
@@ -197,6 +216,75 @@ const CASES: WireCase[] = [
     url: "authors?select=name,...books!inner(title)&books.title=eq.Solaris",
     status: 200,
     json: [{ name: "Stanisław Lem", title: ["Solaris"] }],
+  },
+  // Row order as PostgREST's joins give it (its SpreadQueriesSpec, AggregateFunctionsSpec): a spread or a to-one
+  // embed is a lateral join the planner may join by hash, a to-many spread one aggregate of the related rows.
+  {
+    name: "order: a to-one spread in a to-many spread",
+    url:
+      "factories?select=factory:name,...processes(process:name,...process_costs(process_costs:cost))&order=name",
+    status: 200,
+    json: [
+      { factory: "Factory A", process: ["Process A1", "Process A2"], process_costs: [150, 200] },
+      { factory: "Factory B", process: ["Process B1", "Process B2"], process_costs: [180, 70] },
+      {
+        factory: "Factory C",
+        process: ["Process C1", "Process C2", "Process YY", "Process XX"],
+        process_costs: [40, 70, 40, null],
+      },
+      { factory: "Factory D", process: [], process_costs: [] },
+    ],
+  },
+  {
+    name: "order: a many-to-one spread in a to-many spread",
+    url:
+      "factories?select=factory:name,...processes(process:name,...process_categories(categories:name))&order=name",
+    status: 200,
+    json: [
+      { factory: "Factory A", process: ["Process A1", "Process A2"], categories: ["Batch", "Mass"] },
+      { factory: "Factory B", process: ["Process B2", "Process B1"], categories: ["Batch", "Batch"] },
+      {
+        factory: "Factory C",
+        process: ["Process YY", "Process XX", "Process C2", "Process C1"],
+        categories: ["Mass", "Mass", "Mass", "Mass"],
+      },
+      { factory: "Factory D", process: [], categories: [] },
+    ],
+  },
+  {
+    name: "order: a many-to-one embed in a to-many spread",
+    url: "factories?select=factory:name,...processes(process:name,process_categories(name))&order=name",
+    status: 200,
+    json: [
+      {
+        factory: "Factory A",
+        process: ["Process A1", "Process A2"],
+        process_categories: [{ name: "Batch" }, { name: "Mass" }],
+      },
+      {
+        factory: "Factory B",
+        process: ["Process B2", "Process B1"],
+        process_categories: [{ name: "Batch" }, { name: "Batch" }],
+      },
+      {
+        factory: "Factory C",
+        process: ["Process YY", "Process XX", "Process C2", "Process C1"],
+        process_categories: [{ name: "Mass" }, { name: "Mass" }, { name: "Mass" }, { name: "Mass" }],
+      },
+      { factory: "Factory D", process: [], process_categories: [] },
+    ],
+  },
+  {
+    name: "order: the groups of an aggregate in nested to-one spreads",
+    url: "process_supervisor?select=...processes(factory_id,...process_costs(cost.sum()))",
+    status: 200,
+    json: [{ factory_id: 3, sum: 110 }, { factory_id: 2, sum: 500 }, { factory_id: 1, sum: 350 }],
+  },
+  {
+    name: "a to-many spread with !inner keeps the parents that have rows",
+    url: "factories?select=name,...processes!inner(id)&order=id&processes.order=id&processes.id=lt.4",
+    status: 200,
+    json: [{ name: "Factory A", id: [1, 2] }, { name: "Factory B", id: [3] }],
   },
   // Computed fields.
   {

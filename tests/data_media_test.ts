@@ -333,6 +333,25 @@ const CASES: WireCase[] = [
     status: 200,
     json: [{ id: JANE, name: "John Doe" }],
   },
+  {
+    // PostgREST reads the value from a json_to_record scan: parsed per row updated, never folded at planning.
+    name: "an update that matches no row never parses the domain's value",
+    method: "PATCH",
+    url: `profiles?id=eq.${encodeURIComponent(JANE)}`,
+    headers: ROLLBACK,
+    body: '{"id": "#", "name": "x"}',
+    status: 200,
+    json: [],
+  },
+  {
+    name: "an update that matches a row answers the parse's error",
+    method: "PATCH",
+    url: `profiles?id=eq.${encodeURIComponent(JOHN)}`,
+    headers: ROLLBACK,
+    body: '{"id": "#", "name": "x"}',
+    status: 400,
+    json: err("22023", 'invalid symbol "#" found while decoding base64 sequence'),
+  },
   // Plans.
   {
     name: "a plan for a media type the engine does not produce → 406 PGRST107",

@@ -72,6 +72,38 @@ create table end_1 (id int primary key);
 create table end_2 (id int primary key);
 create table rel_private.junction (end_1_id int references end_1, end_2_id int references end_2,
   primary key (end_1_id, end_2_id));
+
+-- PostgREST's spec fixture for the row order its lateral joins give: products and suppliers through a junction,
+-- vendors' projects (its clients' projects) and a view grouping them.
+create table products (id int primary key, name text);
+create table suppliers (id int primary key, name text);
+create table products_suppliers (product_id int references products, supplier_id int references suppliers,
+  primary key (product_id, supplier_id));
+insert into products values (1, 'product-1'), (2, 'product-2'), (3, 'product-3');
+insert into suppliers values (1, 'supplier-1'), (2, 'supplier-2'), (3, 'supplier-3');
+insert into products_suppliers values (1, 1), (1, 2), (2, 1), (2, 3);
+create table vendors (id int primary key, name text);
+create table vendor_projects (id int primary key, name text, vendor_id int references vendors);
+create table staff (id int primary key, name text);
+create table staff_projects (staff_id int references staff, project_id int references vendor_projects,
+  primary key (staff_id, project_id));
+insert into vendors values (1, 'Microsoft'), (2, 'Apple');
+insert into vendor_projects values (1, 'Windows 7', 1), (2, 'Windows 10', 1), (3, 'IOS', 2), (4, 'OSX', 2),
+  (5, 'Orphan', null);
+insert into staff values (1, 'Michael Scott'), (2, 'Dwight Schrute'), (3, 'Angela Martin');
+insert into staff_projects values (1, 3), (1, 4), (2, 1), (2, 3), (3, 1), (3, 2);
+create view vendor_projects_grouped as
+  select vendor_id, count(id) as number_of_projects from vendor_projects group by vendor_id;
+create table entities (id int primary key, name text, arr int[], text_search_vector tsvector);
+create table child_entities (id int primary key, name text, parent_id int references entities);
+create table grandchild_entities (id int primary key, name text, parent_id int references child_entities,
+  or_starting_col text, and_starting_col text, jsonb_col jsonb);
+insert into entities values (1, 'entity 1', '{1}', null), (2, 'entity 2', '{1,2}', null), (3, 'entity 3', null, null);
+insert into child_entities values (1, 'child entity 1', 1), (2, 'child entity 2', 1), (3, 'child entity 3', 2),
+  (4, 'child entity 4', 1), (5, 'child entity 5', 1), (6, 'child entity 6', 2);
+insert into grandchild_entities (id, name, parent_id) values (1, 'grandchild entity 1', 1),
+  (2, 'grandchild entity 2', 1), (3, 'grandchild entity 3', 2), (4, 'grandchild entity 4', 2),
+  (5, 'grandchild entity 5', 2);
 `;
 
 const noRel = (from: string, to: string, hint: string | null = null) =>
@@ -210,6 +242,75 @@ const CASES: WireCase[] = [
     body: '{"id": 1}',
     status: 200,
     json: [{ id: 1, name: "Windows", client: { id: 1 }, tasks: [{ id: 1 }] }],
+  },
+  // Row order as PostgREST's INNER and LEFT JOIN LATERAL give it (its EmbedInnerJoinSpec, QuerySpec): an `!inner`
+  // embed is a join, not a condition that rows exist, and a to-one embed one the planner may join by hash.
+  {
+    name: "order: a many-to-many !inner embed",
+    url: "products?select=id,suppliers!inner(id)",
+    status: 200,
+    json: [{ id: 1, suppliers: [{ id: 1 }, { id: 2 }] }, { id: 2, suppliers: [{ id: 1 }, { id: 3 }] }],
+  },
+  {
+    name: "order: many-to-one and many-to-many !inner embeds",
+    url: "vendor_projects?select=name,vendors!inner(name),staff!inner(name)",
+    status: 200,
+    json: [
+      {
+        name: "Windows 7",
+        vendors: { name: "Microsoft" },
+        staff: [{ name: "Dwight Schrute" }, { name: "Angela Martin" }],
+      },
+      { name: "Windows 10", vendors: { name: "Microsoft" }, staff: [{ name: "Angela Martin" }] },
+      {
+        name: "IOS",
+        vendors: { name: "Apple" },
+        staff: [{ name: "Michael Scott" }, { name: "Dwight Schrute" }],
+      },
+      { name: "OSX", vendors: { name: "Apple" }, staff: [{ name: "Michael Scott" }] },
+    ],
+  },
+  {
+    name: "order: ties of a view with GROUP BY beside a to-one embed",
+    url: "vendor_projects_grouped?select=number_of_projects,vendor:vendors(name)&order=number_of_projects",
+    status: 200,
+    json: [
+      { number_of_projects: 1, vendor: null },
+      { number_of_projects: 2, vendor: { name: "Microsoft" } },
+      { number_of_projects: 2, vendor: { name: "Apple" } },
+    ],
+  },
+  {
+    name: "an !inner embed's count asks that a row exists, whatever the embed's range",
+    url: "products?select=id,suppliers!inner(id)&suppliers.limit=0",
+    headers: { prefer: "count=exact" },
+    // No row has one of no suppliers; the count (an EXISTS, as PostgREST's) finds two: a short page.
+    status: 206,
+    json: [],
+    expect: { "content-range": "*/2" },
+  },
+  {
+    // PostgREST's EXISTS for `not.is.null` (a semi join the planner estimates as the table's rows, never analyzed
+    // here), not a negated NOT EXISTS (a filter it estimates at half of them).
+    name: "count=planned of an embed that is not null estimates the semi join",
+    url: "vendor_projects?select=name,vendors(name)&vendors=not.is.null&order=id",
+    headers: { prefer: "count=planned" },
+    status: 206,
+    json: [
+      { name: "Windows 7", vendors: { name: "Microsoft" } },
+      { name: "Windows 10", vendors: { name: "Microsoft" } },
+      { name: "IOS", vendors: { name: "Apple" } },
+      { name: "OSX", vendors: { name: "Apple" } },
+    ],
+    expect: { "content-range": "0-3/1200" },
+  },
+  {
+    // PostgREST filters an embed's rows by its nested embed's lateral row: its rows keep their scan order.
+    name: "order: an embed filtered by its own embed that is not null",
+    url: "entities?select=name,child_entities(name,grandchild_entities())" +
+      "&child_entities.grandchild_entities=not.is.null&child_entities=not.is.null",
+    status: 200,
+    json: [{ name: "entity 1", child_entities: [{ name: "child entity 1" }, { name: "child entity 2" }] }],
   },
   // A junction of a schema that is not exposed: no relationship, and no "Perhaps you meant" (Error.hs
   // noRelBetweenHint: the table still has relationships, none of them kept).

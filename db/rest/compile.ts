@@ -21,6 +21,8 @@ import type { ColumnInfo, FunctionInfo, MediaHandler, SchemaCache, TableInfo } f
 interface Level {
   select: SelectItem[];
   path: string;
+  /** The level's rows are read (a page, an embed), not counted or tested for existence. */
+  joined?: boolean;
 }
 
 /** One parameterized SQL statement: the only thing the data API sends to the database for a request. */
@@ -436,6 +438,13 @@ export class Compiler {
     if (!e) return null;
     const sub = this.embedFrom(t, alias, e, level.path);
     const exists = `exists (select 1 from ${sub.from} where ${sub.where.join(" and ")})`;
+    if (!level.joined) {
+      // Counted: `not.is.null` is a plain EXISTS, as PostgREST's count writes it, whose semi join the planner
+      // estimates (`Prefer: count=planned`), not a negated subplan.
+      return (f.value === "null") !== f.negate ? `not ${exists}` : exists;
+    }
+    // Read: PostgREST tests the embed's lateral row, a filter over the parent's rows that keeps their order;
+    // the negated EXISTS stays such a filter (a plain one would be a semi join, which may reorder them).
     const sql = f.value === "null" ? `not ${exists}` : exists;
     return f.negate ? `not (${sql})` : sql;
   }
@@ -507,18 +516,29 @@ export class Compiler {
     return key;
   }
 
-  /** The WHERE conditions of a resource: its filters and the `!inner` embeds that must exist. */
-  private where(t: TableInfo, alias: string, path: string, select: SelectItem[]): string[] {
-    const parts = this.node(path).conditions.map((c) => this.condition(t, alias, c, { select, path }));
+  /**
+   * The WHERE conditions of a resource: its filters and the `!inner` embeds that must exist. `joined`: the
+   * statement reads the resource's rows, whose select list joins its `!inner` embeds (see `joinedEmbed`).
+   */
+  private where(t: TableInfo, alias: string, path: string, select: SelectItem[], joined = false): string[] {
+    const parts = this.node(path).conditions.map((c) =>
+      this.condition(t, alias, c, { select, path, joined })
+    );
     for (const item of select) {
-      if (item.kind !== "embed" || item.join !== "inner") continue;
+      if (joined || item.kind !== "embed" || item.join !== "inner") continue;
       const sub = this.embedFrom(t, alias, item, path);
       parts.push(`exists (select 1 from ${sub.from} where ${sub.where.join(" and ")})`);
     }
     return parts;
   }
 
-  private embedFrom(parent: TableInfo, parentAlias: string, e: SelectEmbed, parentPath: string) {
+  private embedFrom(
+    parent: TableInfo,
+    parentAlias: string,
+    e: SelectEmbed,
+    parentPath: string,
+    joined = false,
+  ) {
     const rel = this.relationship(parent, e);
     const target = this.table(rel.target);
     const alias = this.alias();
@@ -547,20 +567,26 @@ export class Compiler {
         where.push(`${alias}.${quoteIdent(tc)} = ${parentAlias}.${quoteIdent(pc)}`);
       }
     }
-    where.push(...this.where(target, alias, path, e.select));
+    where.push(...this.where(target, alias, path, e.select, joined));
     if (where.length === 0) where.push("true");
     return { rel, target, alias, path, depth, from, where };
   }
 
+  /** A to-many embed that may be empty (`[]`), as a subquery of the select list. */
   private embed(parent: TableInfo, parentAlias: string, e: SelectEmbed, parentPath: string): string {
-    const sub = this.embedFrom(parent, parentAlias, e, parentPath);
-    const node = this.node(sub.path);
-    const { columns, groupBy, joins } = this.selectList(sub.target, sub.alias, e.select, sub.path);
+    const sub = this.embedFrom(parent, parentAlias, e, parentPath, true);
     const row = quoteIdent(`_e${this.aliases++}`);
-    const base = `select ${columns} from ${sub.from}${joins} where ${sub.where.join(" and ")}${groupBy}`;
     // Embedded JSON is jsonb, as PostgREST builds it: its keys in jsonb's order, its text with jsonb's spacing.
     // Built as jsonb (`to_jsonb`, `jsonb_agg`) rather than PostgREST's `json_agg(…)::jsonb`, the same text
     // without parsing each embed's JSON again (a to-many embed of 20 rows: 449 against 487 µs on PGlite).
+    return `coalesce((select jsonb_agg(${row}) from (${this.embedRows(sub, e)}) ${row}), '[]')`;
+  }
+
+  /** The rows of an embedded resource: its select list, filters, group, order and range. */
+  private embedRows(sub: ReturnType<Compiler["embedFrom"]>, e: SelectEmbed): string {
+    const node = this.node(sub.path);
+    const { columns, groupBy, joins } = this.selectList(sub.target, sub.alias, e.select, sub.path);
+    const base = `select ${columns} from ${sub.from}${joins} where ${sub.where.join(" and ")}${groupBy}`;
     if (node.limit !== undefined && node.limit < 0) {
       // PostgREST sends it as is; this is PostgreSQL's answer to it.
       throw new RestError(400, "2201W", "LIMIT must not be negative");
@@ -568,14 +594,39 @@ export class Compiler {
     // A to-one embed takes its offset (and a limit of 0) too, as PostgREST's: `project.offset=1` is null.
     const offset = node.offset !== undefined ? ` offset ${this.param(node.offset)}` : "";
     if (sub.rel.toOne) {
-      const one = this.rowCount(Math.min(node.limit ?? 1, 1));
-      return `(select to_jsonb(${row}) from (${base} limit ${one}${offset}) ${row})`;
+      // No limit unless asked: the planner may then join the row as it joins a table, as PostgREST's.
+      const limit = node.limit === undefined ? "" : ` limit ${this.rowCount(Math.min(node.limit, 1))}`;
+      return `${base}${limit}${offset}`;
     }
     let tail = this.orderBy(sub.target, sub.alias, node.order, { select: e.select, path: sub.path });
     const limit = this.capped(node.limit);
     if (limit !== undefined) tail += ` limit ${this.rowCount(limit)}`;
-    tail += offset;
-    return `coalesce((select jsonb_agg(${row}) from (${base}${tail}) ${row}), '[]')`;
+    return `${base}${tail}${offset}`;
+  }
+
+  /**
+   * A to-one embed, or an `!inner` one, as a lateral join pushed to `joins` (PostgREST's LEFT or INNER JOIN
+   * LATERAL): the planner may join it by hash, which decides the order of the parent's rows as PostgREST's does.
+   * An `!inner` to-many embed joins its rows' aggregate, null when it has none. Returns the entry that reads it,
+   * none for an empty embed (`table!inner()`).
+   */
+  private joinedEmbed(t: TableInfo, alias: string, e: SelectEmbed, path: string, joins: string[]): Entry[] {
+    const sub = this.embedFrom(t, alias, e, path, true);
+    const rows = this.embedRows(sub, e);
+    const lateral = quoteIdent(`_j${this.aliases++}`);
+    const kind = e.join === "inner" ? "inner" : "left";
+    const name = e.alias ?? e.name;
+    if (sub.rel.toOne) {
+      joins.push(` ${kind} join lateral (${rows}) ${lateral} on true`);
+      // A whole-row value of the null-extended side is null: no related row, `null`.
+      return isEmptyEmbed(e) ? [] : [{ sql: `to_jsonb(${lateral}.*)`, name, json: true }];
+    }
+    const row = quoteIdent(`_e${this.aliases++}`);
+    joins.push(
+      ` inner join lateral (select jsonb_agg(${row}) as "_v" from (${rows}) ${row}) ${lateral}` +
+        ` on ${lateral}."_v" is not null`,
+    );
+    return isEmptyEmbed(e) ? [] : [{ sql: `${lateral}."_v"`, name, json: true }];
   }
 
   /**
@@ -609,9 +660,11 @@ export class Compiler {
         }
       } else if (item.kind === "column") out.push(this.columnEntry(t, alias, item));
       else if (item.spread) related.set(item, this.spread(t, alias, item, path, joins));
-      else if (isEmptyEmbed(item)) {
-        // `table()`: embedded for filtering only (`!inner`, `table=not.is.null`), absent from the output.
+      else if (isEmptyEmbed(item) && item.join !== "inner") {
+        // `table()`: embedded for filtering only (`table=not.is.null`), absent from the output.
         this.emptyEmbed(t, item, path);
+      } else if (item.join === "inner" || this.relationship(t, item).toOne) {
+        related.set(item, this.joinedEmbed(t, alias, item, path, joins));
       } else {
         related.set(item, [{
           sql: this.embed(t, alias, item, path),
@@ -662,19 +715,20 @@ export class Compiler {
    * parent's group; of a to-many resource, each column an array of the related rows' values.
    */
   private spread(t: TableInfo, alias: string, item: SelectEmbed, path: string, joins: string[]): Entry[] {
-    const sub = this.embedFrom(t, alias, item, path);
+    const sub = this.embedFrom(t, alias, item, path, true);
     const where = sub.where.join(" and ");
     const inner: string[] = [];
     const entries = this.items(sub.target, sub.alias, item.select, sub.path, inner, true);
+    const kind = item.join === "inner" ? "inner" : "left";
+    const lateral = quoteIdent(`_s${this.aliases++}`);
     if (sub.rel.toOne) {
-      // The related row joined once, as PostgREST's LEFT JOIN LATERAL: the parent reads its values by name,
+      // The related row joined, as PostgREST's LEFT (or INNER) JOIN LATERAL: the parent reads its values by name,
       // groups by them, and applies the spread's aggregates to them (`count()` counts the rows that have one).
-      const lateral = quoteIdent(`_s${this.aliases++}`);
       const values = entries.map((e, i) => `${e.sql === "*" ? "1" : e.sql} as "_c${i}"`);
       joins.push(
-        ` left join lateral (select ${values.join(", ")} from ${sub.from}${
+        ` ${kind} join lateral (select ${values.join(", ")} from ${sub.from}${
           inner.join("")
-        } where ${where} limit 1)` +
+        } where ${where})` +
           ` ${lateral} on true`,
       );
       const read = entries.map((e, i) => ({ ...e, sql: `${lateral}."_c${i}"` }));
@@ -692,11 +746,17 @@ export class Compiler {
     if (limit !== undefined) tail += ` limit ${this.rowCount(limit)}`;
     if (node.offset !== undefined) tail += ` offset ${this.param(node.offset)}`;
     const rows = `select ${this.render(entries)} from ${sub.from}${inner.join("")} where ${where}${tail}`;
-    return entries.map((e) => ({
-      sql: `(select coalesce(jsonb_agg(_s.${quoteIdent(e.name!)}), '[]') from (${rows}) _s)`,
-      name: e.name,
-      json: true,
-    }));
+    // The related rows aggregated once in a lateral join, as PostgREST's: each column an array of their values
+    // in one order; `!inner` keeps the parents that have one (the count makes it one row, entries or none).
+    const row = quoteIdent(`_r${this.aliases++}`);
+    const values = entries.map((e, i) =>
+      `coalesce(jsonb_agg(${row}.${quoteIdent(e.name!)}), '[]') as "_c${i}"`
+    );
+    joins.push(
+      ` ${kind} join lateral (select ${[...values, 'count(*) as "_n"'].join(", ")} from (${rows}) ${row})` +
+        ` ${lateral} on ${kind === "inner" ? `${lateral}."_n" > 0` : "true"}`,
+    );
+    return entries.map((e, i) => ({ sql: `${lateral}."_c${i}"`, name: e.name, json: true }));
   }
 
   /** Entries as a select list; in a grouped list embedded JSON is jsonb, which has an equality to group by. */
@@ -871,7 +931,8 @@ export class Compiler {
     this.planEmbeds(t);
     const root = this.node("");
     const alias = this.rootAlias(t);
-    const where = this.rootWhere(t, alias);
+    // The page joins its `!inner` embeds; the count, as PostgREST's, asks that they exist.
+    const where = this.where(t, alias, "", this.query.select, true).join(" and ");
     const whereSql = where ? ` where ${where}` : "";
     const scalar = shape === "value" || shape === "values" ? quoteIdent([...t.columns.keys()][0]!) : null;
     // A scalar result in CSV is headed `pgrst_scalar`, as PostgREST names it.
@@ -885,12 +946,7 @@ export class Compiler {
     inner += ` limit ${this.rowCount(limit)}`;
     if (root.offset) inner += ` offset ${this.param(root.offset)}`;
     this.checkPaths();
-    const upTo = options.countUpTo === undefined ? "" : ` limit ${this.rowCount(options.countUpTo)}`;
-    const total = !options.count
-      ? ""
-      : upTo
-      ? `, (select count(*) from (select 1 from ${source} ${alias}${whereSql}${upTo}) _c)::int8 as total`
-      : `, (select count(*) from ${source} ${alias}${whereSql})::int8 as total`;
+    const total = options.count ? this.total(t, source, options.countUpTo) : "";
     const aggregate = scalar && !this.csv ? `json_agg(_t.${scalar})` : this.aggregate();
     const body = this.handlerBody(scalar) ??
       (shape === "rows" || shape === "values" || this.csv
@@ -901,6 +957,18 @@ export class Compiler {
       params: this.params,
       names: this.shownNames,
     };
+  }
+
+  /** The exact total of a read's rows (`Prefer: count=exact`), counted up to `upTo` when given. */
+  private total(t: TableInfo, source: string, upTo: number | undefined): string {
+    const alias = this.rootAlias(t);
+    const where = this.rootWhere(t, alias);
+    const whereSql = where ? ` where ${where}` : "";
+    return upTo === undefined
+      ? `, (select count(*) from ${source} ${alias}${whereSql})::int8 as total`
+      : `, (select count(*) from (select 1 from ${source} ${alias}${whereSql} limit ${
+        this.rowCount(upTo)
+      }) _c)::int8 as total`;
   }
 
   /** The statement that estimates the rows a read matches (`Prefer: count=planned`). */
@@ -1180,6 +1248,18 @@ export class Compiler {
       value,
       /** The columns of the insert's select, from the row object `json`. */
       select: (json: string) => columns.map((c) => value(c, json) ?? `_i.${quoteIdent(c)}`).join(", "),
+      /**
+       * The represented keys' JSON values as columns of a function scan (PostgREST's `json_to_record`), for an
+       * update to parse in its SET: there the parse runs on the rows updated only, never folded into a constant
+       * at planning (a value that does not parse changes no row when no row matches).
+       */
+      record: (json: string) =>
+        `json_to_record(${json}) as _r(${[...parsed.keys()].map((c) => `${quoteIdent(c)} json`).join(", ")})`,
+      /** A represented column read from `record`'s scan. */
+      fromRecord: (c: string) => {
+        const fn = parsed.get(c);
+        return fn ? `${fn}(_r.${quoteIdent(c)})` : null;
+      },
       /** The row populated from `json` without the represented keys (their text need not fit the base type). */
       populate: (json: string) =>
         `jsonb_populate_record(null::${table}, ${json}::jsonb - ${
@@ -1213,15 +1293,14 @@ export class Compiler {
       const value = this.param(JSON.stringify(Object.fromEntries(given.map((k) => [k, patch[k] ?? null]))));
       const parsed = this.parsedColumns(t, given);
       const set = keys.map((k) =>
-        `${quoteIdent(k)} = ${
-          defaulted(k) ? "default" : parsed.value(k, `${value}::text::json`) ?? `_b.${quoteIdent(k)}`
-        }`
+        `${quoteIdent(k)} = ${defaulted(k) ? "default" : parsed.fromRecord(k) ?? `_b.${quoteIdent(k)}`}`
       ).join(", ");
+      const record = parsed.size === 0 ? "" : `, ${parsed.record(`${value}::text::json`)}`;
       source = `update ${qualified(this.cache.schema, t.name)} as ${alias} set ${set} from (select * from ${
         parsed.size === 0
           ? `json_populate_record(null::${qualified(this.cache.schema, t.name)}, ${value}::text::json)`
           : parsed.populate(`${value}::text::json`)
-      }) _b${whereSql} returning ${this.returned(t, options, alias)}`;
+      }) _b${record}${whereSql} returning ${this.returned(t, options, alias)}`;
     }
     return {
       sql: `with pgrst_source as (${source}) ${this.returning(t, options)}`,
