@@ -27,7 +27,15 @@ const SqlRequest = z.strictObject({
 }).openapi("SqlRequest");
 
 // The platform's own schemas in a project database, and PostgreSQL's: never exposed by a project's setting.
-const RESERVED_SCHEMAS = new Set(["information_schema", "auth", "realtime", "notifications", "extensions"]);
+const RESERVED_SCHEMAS = new Set([
+  "information_schema",
+  "auth",
+  "realtime",
+  "notifications",
+  "extensions",
+  "platform",
+  "migrations",
+]);
 /** True when `text` holds no control character. */
 function printable(text: string): boolean {
   for (let i = 0; i < text.length; i++) {

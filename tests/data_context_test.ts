@@ -380,6 +380,8 @@ Deno.test("data API request context, response settings, Server-Timing and data s
             { schemas: [] },
             { schemas: ["pg_catalog"] },
             { schemas: ["auth"] },
+            { schemas: ["public", "platform"] },
+            { schemas: ["migrations"] },
             { schemas: ["api", "api"] },
             { schemas: ["a\u0001"] },
             { plan: "yes" },
