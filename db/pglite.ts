@@ -27,7 +27,7 @@ import {
 } from "./pglite_health.ts";
 import { initPgliteDir } from "./pglite_init.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
-import { vectorFiles } from "./pglite_vector.ts";
+import { extensionFiles } from "./pglite_extensions.ts";
 import { engineModule, engineThread, keepSpare, rested, woke } from "./pglite_threads.ts";
 import { log } from "../lib/log.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -302,7 +302,7 @@ class EmbeddedDatabase implements Monitored {
   async start(): Promise<void> {
     const { searchPath, sharedBuffersMb } = this.options;
     const buffers = Math.min(sharedBuffersMb ?? Infinity, pgliteLimits.sharedBuffersMb);
-    const [module, vector] = await Promise.all([engineModule(), vectorFiles()]);
+    const [module, extensions] = await Promise.all([engineModule(), extensionFiles()]);
     const client = new PgliteClient();
     try {
       await client.call({
@@ -315,7 +315,7 @@ class EmbeddedDatabase implements Monitored {
         // PGlite starts its session with its own search_path; a start setting after it replaces it.
         settings: { ...pgliteSettings(buffers), ...(searchPath ? { search_path: searchPath } : {}) },
         module,
-        vector,
+        extensions,
       });
     } catch (err) {
       client.fence(err as Error);

@@ -1,5 +1,5 @@
 import type { IsolationLevel, PipelineStatement } from "./driver.ts";
-import type { ExtensionFile } from "./pglite_vector.ts";
+import type { ExtensionFile } from "./pglite_extensions.ts";
 
 /**
  * A call from the platform to its PGlite worker; `tx` runs it inside that open transaction. `watch`: the call has
@@ -19,8 +19,8 @@ export type WorkerCall =
     settings: Record<string, string>;
     /** PGlite's WebAssembly, compiled once for the process (db/pglite_threads.ts); unset: compiled here. */
     module?: WebAssembly.Module;
-    /** pgvector's files (db/pglite_vector.ts); unset: PGlite's own extension loads them. */
-    vector?: ExtensionFile[];
+    /** The extensions' files, shared (db/pglite_extensions.ts); unset: PGlite's own pgvector loads itself. */
+    extensions?: ExtensionFile[];
   }
   | { op: "query"; tx?: number; sql: string; params: unknown[]; watch?: boolean }
   | { op: "exec"; tx?: number; sql: string; watch?: boolean }

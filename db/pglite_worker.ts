@@ -11,7 +11,7 @@ import { quoteIdent } from "./driver.ts";
 import { pglitePipeline } from "./pglite_pipeline.ts";
 import { startParams } from "./pglite_start.ts";
 import { restCollector } from "../lib/rest_gc.ts";
-import type { ExtensionFile } from "./pglite_vector.ts";
+import type { ExtensionFile } from "./pglite_extensions.ts";
 import {
   type SerializedError,
   serializeError,
@@ -136,17 +136,23 @@ function watchEngine(engine: PGlite): void {
 
 /** What the extension below uses of PGlite's Emscripten module. */
 interface EngineFiles {
-  FS: { mkdirTree(path: string): void; writeFile(path: string, data: Uint8Array): void };
+  FS: {
+    mkdirTree(path: string): void;
+    createDataFile(dir: string, name: string, data: Uint8Array, read: boolean, write: boolean, own: boolean): void;
+  };
   WASM_PREFIX: string;
 }
 
 /**
- * pgvector from files read by the platform (db/pglite_vector.ts): written into the engine's file system before
- * PostgreSQL starts, its library compiled by the first statement that uses it.
+ * The extensions' files read by the platform (db/pglite_extensions.ts), placed in the engine's file system before
+ * PostgreSQL starts: read only, and owned rather than copied (MEMFS keeps the view it is given), so that the
+ * bytes stay the process's shared ones. Read only matters: MEMFS would write into a view in place, and the next
+ * engine would load what was written. PostgreSQL's own writes to a path (COPY TO, lo_export) open it for writing,
+ * which a read-only file refuses.
  */
-function vectorFrom(files: ExtensionFile[]): Extension {
+function extensionsFrom(files: ExtensionFile[]): Extension {
   return {
-    name: "vector",
+    name: "extensions",
     setup: (_pg, options) =>
       Promise.resolve({
         emscriptenOpts: {
@@ -154,8 +160,9 @@ function vectorFrom(files: ExtensionFile[]): Extension {
           postRun: [...(options.postRun ?? []), (mod: EngineFiles) => {
             for (const { path, data } of files) {
               const full = `${mod.WASM_PREFIX}/${path}`;
-              mod.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
-              mod.FS.writeFile(full, data);
+              const dir = full.slice(0, full.lastIndexOf("/"));
+              mod.FS.mkdirTree(dir);
+              mod.FS.createDataFile(dir, full.slice(dir.length + 1), data, true, false, true);
             }
           }],
         },
@@ -231,10 +238,10 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       capMemory(req.maxMemoryBytes);
       fenceImports();
       // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
-      // pgvector is loaded so that `create extension vector` works, as on a server that has it (AI gateway).
+      // pgvector and the contrib modules are there, so that `create extension` works as on a server that has them.
       pg = await PGlite.create(req.dir, {
         parsers: { [types.INT8]: (value: string) => value },
-        extensions: { vector: req.vector ? vectorFrom(req.vector) : vector },
+        extensions: req.extensions ? { extensions: extensionsFrom(req.extensions) } : { vector },
         startParams: startParams(req.settings),
         pgliteWasmModule: req.module,
       });

@@ -159,6 +159,31 @@ if (!serverUrl) {
           assertEquals(links, []);
         });
 
+        await t.step("the extensions' files, shared by every project's engine, are read only", async () => {
+          // Each engine's copy of an extension is a view of the process's one copy: a write through it would be
+          // loaded by the next project that creates the extension.
+          for (
+            const query of [
+              "reset role; copy (select 'x') to '/pglite/lib/postgresql/pgcrypto.so'",
+              "reset role; copy (select 'x') to '/pglite/share/postgresql/extension/pgcrypto--1.3.sql'",
+              "reset role; select pg_catalog.lo_from_bytea(4242, 'x'); " +
+              "select pg_catalog.lo_export(4242, '/pglite/lib/postgresql/citext.so')",
+            ]
+          ) {
+            const { status, body } = await run(query);
+            assertEquals(status, 400, `${query}: ${JSON.stringify(body)}`);
+            assert(/permission denied/i.test(body.error.message), JSON.stringify(body));
+          }
+          const used = await sqlAs(
+            p,
+            other.secret_key,
+            "create extension if not exists pgcrypto; create extension if not exists citext; " +
+              "select encode(digest('a', 'sha1'), 'hex') as d, 'A'::citext = 'a' as ci",
+            "other.localhost",
+          );
+          assertEquals(used.body.data, [{ d: "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8", ci: true }]);
+        });
+
         await t.step("roles made there exist only there", async () => {
           const made = await run(`reset role; create role ${marker} superuser login password 'x'`);
           assertEquals(made.status, 200, JSON.stringify(made.body));
