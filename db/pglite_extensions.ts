@@ -2,9 +2,10 @@
  * The extensions an embedded engine offers besides plpgsql: pgvector, and the contrib modules of PostgreSQL that
  * Supabase projects enable (pgcrypto, uuid-ossp, pg_trgm, citext, hstore, ltree, unaccent…), which PGlite ships
  * as archives. PGlite's own loading of an extension unpacks its archive and compiles its library at every engine
- * start; here the archives are unpacked once per process into one shared buffer, and each engine's file system
- * gets the files before PostgreSQL starts as read-only views into it (no copy per engine). A library is
- * compiled only when a statement first uses it (`create extension`, or a call of its functions).
+ * start; here the archives are unpacked once per process into one shared buffer (a thread it is posted to sees
+ * the same bytes, not a copy of them), each engine writes its own copy of the files before PostgreSQL starts
+ * (its SQL may overwrite them; a shared view would pass that on to the next engine), and a library is compiled
+ * only when a statement first uses it (`create extension`, or a call of its functions).
  */
 
 /**
@@ -74,7 +75,9 @@ export function untar(tar: Uint8Array): ExtensionFile[] {
 /** The files of a gzipped tar archive at `url`. */
 async function unpack(url: URL): Promise<ExtensionFile[]> {
   const gz = await Deno.readFile(url);
-  return untar(await new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"))).bytes());
+  return untar(
+    await new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"))).bytes(),
+  );
 }
 
 /** Moves the files' bytes into one SharedArrayBuffer: every engine's thread then sees the same bytes. */
@@ -107,7 +110,10 @@ export function extensionFiles(): Promise<ExtensionFile[] | undefined> {
       ]);
       const files = archives.flat();
       return files.some((f) => f.path.endsWith("/vector.so")) ? shared(files) : undefined;
-    } catch {
+    } catch (err) {
+      // Not kept: the next engine to open tries again.
+      read = undefined;
+      console.error(`the extensions' archives could not be read: ${(err as Error).message}`);
       return undefined;
     }
   })();

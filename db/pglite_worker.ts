@@ -8,6 +8,7 @@
 import { type Extension, PGlite, type Transaction, types } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { quoteIdent } from "./driver.ts";
+import { guardLibraries, lockLibraries } from "./pglite_library_guard.ts";
 import { pglitePipeline } from "./pglite_pipeline.ts";
 import { startParams } from "./pglite_start.ts";
 import { restCollector } from "../lib/rest_gc.ts";
@@ -134,21 +135,23 @@ function watchEngine(engine: PGlite): void {
   };
 }
 
-/** What the extension below uses of PGlite's Emscripten module. */
+/** What this file uses of PGlite's Emscripten module. */
 interface EngineFiles {
   FS: {
     mkdirTree(path: string): void;
-    createDataFile(dir: string, name: string, data: Uint8Array, read: boolean, write: boolean, own: boolean): void;
+    writeFile(path: string, data: Uint8Array): void;
+    readFile(path: string): Uint8Array;
+    readdir(path: string): string[];
+    stat(path: string): { mode: number };
+    isDir(mode: number): boolean;
   };
   WASM_PREFIX: string;
 }
 
 /**
- * The extensions' files read by the platform (db/pglite_extensions.ts), placed in the engine's file system before
- * PostgreSQL starts: read only, and owned rather than copied (MEMFS keeps the view it is given), so that the
- * bytes stay the process's shared ones. Read only matters: MEMFS would write into a view in place, and the next
- * engine would load what was written. PostgreSQL's own writes to a path (COPY TO, lo_export) open it for writing,
- * which a read-only file refuses.
+ * The extensions' files read by the platform (db/pglite_extensions.ts), written into the engine's file system
+ * before PostgreSQL starts. Written, that is copied: a view of the process's shared bytes, which MEMFS could
+ * keep instead, would be written in place by a project's SQL and loaded by the next project's engine.
  */
 function extensionsFrom(files: ExtensionFile[]): Extension {
   return {
@@ -160,14 +163,28 @@ function extensionsFrom(files: ExtensionFile[]): Extension {
           postRun: [...(options.postRun ?? []), (mod: EngineFiles) => {
             for (const { path, data } of files) {
               const full = `${mod.WASM_PREFIX}/${path}`;
-              const dir = full.slice(0, full.lastIndexOf("/"));
-              mod.FS.mkdirTree(dir);
-              mod.FS.createDataFile(dir, full.slice(dir.length + 1), data, true, false, true);
+              mod.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+              mod.FS.writeFile(full, data);
             }
           }],
         },
       }),
   };
+}
+
+/** The libraries of the engine's install tree, read before any SQL has run (db/pglite_library_guard.ts). */
+function shippedLibraries(mod: EngineFiles): Uint8Array[] {
+  const found: Uint8Array[] = [];
+  const walk = (dir: string) => {
+    for (const name of mod.FS.readdir(dir)) {
+      if (name === "." || name === "..") continue;
+      const path = `${dir}/${name}`;
+      if (mod.FS.isDir(mod.FS.stat(path).mode)) walk(path);
+      else if (name.endsWith(".so")) found.push(mod.FS.readFile(path));
+    }
+  };
+  walk(`${mod.WASM_PREFIX}/lib`);
+  return found;
 }
 
 /** Passes a notification to the listeners of its channel, whichever path it came by. */
@@ -237,6 +254,7 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       vitals = new Vitals(req.vitals);
       capMemory(req.maxMemoryBytes);
       fenceImports();
+      guardLibraries();
       // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
       // pgvector and the contrib modules are there, so that `create extension` works as on a server that has them.
       pg = await PGlite.create(req.dir, {
@@ -245,6 +263,8 @@ async function answer(req: WorkerRequest): Promise<unknown> {
         startParams: startParams(req.settings),
         pgliteWasmModule: req.module,
       });
+      // From here on SQL runs: only the libraries shipped may be loaded into the engine.
+      lockLibraries(shippedLibraries((pg as unknown as { mod: EngineFiles }).mod));
       watchEngine(pg);
       // The engine's heap as Emscripten sees it (it replaces the view whenever the memory grows).
       const heap = (pg as unknown as { mod: { HEAPU8: Uint8Array } }).mod;

@@ -78,6 +78,7 @@ export function restCollector(restMs: number, options: RestOptions = {}): RestCo
     if (!worked) return;
     const idle = now - lastWork >= restMs;
     const polled = !idle && quietTouches > 0 && lastWindowTouches <= quietTouches &&
+      windowTouches <= quietTouches &&
       Deno.memoryUsage().heapTotal - afterCollection >= POLLED_GROWTH_BYTES;
     if (!idle && !polled) return;
     worked = false;

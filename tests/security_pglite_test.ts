@@ -12,6 +12,15 @@ async function sqlAs(p: TestPlatform, key: string, query: string, host?: string)
 
 const exists = (path: string) => Deno.lstat(path).then(() => true, () => false);
 
+/**
+ * A WebAssembly side module (a dylink.0 section, and an EM_JS string `FS.writeFile('/tmp/pwned','x')`), as a
+ * project's SQL could write one and LOAD it (built with wabt from a few lines of WAT).
+ */
+const EVIL_LIBRARY =
+  "0061736d0100000000100864796c696e6b2e300105800200000002240203656e76066d656d6f727902000003656e760d" +
+  "5f5f6d656d6f72795f62617365037f000606017f0041000b0710010c5f5f656d5f6a735f5f70776e03010b2d01002300" +
+  "0b2728293c3a3a3e303b46532e777269746546696c6528272f746d702f70776e6564272c2778272900";
+
 // PostgreSQL gives tenant SQL no superuser at all: security_tenant_sql_test attacks that boundary.
 if (!serverUrl) {
   Deno.test({
@@ -159,30 +168,47 @@ if (!serverUrl) {
           assertEquals(links, []);
         });
 
-        await t.step("the extensions' files, shared by every project's engine, are read only", async () => {
-          // Each engine's copy of an extension is a view of the process's one copy: a write through it would be
-          // loaded by the next project that creates the extension.
-          for (
-            const query of [
-              "reset role; copy (select 'x') to '/pglite/lib/postgresql/pgcrypto.so'",
-              "reset role; copy (select 'x') to '/pglite/share/postgresql/extension/pgcrypto--1.3.sql'",
-              "reset role; select pg_catalog.lo_from_bytea(4242, 'x'); " +
-              "select pg_catalog.lo_export(4242, '/pglite/lib/postgresql/citext.so')",
-            ]
-          ) {
-            const { status, body } = await run(query);
-            assertEquals(status, 400, `${query}: ${JSON.stringify(body)}`);
-            assert(/permission denied/i.test(body.error.message), JSON.stringify(body));
-          }
-          const used = await sqlAs(
-            p,
-            other.secret_key,
-            "create extension if not exists pgcrypto; create extension if not exists citext; " +
-              "select encode(digest('a', 'sha1'), 'hex') as d, 'A'::citext = 'a' as ci",
-            "other.localhost",
-          );
-          assertEquals(used.body.data, [{ d: "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8", ci: true }]);
-        });
+        await t.step(
+          "a library the project's SQL writes is never loaded: none of its code runs",
+          async () => {
+            // Superuser SQL may LOAD any file; the engine's loader would run the JavaScript a WebAssembly side module
+            // carries (EM_JS) in the engine's thread. This one's would write /tmp/pwned.
+            const written = await run(
+              `reset role; select pg_catalog.lo_from_bytea(4243, '\\x${EVIL_LIBRARY}'::bytea); ` +
+                "select pg_catalog.lo_export(4243, '/tmp/evil.so'); " +
+                "select pg_catalog.lo_export(4243, '/pglite/lib/postgresql/citext.so')",
+            );
+            assertEquals(written.status, 200, JSON.stringify(written.body));
+            for (
+              const query of [
+                "reset role; load '/tmp/evil.so'",
+                "reset role; create function public.evil() returns int language c as '/tmp/evil.so', 'f'",
+                // Its own copy of a shipped library, overwritten: refused too.
+                "create extension citext",
+              ]
+            ) {
+              const { status, body } = await run(query);
+              assertEquals(status, 400, `${query}: ${JSON.stringify(body)}`);
+              // The first load is refused by the engine's loader; a second finds the failed one's name taken and
+              // an empty library ("missing magic block"): neither compiles the file.
+              assert(
+                /loads only the libraries it ships|missing magic block/.test(body.error.message),
+                JSON.stringify(body),
+              );
+            }
+            const ran = await run("reset role; select pg_catalog.pg_read_file('/tmp/pwned') as f");
+            assertEquals(ran.status, 400, JSON.stringify(ran.body));
+            // Its files are its own: the other project loads the libraries as shipped.
+            const used = await sqlAs(
+              p,
+              other.secret_key,
+              "create extension if not exists pgcrypto; create extension if not exists citext; " +
+                "select encode(digest('a', 'sha1'), 'hex') as d, 'A'::citext = 'a' as ci",
+              "other.localhost",
+            );
+            assertEquals(used.body.data, [{ d: "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8", ci: true }]);
+          },
+        );
 
         await t.step("roles made there exist only there", async () => {
           const made = await run(`reset role; create role ${marker} superuser login password 'x'`);
