@@ -11,5 +11,11 @@ export function pgliteSettings(sharedBuffersMb = pgliteLimits.sharedBuffersMb): 
     shared_buffers: `${sharedBuffersMb}MB`,
     // One session: the lock and process tables sized for 100 connections are memory no one uses.
     max_connections: "8",
+    // Libraries loaded at start or at each session's start come from settings the project's SQL can write into
+    // its data directory (postgresql.auto.conf): a start parameter outranks them. The engine loads only the
+    // libraries it ships anyway (db/pglite_library_guard.ts).
+    shared_preload_libraries: "",
+    session_preload_libraries: "",
+    local_preload_libraries: "",
   };
 }

@@ -151,7 +151,9 @@ interface EngineFiles {
 /**
  * The extensions' files read by the platform (db/pglite_extensions.ts), written into the engine's file system
  * before PostgreSQL starts. Written, that is copied: a view of the process's shared bytes, which MEMFS could
- * keep instead, would be written in place by a project's SQL and loaded by the next project's engine.
+ * keep instead, would be written in place by a project's SQL and loaded by the next project's engine. Then,
+ * still before PostgreSQL starts and reads anything of the project's (its data directory, whose settings the
+ * project's SQL can write), the libraries of the install tree become the only ones the engine loads.
  */
 function extensionsFrom(files: ExtensionFile[]): Extension {
   return {
@@ -166,6 +168,7 @@ function extensionsFrom(files: ExtensionFile[]): Extension {
               mod.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
               mod.FS.writeFile(full, data);
             }
+            lockLibraries(shippedLibraries(mod));
           }],
         },
       }),
@@ -259,12 +262,13 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       // pgvector and the contrib modules are there, so that `create extension` works as on a server that has them.
       pg = await PGlite.create(req.dir, {
         parsers: { [types.INT8]: (value: string) => value },
-        extensions: req.extensions ? { extensions: extensionsFrom(req.extensions) } : { vector },
+        // Without the platform's files, PGlite's own pgvector (its files are in place before `extensions` locks).
+        extensions: req.extensions
+          ? { extensions: extensionsFrom(req.extensions) }
+          : { vector, extensions: extensionsFrom([]) },
         startParams: startParams(req.settings),
         pgliteWasmModule: req.module,
       });
-      // From here on SQL runs: only the libraries shipped may be loaded into the engine.
-      lockLibraries(shippedLibraries((pg as unknown as { mod: EngineFiles }).mod));
       watchEngine(pg);
       // The engine's heap as Emscripten sees it (it replaces the view whenever the memory grows).
       const heap = (pg as unknown as { mod: { HEAPU8: Uint8Array } }).mod;

@@ -3,6 +3,8 @@
 // project, no control data and no host file, and a project that wrecks its own internals breaks only itself.
 import { assert, assertEquals } from "./assert.ts";
 import { type Json, json, serverUrl, startPlatform, type TestPlatform } from "./harness.ts";
+import { waitUntil } from "./jobs_fixtures.ts";
+import { pgliteHealth } from "../db/pglite_health.ts";
 import { join } from "node:path";
 
 async function sqlAs(p: TestPlatform, key: string, query: string, host?: string) {
@@ -301,6 +303,39 @@ if (!serverUrl) {
           );
           assertEquals(read, { status: 200, body: [{ secret: "other-project-secret" }] });
         });
+      } finally {
+        await p.close();
+      }
+    },
+  });
+
+  Deno.test({
+    name:
+      "PGlite: a library the project's SQL names in its data directory's settings is not loaded at a reopen",
+    async fn() {
+      // PostgreSQL reads postgresql.auto.conf when the engine starts (every reopen after an idle close): a
+      // shared_preload_libraries there would be loaded before any statement runs.
+      const p = await startPlatform({ PGLITE_IDLE_SECS: "1" });
+      try {
+        const run = (query: string) => sqlAs(p, p.secretKey, query);
+        const written = await run(
+          `reset role; select pg_catalog.lo_from_bytea(4243, '\\x${EVIL_LIBRARY}'::bytea); ` +
+            "select pg_catalog.lo_export(4243, pg_catalog.current_setting('data_directory') || '/evil.so'); " +
+            "select pg_catalog.lo_from_bytea(4244, pg_catalog.convert_to(" +
+            "'shared_preload_libraries = ''/pglite/data/evil.so''' || chr(10) || " +
+            "'session_preload_libraries = ''/pglite/data/evil.so''' || chr(10), 'UTF8')); " +
+            "select pg_catalog.lo_export(4244, pg_catalog.current_setting('data_directory') || '/postgresql.auto.conf')",
+        );
+        assertEquals(written.status, 200, JSON.stringify(written.body));
+        await waitUntil(
+          "the project's database to rest",
+          () => pgliteHealth().instances.find((i) => i.name === "project default")?.open === false,
+        );
+        const reopened = await run("reset role; select pg_catalog.pg_read_file('/tmp/pwned') as f");
+        assertEquals(reopened.status, 400, JSON.stringify(reopened.body));
+        assert(/No such file/.test(reopened.body.error.message), JSON.stringify(reopened.body));
+        const served = await run("select 1 as one");
+        assertEquals(served.body.data, [{ one: 1 }]);
       } finally {
         await p.close();
       }
