@@ -4,10 +4,11 @@
  * file of its own (`lo_export`, `COPY TO`) and load it. PostgreSQL's loader is Emscripten's, which compiles the
  * file as a WebAssembly side module, evaluates the JavaScript it carries (EM_JS) in the engine's thread and gives
  * its code the file system calls of the engine: a way out of the database into the thread, its permissions and
- * the host's files. So once the engine has started, every WebAssembly compile in its thread is checked: a
- * binary is compiled only when it is byte for byte one of the libraries found in the engine's install tree at
- * start (PGlite's own and the extensions placed there, before any SQL ran), or a module with no code (the
- * trampolines Emscripten builds to put a JavaScript function in a table).
+ * the host's files. So from before PostgreSQL starts (a start reads the project's data directory, whose settings
+ * can name libraries to preload), every WebAssembly compile in its thread is checked: a binary is compiled only
+ * when it is byte for byte one of the libraries found in the engine's install tree then (PGlite's own and the
+ * extensions placed there), or a module with no code (the trampolines Emscripten builds to put a JavaScript
+ * function in a table).
  */
 import { createHash } from "node:crypto";
 
@@ -20,7 +21,7 @@ function digest(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-/** The bytes a compile was handed, or null for what is not bytes (a Module, a Response). */
+/** The bytes a compile was handed, or null for what is not bytes. */
 function bytesOf(source: unknown): Uint8Array | null {
   if (source instanceof Uint8Array) return source;
   if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
@@ -63,11 +64,14 @@ export function codeless(bytes: Uint8Array): boolean {
 function check(source: unknown): void {
   if (!locked) return;
   const bytes = bytesOf(source);
-  if (bytes === null || codeless(bytes) || allowed.has(digest(bytes))) return;
+  // A compiled module comes from a checked compile, or from the platform (PGlite's own, compiled once).
+  if (bytes === null ? source instanceof WebAssembly.Module : codeless(bytes) || allowed.has(digest(bytes))) {
+    return;
+  }
   throw new Error("the embedded database loads only the libraries it ships");
 }
 
-/** Checks every compile of this thread once locked (before the engine starts: its own compile is not checked). */
+/** Checks every compile of this thread once locked (PGlite's own compile, before, is not checked). */
 export function guardLibraries(): void {
   if (installed) return;
   installed = true;
