@@ -4,7 +4,9 @@
  */
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite-pgvector";
+import { engineExtensions } from "./pglite_engine_extensions.ts";
+import { allowBinaries } from "./pglite_library_guard.ts";
+import { extensionFiles } from "./pglite_extensions.ts";
 import { startParams } from "./pglite_start.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
 
@@ -54,7 +56,34 @@ export async function heldOpen(dataDir: string, kvPath: string | null): Promise<
   return held;
 }
 
-/** Opens an embedded database directory as the platform does (pgvector loaded, the same server settings). */
+/**
+ * Opens an embedded database directory as the platform does: the same extensions, the same server settings, and
+ * the same loader lock. A project's SQL can plant a library for its catalog to load (a `pg_proc` row pointed at a
+ * file it wrote): this process, which holds every project's data and the target's address, loads none.
+ */
 export async function openSource(dir: string): Promise<PGlite> {
-  return await PGlite.create(dir, { extensions: { vector }, startParams: startParams(pgliteSettings()) });
+  const extensions = engineExtensions(await extensionFiles());
+  // The lock is this thread's, and the move opens several engines and runs pg_dump here: their WebAssembly is
+  // allowed as the packages ship it.
+  await allowPackagedBinaries();
+  return await PGlite.create(dir, { extensions, startParams: startParams(pgliteSettings()) });
+}
+
+let packaged: Promise<void> | undefined;
+
+/** PGlite's engine and pg_dump, as their packages' files hold them (nothing when they are not on disk). */
+function allowPackagedBinaries(): Promise<void> {
+  packaged ??= (async () => {
+    for (
+      const [specifier, file] of [["@electric-sql/pglite", "pglite.wasm"], [
+        "@electric-sql/pglite-tools",
+        "pg_dump.wasm",
+      ]]
+    ) {
+      const entry = new URL(import.meta.resolve(specifier!));
+      if (entry.protocol !== "file:") continue;
+      allowBinaries([await Deno.readFile(new URL(`./${file}`, entry))]);
+    }
+  })();
+  return packaged;
 }

@@ -95,14 +95,18 @@ export function guardLibraries(): void {
       return original.call(WebAssembly, source, ...rest);
     };
   }
-  // Streams are not bytes to check: once locked there is nothing to compile from one.
-  for (const name of ["compileStreaming", "instantiateStreaming"] as const) {
-    const original = WebAssembly[name] as (...args: unknown[]) => Promise<unknown>;
-    wasm[name] = (...args: unknown[]) =>
-      locked
-        ? Promise.reject(new Error("the embedded database loads only the libraries it ships"))
-        : original.apply(WebAssembly, args);
-  }
+  // A stream is read to its bytes first, then checked and compiled as bytes.
+  const instantiate = wasm.instantiate as (source: unknown, imports?: unknown) => Promise<unknown>;
+  const compile = wasm.compile as (source: unknown) => Promise<unknown>;
+  const bytesOfStream = async (source: unknown) => await (await (source as Promise<Response>)).arrayBuffer();
+  wasm.compileStreaming = async (source: unknown) => await compile(await bytesOfStream(source));
+  wasm.instantiateStreaming = async (source: unknown, imports?: unknown) =>
+    await instantiate(await bytesOfStream(source), imports);
+}
+
+/** Adds binaries the process trusts (a package's own, read from its files) to what may compile once locked. */
+export function allowBinaries(binaries: Iterable<Uint8Array>): void {
+  for (const bytes of binaries) allowed.add(digest(bytes));
 }
 
 /** The libraries found in the engine's install tree, read before any SQL ran; from now on, only these load. */

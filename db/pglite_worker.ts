@@ -5,14 +5,12 @@
  * the thread that makes it: here it has a thread of its own, so that the platform's event loop (HTTP, auth,
  * query compiling) runs beside it instead of waiting for every statement. Answers the calls of db/pglite.ts.
  */
-import { type Extension, PGlite, type Transaction, types } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite-pgvector";
+import { PGlite, type Transaction, types } from "@electric-sql/pglite";
 import { quoteIdent } from "./driver.ts";
-import { guardLibraries, lockLibraries } from "./pglite_library_guard.ts";
+import { engineExtensions } from "./pglite_engine_extensions.ts";
 import { pglitePipeline } from "./pglite_pipeline.ts";
 import { startParams } from "./pglite_start.ts";
 import { restCollector } from "../lib/rest_gc.ts";
-import type { ExtensionFile } from "./pglite_extensions.ts";
 import {
   type SerializedError,
   serializeError,
@@ -135,61 +133,6 @@ function watchEngine(engine: PGlite): void {
   };
 }
 
-/** What this file uses of PGlite's Emscripten module. */
-interface EngineFiles {
-  FS: {
-    mkdirTree(path: string): void;
-    writeFile(path: string, data: Uint8Array): void;
-    readFile(path: string): Uint8Array;
-    readdir(path: string): string[];
-    stat(path: string): { mode: number };
-    isDir(mode: number): boolean;
-  };
-  WASM_PREFIX: string;
-}
-
-/**
- * The extensions' files read by the platform (db/pglite_extensions.ts), written into the engine's file system
- * before PostgreSQL starts. Written, that is copied: a view of the process's shared bytes, which MEMFS could
- * keep instead, would be written in place by a project's SQL and loaded by the next project's engine. Then,
- * still before PostgreSQL starts and reads anything of the project's (its data directory, whose settings the
- * project's SQL can write), the libraries of the install tree become the only ones the engine loads.
- */
-function extensionsFrom(files: ExtensionFile[]): Extension {
-  return {
-    name: "extensions",
-    setup: (_pg, options) =>
-      Promise.resolve({
-        emscriptenOpts: {
-          ...options,
-          postRun: [...(options.postRun ?? []), (mod: EngineFiles) => {
-            for (const { path, data } of files) {
-              const full = `${mod.WASM_PREFIX}/${path}`;
-              mod.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
-              mod.FS.writeFile(full, data);
-            }
-            lockLibraries(shippedLibraries(mod));
-          }],
-        },
-      }),
-  };
-}
-
-/** The libraries of the engine's install tree, read before any SQL has run (db/pglite_library_guard.ts). */
-function shippedLibraries(mod: EngineFiles): Uint8Array[] {
-  const found: Uint8Array[] = [];
-  const walk = (dir: string) => {
-    for (const name of mod.FS.readdir(dir)) {
-      if (name === "." || name === "..") continue;
-      const path = `${dir}/${name}`;
-      if (mod.FS.isDir(mod.FS.stat(path).mode)) walk(path);
-      else if (name.endsWith(".so")) found.push(mod.FS.readFile(path));
-    }
-  };
-  walk(`${mod.WASM_PREFIX}/lib`);
-  return found;
-}
-
 /** Passes a notification to the listeners of its channel, whichever path it came by. */
 function notify(channel: string, payload: string): void {
   for (const listener of channels.get(channel) ?? []) send({ listener, payload });
@@ -257,15 +200,11 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       vitals = new Vitals(req.vitals);
       capMemory(req.maxMemoryBytes);
       fenceImports();
-      guardLibraries();
       // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
       // pgvector and the contrib modules are there, so that `create extension` works as on a server that has them.
       pg = await PGlite.create(req.dir, {
         parsers: { [types.INT8]: (value: string) => value },
-        // Without the platform's files, PGlite's own pgvector (its files are in place before `extensions` locks).
-        extensions: req.extensions
-          ? { extensions: extensionsFrom(req.extensions) }
-          : { vector, extensions: extensionsFrom([]) },
+        extensions: engineExtensions(req.extensions),
         startParams: startParams(req.settings),
         pgliteWasmModule: req.module,
       });

@@ -4,6 +4,7 @@
 import { assert, assertEquals } from "./assert.ts";
 import { type Json, json, serverUrl, startPlatform, type TestPlatform } from "./harness.ts";
 import { waitUntil } from "./jobs_fixtures.ts";
+import { openSource, projectDir } from "../db/move_source.ts";
 import { pgliteHealth } from "../db/pglite_health.ts";
 import { join } from "node:path";
 
@@ -338,6 +339,52 @@ if (!serverUrl) {
         assertEquals(served.body.data, [{ one: 1 }]);
       } finally {
         await p.close();
+      }
+    },
+  });
+
+  Deno.test({
+    name: "PGlite: a library the project's catalog names is not loaded by the move to PostgreSQL either",
+    async fn() {
+      // A superuser can point a catalog row at a file it wrote (a C function behind a built-in operator); the
+      // move opens every project's directory in its own process, which holds every project's data.
+      const p = await startPlatform();
+      const dir = projectDir(p.sandbox.env.DATA_DIR!, "default");
+      let closed = false;
+      try {
+        const planted = await sqlAs(
+          p,
+          p.secretKey,
+          `reset role; select pg_catalog.lo_from_bytea(4243, '\\x${EVIL_LIBRARY}'::bytea); ` +
+            "select pg_catalog.lo_export(4243, '/pglite/data/evil.so'); " +
+            "create function public.evilfn(name, text) returns boolean language internal strict as 'namenlike'; " +
+            "update pg_catalog.pg_proc set prolang = 13, probin = '/pglite/data/evil.so', prosrc = 'x' " +
+            "where oid = 'public.evilfn(name,text)'::pg_catalog.regprocedure; " +
+            "update pg_catalog.pg_operator set oprcode = 'public.evilfn'::pg_catalog.regproc " +
+            "where oid = '!~~(name,text)'::pg_catalog.regoperator",
+        );
+        assertEquals(planted.status, 200, JSON.stringify(planted.body));
+        await p.close({ keepSandbox: true });
+        closed = true;
+        const source = await openSource(dir);
+        try {
+          let refused: unknown;
+          try {
+            await source.query("select 'a'::name not like 'b' as x");
+          } catch (err) {
+            refused = err;
+          }
+          assert(refused instanceof Error, "the planted library was loaded");
+          const ran = await source.query("select pg_catalog.pg_read_file('/tmp/pwned') as f").catch((err) =>
+            err
+          );
+          assert(ran instanceof Error && /No such file/.test(ran.message), String(ran));
+        } finally {
+          await source.close();
+        }
+      } finally {
+        if (closed) await p.sandbox.destroy();
+        else await p.close();
       }
     },
   });
