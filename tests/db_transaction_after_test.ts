@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type Db } from "../db/driver.ts";
+import type { Db } from "../db/driver.ts";
 import { openPglite } from "../db/pglite.ts";
 import { openPostgres } from "../db/postgres.ts";
 import { assertEquals, assertRejects } from "./assert.ts";
