@@ -52,11 +52,13 @@ export interface RestOptions {
    * no touch is rest.
    */
   quietTouches?: number;
+  /** What a collection runs (tests count them); default: a full garbage collection. */
+  collect?: () => void;
 }
 
 /** Collects once after each stretch of work followed by `restMs` without a touch (or with only `quietTouches`). */
 export function restCollector(restMs: number, options: RestOptions = {}): RestCollector {
-  const gc = collector();
+  const gc = options.collect ?? collector();
   const quietTouches = options.quietTouches ?? 0;
   let worked = true; // starting is work too
   let lastWork = Date.now();

@@ -1,5 +1,5 @@
 import v8 from "node:v8";
-import { assert } from "../tests/assert.ts";
+import { assert, assertEquals } from "../tests/assert.ts";
 import { restCollector } from "./rest_gc.ts";
 
 /** The young generation's committed size: grown by allocation, given back only by a full collection. */
@@ -28,6 +28,30 @@ Deno.test("restCollector: a thread polled a few times per rest window still coll
       await new Promise((r) => setTimeout(r, 100));
     }
     assert(youngBytes() < grown, `young generation still ${youngBytes()} of ${grown} bytes`);
+  } finally {
+    rest.stop();
+  }
+});
+
+Deno.test("restCollector: a busy window never collects; a polled rest collects once, not again without growth", async () => {
+  let collections = 0;
+  const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  // Windows of 400 ms, checked every 200 ms; 6 touches a window are still rest. The margins are wide so that a
+  // loaded machine's late timers change nothing: busy is some 80 touches a window, polled 4.
+  const rest = restCollector(400, { quietTouches: 6, collect: () => collections++ });
+  try {
+    for (let i = 0; i < 300; i++) {
+      rest.touch();
+      await tick(5);
+    }
+    assertEquals(collections, 0);
+    // The first quiet window collects (nothing collected yet: the heap has grown since); later ones find no
+    // 4 MB of growth since.
+    for (let i = 0; i < 24; i++) {
+      rest.touch();
+      await tick(100);
+    }
+    assertEquals(collections, 1);
   } finally {
     rest.stop();
   }
