@@ -18,16 +18,19 @@ async function running(pid: number): Promise<boolean> {
   }
 }
 
-/** The process ids of this process's children (the hosts). */
-async function children(): Promise<number[]> {
+/**
+ * The process ids of the hosts of the runtime whose sockets live in `socketDir`: children of this process whose
+ * command line names it (test files running beside this one start hosts of their own in the same process).
+ */
+async function children(socketDir: string): Promise<number[]> {
   const out: number[] = [];
   for await (const entry of Deno.readDir("/proc")) {
     if (!/^\d+$/.test(entry.name)) continue;
     try {
       const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === Deno.pid) {
-        out.push(Number(entry.name));
-      }
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== Deno.pid) continue;
+      const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`);
+      if (cmdline.includes(socketDir)) out.push(Number(entry.name));
     } catch { /* gone meanwhile */ }
   }
   return out;
@@ -38,7 +41,7 @@ Deno.test("runtime: an idle spare host is stopped, an idle host exits, and calls
   const rt = await Runtime.create({ ...OPTIONS, idleMs: 8_000, spareIdleMs: 1_000 }, () => {});
   try {
     const counter = spec("counter", "let n = 0; export default () => new Response(String(++n));");
-    const before = new Set(await children());
+    const before = new Set(await children(rt.socketDir));
 
     await t.step("the first call starts a host and a spare host for the next cold start", async () => {
       assertEquals(text(await rt.invoke(counter, GET)), "1");
@@ -49,7 +52,7 @@ Deno.test("runtime: an idle spare host is stopped, an idle host exits, and calls
     await t.step(
       "the spare host, not taken, is stopped and its process exits; the warm host stays",
       async () => {
-        const spawned = (await children()).filter((pid) => !before.has(pid));
+        const spawned = (await children(rt.socketDir)).filter((pid) => !before.has(pid));
         assertEquals(spawned.length, 2, "the serving host and the spare");
         assert(await until(() => rt.stats().spares === 0), "the spare was dropped");
         let alive = spawned;
@@ -72,7 +75,7 @@ Deno.test("runtime: an idle spare host is stopped, an idle host exits, and calls
     });
 
     await t.step("a host without calls for idleMs exits, and the next call starts a new one", async () => {
-      const hostPids = (await children()).filter((pid) => !before.has(pid));
+      const hostPids = (await children(rt.socketDir)).filter((pid) => !before.has(pid));
       assert(await until(() => rt.stats().hosts === 0 && rt.stats().spares === 0), "every host was stopped");
       let left = hostPids.length;
       for (let i = 0; i < 100 && left > 0; i++) {
