@@ -74,16 +74,11 @@ let packaged: Promise<void> | undefined;
 /** PGlite's engine and pg_dump, as their packages' files hold them (nothing when they are not on disk). */
 function allowPackagedBinaries(): Promise<void> {
   packaged ??= (async () => {
-    for (
-      const [specifier, file] of [["@electric-sql/pglite", "pglite.wasm"], [
-        "@electric-sql/pglite-tools",
-        "pg_dump.wasm",
-      ]]
-    ) {
-      const entry = new URL(import.meta.resolve(specifier!));
-      if (entry.protocol !== "file:") continue;
-      allowBinaries([await Deno.readFile(new URL(`./${file}`, entry))]);
-    }
+    const binaries = [
+      new URL("./pglite.wasm", import.meta.resolve("@electric-sql/pglite")),
+      new URL("./pg_dump.wasm", import.meta.resolve("@electric-sql/pglite-tools")),
+    ];
+    for (const url of binaries) if (url.protocol === "file:") allowBinaries([await Deno.readFile(url)]);
   })();
   return packaged;
 }
