@@ -393,3 +393,19 @@ export async function callChild(
     }),
   );
 }
+
+/**
+ * Waits for `promise`, failing with `what` if it has not settled within `ms`. A liveness bound, not a timing
+ * claim: it turns a wait that would hang the suite into a failure that says which wait it was.
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Still waiting after ${ms / 1000} s: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
