@@ -56,7 +56,8 @@ Deno.test("SIGTERM drains: readiness 503 at once, streams closed to reconnect, t
         body: JSON.stringify({
           name: "slow",
           runtime: "deno",
-          permissions: { allow_net: [`127.0.0.1:${held.port}`] },
+          // The longest limit: a start slowed by a loaded machine must not end the call the test holds.
+          permissions: { allow_net: [`127.0.0.1:${held.port}`], timeout_secs: 300 },
           code:
             `export default async () => new Response(await (await fetch("http://127.0.0.1:${held.port}/")).text());`,
         }),
