@@ -12,7 +12,7 @@ import { setLogLevel } from "../lib/log.ts";
 import { treeCpuMs, treeRss } from "./_proc.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 8);
-/** How long the database rests before the call (the spare thread, started when it closed, is ready by then). */
+/** How long the database rests before the call (its engine's thread has ended by then). */
 const REST_MS = 1500;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -28,8 +28,9 @@ import {
 import { initPgliteDir } from "./pglite_init.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
 import { extensionFiles } from "./pglite_extensions.ts";
-import { engineModule, engineThread, keepSpare, rested, woke } from "./pglite_threads.ts";
+import { engineModule, engineThread } from "./pglite_threads.ts";
 import { log } from "../lib/log.ts";
+import { trimSoon } from "../lib/rest_gc.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 
 interface Pending {
@@ -79,8 +80,8 @@ class PgliteClient {
   private nextId = 1;
   private failure: Error | undefined;
 
-  constructor() {
-    this.worker = engineThread();
+  constructor(dir: string) {
+    this.worker = engineThread(dir);
     this.worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.receive(e.data);
     this.worker.onerror = (e: ErrorEvent) => {
       // The engine's thread died (a WebAssembly trap, out of memory): fail what it held, keep the platform up.
@@ -184,6 +185,9 @@ class PgliteClient {
       this.listeners.get(m.listener)?.(m.payload);
     } else if ("rows" in m) {
       this.deciders.get(m.rows)?.(m.value);
+    } else if ("trim" in m) {
+      // The engine's thread collected its garbage; malloc's arenas are trimmed from here (it has no FFI).
+      trimSoon();
     } else if ("started" in m) {
       const pending = this.pending.get(m.started);
       if (pending?.timeoutMs === undefined) return;
@@ -285,8 +289,6 @@ class EmbeddedDatabase implements Monitored {
   private dueAt = Infinity;
   /** An idle engine is asked when its work falls due, before it closes. */
   private askingDue = false;
-  /** Counted among the resting databases (for which a spare thread waits): from its idle close to its reopen. */
-  private atRest = false;
   private restarts = 0;
   private restarting = false;
   private lastRestart: InstanceHealth["last_restart"] = null;
@@ -303,7 +305,7 @@ class EmbeddedDatabase implements Monitored {
     const { searchPath, sharedBuffersMb } = this.options;
     const buffers = Math.min(sharedBuffersMb ?? Infinity, pgliteLimits.sharedBuffersMb);
     const [module, extensions] = await Promise.all([engineModule(), extensionFiles()]);
-    const client = new PgliteClient();
+    const client = new PgliteClient(this.dir);
     try {
       await client.call({
         op: "open",
@@ -359,7 +361,8 @@ class EmbeddedDatabase implements Monitored {
           await closeWithin(client, CLOSE_MS).catch(() => {});
           this.client = null;
           this.dueAt = dueAt;
-          this.setAtRest(true);
+          // Much of what the ended engine's thread allocated stays in malloc's arenas until trimmed.
+          trimSoon();
           const idleSecs = Math.round((Date.now() - since) / 1000);
           log.info("embedded database closed while idle", { database: this.name, idle_secs: idleSecs });
         })().finally(() => this.reopening = null);
@@ -370,25 +373,14 @@ class EmbeddedDatabase implements Monitored {
   private wake(): Promise<void> {
     const started = performance.now();
     const waking = this.start().then(() => {
-      this.setAtRest(false);
       log.info("embedded database reopened", {
         database: this.name,
         ms: Math.round(performance.now() - started),
       });
-    }, (err) => {
-      keepSpare(); // it still rests: the next call's reopen finds a thread ready
-      throw err;
     });
     this.reopening = waking.finally(() => this.reopening = null);
     this.reopening.catch(() => {}); // its waiters see the failure; it is no unhandled rejection
     return waking;
-  }
-
-  private setAtRest(atRest: boolean): void {
-    if (atRest === this.atRest) return;
-    this.atRest = atRest;
-    if (atRest) rested();
-    else woke();
   }
 
   call<T>(call: WorkerCall, options?: { timeoutMs?: number }): Promise<T> {
@@ -521,7 +513,6 @@ class EmbeddedDatabase implements Monitored {
     this.closed = true;
     unwatch(this);
     await this.reopening?.catch(() => {});
-    this.setAtRest(false);
     if (this.client) await closeWithin(this.client, CLOSE_MS); // none while it rests
   }
 }

@@ -54,6 +54,7 @@ export type WorkerMessage =
   | { rows: number; value: Record<string, unknown>[][] }
   | { listener: number; payload: string }
   | { started: number }
+  | { trim: true }
   | { broken: SerializedError };
 
 /**

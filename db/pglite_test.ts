@@ -1,7 +1,5 @@
 import { sqlState } from "./driver.ts";
 import { openPglite } from "./pglite.ts";
-import { configurePglite, pgliteHealth, pgliteLimits } from "./pglite_health.ts";
-import { spareThreads } from "./pglite_threads.ts";
 import { assert, assertEquals, assertRejects } from "../tests/assert.ts";
 
 // The engine runs on its own thread: values, errors, transactions and notifications must cross it unchanged.
@@ -165,41 +163,5 @@ Deno.test("pglite driver: pgvector installs, answers, and works again after the 
   } finally {
     await db.close();
     await Deno.remove(dir, { recursive: true });
-  }
-});
-
-// While a database rests, one spare thread waits for its reopen; none is left once no database rests.
-Deno.test("pglite driver: a spare thread waits while a database rests, and ends when none does", async () => {
-  const dirs = [
-    await Deno.makeTempDir({ prefix: "pglite-spare-" }),
-    await Deno.makeTempDir({ prefix: "pglite-spare-" }),
-  ];
-  const before = pgliteLimits.idleSecs;
-  const closeWhenIdle = { dueAt: () => Promise.resolve(null) };
-  const [a, b] = await Promise.all(dirs.map((dir) => openPglite(dir, { closeWhenIdle })));
-  const open = (dir: string) => pgliteHealth().instances.find((i) => dir.endsWith(i.name))?.open;
-  const until = async (what: string, ok: () => boolean) => {
-    for (let i = 0; !ok(); i++) {
-      if (i > 600) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
-  try {
-    assertEquals(spareThreads(), 0);
-    // Idle close only now: on a loaded machine a database could rest before the assertion above.
-    configurePglite({ idleSecs: 0.3 });
-    await until("both to rest", () => open(dirs[0]!) === false && open(dirs[1]!) === false);
-    assertEquals(spareThreads(), 1);
-    // a reopens on the spare; b still rests, so another spare is started for it.
-    assertEquals(await a!.query("select 1 as one"), [{ one: 1 }]);
-    assertEquals(open(dirs[0]!), true);
-    assertEquals(spareThreads(), 1);
-    await b!.close(); // b no longer rests; a is open: no spare is kept.
-    assertEquals(spareThreads(), 0);
-  } finally {
-    configurePglite({ idleSecs: before });
-    await a!.close();
-    await b!.close();
-    for (const dir of dirs) await Deno.remove(dir, { recursive: true });
   }
 });

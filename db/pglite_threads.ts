@@ -1,20 +1,25 @@
 /**
- * The threads embedded engines run on, and what they share. Opening an engine in a new thread costs the
- * thread and its imports, the compilation of PGlite's WebAssembly, and PostgreSQL's start. Two of these are
- * paid once here rather than at every open:
+ * The threads embedded engines run on. Each engine has a thread of its own, started with only the permissions
+ * an engine needs: to read PGlite's package (its file bundle) and to read and write its own data directory.
+ * No network, environment, subprocess, FFI or system access, and no other file: SQL that found a way to run
+ * JavaScript in its engine (an escape from PostgreSQL's WebAssembly) would still reach nothing but its own
+ * database's files. So a thread is started for one directory and never reused for another (no spare thread
+ * waits: its permissions would have to cover every directory it might open).
  *
- * - the WebAssembly module is compiled once per process and passed to every engine's thread; V8 shares a
- *   module's compiled code between the threads that instantiate it, so the functions one engine compiled (and
- *   optimized) on first use are compiled for the next one too;
- * - while some database rests (closed for idleness), one spare thread waits with its modules imported, so that
- *   the first call that opens a resting database does not wait for a thread to start.
+ * PGlite's WebAssembly module is compiled once per process and passed to every engine's thread; V8 shares a
+ * module's compiled code between the threads that instantiate it, so the functions one engine compiled (and
+ * optimized) on first use are compiled for the next one too.
  */
-
-import { trimSoon } from "../lib/rest_gc.ts";
 
 const WORKER = new URL("./pglite_worker.ts", import.meta.url);
 
 let compiled: Promise<WebAssembly.Module | undefined> | undefined;
+
+/** PGlite's entry module as a file URL, or undefined when the package is not on a local disk. */
+function pgliteEntry(): URL | undefined {
+  const entry = new URL(import.meta.resolve("@electric-sql/pglite"));
+  return entry.protocol === "file:" ? entry : undefined;
+}
 
 /**
  * PGlite's WebAssembly module, compiled once for the process. Undefined when the package's files are not on
@@ -22,8 +27,8 @@ let compiled: Promise<WebAssembly.Module | undefined> | undefined;
  */
 export function engineModule(): Promise<WebAssembly.Module | undefined> {
   compiled ??= (async () => {
-    const entry = new URL(import.meta.resolve("@electric-sql/pglite"));
-    if (entry.protocol !== "file:") return undefined;
+    const entry = pgliteEntry();
+    if (!entry) return undefined;
     try {
       return await WebAssembly.compile(await Deno.readFile(new URL("./pglite.wasm", entry)));
     } catch {
@@ -33,43 +38,22 @@ export function engineModule(): Promise<WebAssembly.Module | undefined> {
   return compiled;
 }
 
-/** Databases at rest now: while there is one, a spare thread is kept. */
-let resting = 0;
-let spare: Worker | null = null;
-
-function spawn(): Worker {
-  return new Worker(WORKER, { type: "module" });
+/** What an engine's thread may do: read PGlite's package and its directory, write its directory. */
+export function enginePermissions(dir: string): Deno.PermissionOptionsObject {
+  const entry = pgliteEntry();
+  return {
+    read: entry ? [dir, new URL(".", entry).pathname] : [dir],
+    write: [dir],
+    net: false,
+    env: false,
+    run: false,
+    ffi: false,
+    sys: false,
+    import: false,
+  };
 }
 
-/** A thread for a new engine: the spare when there is one (its modules are loaded), else a new one. */
-export function engineThread(): Worker {
-  const thread = spare ?? spawn();
-  spare = null;
-  return thread;
-}
-
-/** Starts a spare thread when some database rests and there is none (after an open, so as not to slow it). */
-export function keepSpare(): void {
-  if (resting > 0 && !spare) spare = spawn();
-}
-
-/** A database went to rest: its reopen will take the spare thread. */
-export function rested(): void {
-  resting++;
-  keepSpare();
-  // Much of what the ended engine's thread allocated stays in malloc's arenas until trimmed (lib/rest_gc.ts).
-  trimSoon();
-}
-
-/** A resting database opened again or closed for good: with none left resting, the spare thread ends. */
-export function woke(): void {
-  resting = Math.max(0, resting - 1);
-  if (resting > 0) return keepSpare();
-  spare?.terminate();
-  spare = null;
-}
-
-/** Spare threads waiting now (0 or 1). */
-export function spareThreads(): number {
-  return spare ? 1 : 0;
+/** A new thread for the engine of the database in `dir`. */
+export function engineThread(dir: string): Worker {
+  return new Worker(WORKER, { type: "module", deno: { permissions: enginePermissions(dir) } });
 }

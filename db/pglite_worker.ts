@@ -315,7 +315,11 @@ async function answer(req: WorkerRequest): Promise<unknown> {
  * The engine's JavaScript garbage goes back once the database rests (lib/rest_gc.ts). A resting project's engine
  * still answers a few statements a second (change capture, the workers' rounds): that is rest too.
  */
-const rest = restCollector(REST_GC_MS, { quietTouches: REST_GC_MS / 500 });
+const rest = restCollector(REST_GC_MS, {
+  quietTouches: REST_GC_MS / 500,
+  // This thread has no FFI: the platform trims malloc's arenas (they are the process's) when asked.
+  trim: () => send({ trim: true }),
+});
 
 self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   const req = e.data;

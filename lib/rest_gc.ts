@@ -54,11 +54,14 @@ export interface RestOptions {
   quietTouches?: number;
   /** What a collection runs (tests count them); default: a full garbage collection. */
   collect?: () => void;
+  /** Gives malloc's free memory back after a collection; default: malloc_trim here (needs the FFI permission). */
+  trim?: () => void;
 }
 
 /** Collects once after each stretch of work followed by `restMs` without a touch (or with only `quietTouches`). */
 export function restCollector(restMs: number, options: RestOptions = {}): RestCollector {
   const gc = options.collect ?? collector();
+  const trim = options.trim ?? mallocTrim;
   const quietTouches = options.quietTouches ?? 0;
   let worked = true; // starting is work too
   let lastWork = Date.now();
@@ -86,7 +89,7 @@ export function restCollector(restMs: number, options: RestOptions = {}): RestCo
     worked = false;
     gc();
     // What the collection and the compilers freed is still resident in malloc's arenas until trimmed.
-    mallocTrim();
+    trim();
     afterCollection = Deno.memoryUsage().heapTotal;
   }, Math.max(100, restMs / 2));
   Deno.unrefTimer(timer);
