@@ -180,7 +180,10 @@ class PgliteClient {
 
   private receive(m: WorkerMessage): void {
     if ("broken" in m) {
+      const last = m.last && this.pending.get(m.last.id);
+      if (last) this.pending.delete(m.last!.id);
       this.fail(deserializeError(m.broken));
+      if (last) this.settle(last, m.last!);
     } else if ("listener" in m) {
       this.listeners.get(m.listener)?.(m.payload);
     } else if ("rows" in m) {
@@ -201,11 +204,18 @@ class PgliteClient {
       const pending = this.pending.get(m.id);
       if (!pending) return;
       this.pending.delete(m.id);
-      if (!pending.quiet) this.lastActive = Date.now();
-      clearTimeout(pending.timer);
-      if (m.ok) pending.resolve(m.value);
-      else pending.reject(deserializeError(m.error as SerializedError));
+      this.settle(pending, m);
     }
+  }
+
+  private settle(
+    pending: Pending,
+    m: { ok: true; value: unknown } | { ok: false; error: SerializedError },
+  ): void {
+    if (!pending.quiet) this.lastActive = Date.now();
+    clearTimeout(pending.timer);
+    if (m.ok) pending.resolve(m.value);
+    else pending.reject(deserializeError(m.error));
   }
 
   private stop(reason: Error): void {

@@ -55,7 +55,11 @@ export type WorkerMessage =
   | { listener: number; payload: string }
   | { started: number }
   | { trim: true }
-  | { broken: SerializedError };
+  /** The engine is given up on; `last` answers one call, settled only after the restart began. */
+  | {
+    broken: SerializedError;
+    last?: { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
+  };
 
 /**
  * What the platform sees of an engine's thread without asking it, over shared memory: when its event loop last

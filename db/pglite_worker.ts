@@ -154,8 +154,13 @@ function target(tx: number | undefined): PGlite | Transaction {
   return open.tx;
 }
 
+/** The fields of the error that fails the calls of an engine given up on. */
+const BROKEN = { code: "XX000", severity: "ERROR" };
+
 /** How an `end` call ends a transaction: commit or roll back, then `after` (TransactionOptions.after). */
 interface Ending {
+  /** The `end` call's id. */
+  id: number;
   commit: boolean;
   after?: string;
 }
@@ -170,18 +175,33 @@ function begin(id: number): void {
     transactions.set(tx, { tx: t, end, done });
     started = true;
     send({ id, ok: true, value: tx });
-    const { commit, after } = await ended;
+    const ending = await ended;
+    const { commit, after } = ending;
     if (after === undefined) {
       if (!commit) await t.rollback();
       return;
     }
     // `after` must run before PGlite's lock lets another call in, so the transaction is ended here by SQL, inside
     // the callback (PGlite's own COMMIT then finds none open: a warning), and `after` runs whatever the end did.
+    let failure: unknown;
+    await t.exec(commit ? "commit" : "rollback").catch((err) => failure = err);
     try {
-      await t.exec(commit ? "commit" : "rollback");
-    } finally {
       await t.exec(after);
+    } catch {
+      // The session could not be put back: what the caller's SQL left on it would reach the next statement. The
+      // engine is given up on before PGlite's lock lets another call in, and opened anew (a fresh session), as
+      // after a crash; the end is answered as it went (as on PostgreSQL, where the connection is dropped), once
+      // the platform has begun the restart, so that the caller's next call goes to the new engine.
+      send({
+        broken: { name: "DatabaseError", message: "the session could not be reset", fields: BROKEN },
+        last: failure
+          ? { id: ending.id, ok: false, error: serializeError(failure) }
+          : { id: ending.id, ok: true, value: null },
+      });
+      vitals.fence();
+      stopIfFenced();
     }
+    if (failure) throw failure;
   });
   done.catch((err) => {
     if (!started) send({ id, ok: false, error: serializeError(err) });
@@ -241,7 +261,7 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       const open = transactions.get(req.tx);
       if (!open) throw new Error("The transaction is closed");
       transactions.delete(req.tx);
-      open.end({ commit: req.commit, after: req.after });
+      open.end({ id: req.id, commit: req.commit, after: req.after });
       await open.done;
       return null;
     }

@@ -52,6 +52,18 @@ Deno.test("Db.transaction: `after` runs on the same session once the transaction
     });
 
     await t.step(
+      "an `after` that fails: the session is not used again (PGlite: a new engine; PostgreSQL: a new connection)",
+      async () => {
+        // The transaction committed and says so; only the session is given up.
+        await db.transaction((tx) => tx.exec("insert into kept values (4); set my.v = 'leak'"), {
+          after: "select 1/0",
+        });
+        assertEquals(await setting(), "");
+        assertEquals([...await db.query("select id from kept where id = 4")], [{ id: 4 }]);
+      },
+    );
+
+    await t.step(
       "without `after`, a session-level setting made after a commit stays (what `after` is for)",
       async () => {
         await assertRejects(() => db.transaction((tx) => tx.exec("set my.v = 'stays'; commit; select 1/0")));
