@@ -2,10 +2,10 @@
  * The extensions an embedded engine offers besides plpgsql: pgvector, and the contrib modules of PostgreSQL that
  * Supabase projects enable (pgcrypto, uuid-ossp, pg_trgm, citext, hstore, ltree, unaccent…), which PGlite ships
  * as archives. PGlite's own loading of an extension unpacks its archive and compiles its library at every engine
- * start; here the archives are unpacked once per process into one shared buffer (a thread it is posted to sees
- * the same bytes, not a copy of them), each engine writes its own copy of the files before PostgreSQL starts
- * (its SQL may overwrite them; a shared view would pass that on to the next engine), and a library is compiled
- * only when a statement first uses it (`create extension`, or a call of its functions).
+ * start; here the archives are unpacked once per process into one buffer, which each engine's thread receives a
+ * copy of (never a shared view: code that escaped one engine could rewrite the bytes the next engine loads),
+ * each engine writes its own copy of the files before PostgreSQL starts, and a library is compiled only when a
+ * statement first uses it (`create extension`, or a call of its functions).
  */
 
 /**
@@ -80,9 +80,12 @@ async function unpack(url: URL): Promise<ExtensionFile[]> {
   );
 }
 
-/** Moves the files' bytes into one SharedArrayBuffer: every engine's thread then sees the same bytes. */
-function shared(files: ExtensionFile[]): ExtensionFile[] {
-  const buffer = new SharedArrayBuffer(files.reduce((n, f) => n + f.data.byteLength, 0));
+/**
+ * Moves the files' bytes into one ArrayBuffer: posted to an engine's thread, it is copied once (4.5 MB), not
+ * once a file.
+ */
+function packed(files: ExtensionFile[]): ExtensionFile[] {
+  const buffer = new ArrayBuffer(files.reduce((n, f) => n + f.data.byteLength, 0));
   let at = 0;
   return files.map(({ path, data }) => {
     const view = new Uint8Array(buffer, at, data.byteLength);
@@ -109,7 +112,7 @@ export function extensionFiles(): Promise<ExtensionFile[] | undefined> {
         ...CONTRIB.map((name) => unpack(new URL(`./${name}.tar.gz`, pglite))),
       ]);
       const files = archives.flat();
-      return files.some((f) => f.path.endsWith("/vector.so")) ? shared(files) : undefined;
+      return files.some((f) => f.path.endsWith("/vector.so")) ? packed(files) : undefined;
     } catch (err) {
       // Not kept: the next engine to open tries again.
       read = undefined;
