@@ -129,7 +129,15 @@ Deno.test("PostgreSQL: a session ended under a transaction fails it alone, and t
               await hold;
             }))
           );
-          while (pids.filter((p) => p !== undefined).length < 2) await new Promise((r) => setTimeout(r, 20));
+          // A liveness bound (30 s), not a timing claim; the transactions are let go so that the pool can close.
+          const deadline = Date.now() + 30_000;
+          while (pids.filter((p) => p !== undefined).length < 2) {
+            if (Date.now() > deadline) {
+              letGo();
+              throw new Error(`Still waiting after 30 s: both transactions' backends (got ${pids})`);
+            }
+            await new Promise((r) => setTimeout(r, 20));
+          }
           // The pool is full: this one waits in postgres.js's queue.
           const waiting = outcome(two.transaction((tx) => tx.query("select 1")));
           await new Promise((r) => setTimeout(r, 100));

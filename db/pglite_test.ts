@@ -1,6 +1,6 @@
 import { sqlState } from "./driver.ts";
 import { openPglite } from "./pglite.ts";
-import { assert, assertEquals, assertRejects } from "../tests/assert.ts";
+import { assert, assertEquals, assertRejects, within } from "../tests/assert.ts";
 
 // The engine runs on its own thread: values, errors, transactions and notifications must cross it unchanged.
 Deno.test("pglite driver: the engine's thread answers as the engine does", async (t) => {
@@ -67,10 +67,15 @@ Deno.test("pglite driver: the engine's thread answers as the engine does", async
         heard.push(payload);
         arrived();
       });
-      await new Promise<void>((resolve) => {
-        arrived = resolve;
-        db.exec("notify driver_test, 'one'");
-      });
+      // A liveness bound (30 s), not a timing claim: a notification that never arrives fails here.
+      await within(
+        new Promise<void>((resolve, reject) => {
+          arrived = resolve;
+          db.exec("notify driver_test, 'one'").catch(reject);
+        }),
+        30_000,
+        "the notification 'one'",
+      );
       await unlisten();
       await db.exec("notify driver_test, 'two'");
       await db.query("select 1");

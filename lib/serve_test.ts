@@ -1,7 +1,9 @@
-import { assert, assertEquals } from "../tests/assert.ts";
+import { assert, assertEquals, within } from "../tests/assert.ts";
 import { serve, upgradeWebSocket } from "./serve.ts";
 
 const IDLE_MS = 300;
+// A liveness bound for the WebSocket tests' waits, not a timing claim: a broken test fails instead of hanging.
+const LIVE_MS = 30_000;
 const encoder = new TextEncoder();
 
 /** Reads until the server closes the socket; the bound only stops a broken test from hanging. */
@@ -99,23 +101,27 @@ Deno.test("a WebSocket outlives the idle timeout and its connection's HTTP loop,
   };
   const next = () => new Promise<string>((resolve) => (arrived = () => resolve(received.shift()!)));
   try {
-    await new Promise((resolve, reject) => {
-      ws.onopen = resolve;
-      ws.onerror = reject;
-    });
-    assertEquals(await next(), "unprompted");
+    await within(
+      new Promise((resolve, reject) => {
+        ws.onopen = resolve;
+        ws.onerror = reject;
+      }),
+      LIVE_MS,
+      "the WebSocket's open",
+    );
+    assertEquals(await within(next(), LIVE_MS, "the unprompted message"), "unprompted");
     for (let i = 0; i < 3; i++) {
       await new Promise((r) => setTimeout(r, IDLE_MS * 2));
       const answer = next();
       ws.send(`hi ${i}`);
-      assertEquals(await answer, `echo hi ${i}`);
+      assertEquals(await within(answer, LIVE_MS, `the echo of hi ${i}`), `echo hi ${i}`);
     }
     assertEquals(ws.readyState, WebSocket.OPEN);
   } finally {
     if (ws.readyState !== WebSocket.CLOSED) {
       const closed = new Promise((r) => ws.addEventListener("close", r));
       ws.close();
-      await closed;
+      await within(closed, LIVE_MS, "the WebSocket's close");
     }
     await server.shutdown();
   }
@@ -138,26 +144,34 @@ Deno.test("WebSockets and plain requests share the server; requests before and a
   ));
   try {
     assertEquals(await (await fetch(`http://${base}/`)).text(), "plain");
-    await opened;
+    await within(opened, LIVE_MS, "the five WebSockets' open");
     await new Promise((r) => setTimeout(r, IDLE_MS * 2));
     assertEquals(await (await fetch(`http://${base}/`)).text(), "plain");
-    const echoes = await Promise.all(sockets.map((ws, i) => {
-      if (ws.readyState !== WebSocket.OPEN) return `closed before message ${i}`;
-      const answer = new Promise<string>((resolve) => {
-        ws.onmessage = (e) => resolve(e.data);
-        ws.onclose = (e) => resolve(`closed ${e.code}`);
-      });
-      ws.send(`${i}`);
-      return answer;
-    }));
+    const echoes = await within(
+      Promise.all(sockets.map((ws, i) => {
+        if (ws.readyState !== WebSocket.OPEN) return `closed before message ${i}`;
+        const answer = new Promise<string>((resolve) => {
+          ws.onmessage = (e) => resolve(e.data);
+          ws.onclose = (e) => resolve(`closed ${e.code}`);
+        });
+        ws.send(`${i}`);
+        return answer;
+      })),
+      LIVE_MS,
+      "the five echoes",
+    );
     assertEquals(echoes, ["echo 0", "echo 1", "echo 2", "echo 3", "echo 4"]);
   } finally {
-    await Promise.all(sockets.map((ws) => {
-      if (ws.readyState === WebSocket.CLOSED) return;
-      const closed = new Promise((r) => ws.addEventListener("close", r));
-      ws.close();
-      return closed;
-    }));
+    await within(
+      Promise.all(sockets.map((ws) => {
+        if (ws.readyState === WebSocket.CLOSED) return;
+        const closed = new Promise((r) => ws.addEventListener("close", r));
+        ws.close();
+        return closed;
+      })),
+      LIVE_MS,
+      "the five WebSockets' close",
+    );
     await server.shutdown();
   }
 });

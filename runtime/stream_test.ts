@@ -1,6 +1,6 @@
 // Streamed answers at the runtime's level: a reader that does not read holds the function back (the worker
 // sends at most STREAM_WINDOW_BYTES ahead of it), and a whole answer still comes whole.
-import { assert, assertEquals } from "../tests/assert.ts";
+import { assert, assertEquals, within } from "../tests/assert.ts";
 import { STREAM_WINDOW_BYTES } from "./protocol.ts";
 import { Runtime } from "./supervisor.ts";
 import { GET, OPTIONS, spec, text } from "./testing.ts";
@@ -28,9 +28,16 @@ Deno.test("runtime: a streamed answer waits for its reader (backpressure), and c
     assert(count <= STREAM_WINDOW_BYTES + 4 * 65536, `the function wrote ${count} bytes for nobody`);
     const reader = res.body.getReader();
     let read = 0;
-    while (read < 4 * STREAM_WINDOW_BYTES) read += (await reader.read()).value!.byteLength;
+    // Liveness bounds (30 s), not timing claims: a stream that stalls, or an end that never comes, fails here.
+    while (read < 4 * STREAM_WINDOW_BYTES) {
+      const chunk = await within(reader.read(), 30_000, `the stream's next chunk after ${read} bytes`);
+      read += chunk.value!.byteLength;
+    }
     await reader.cancel();
-    assertEquals(await res.ended, { outcome: "ok", cancelled: true });
+    assertEquals(await within(res.ended, 30_000, "the stream's end after the cancel"), {
+      outcome: "ok",
+      cancelled: true,
+    });
   } finally {
     await rt.close();
   }

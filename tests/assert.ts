@@ -29,3 +29,19 @@ export function assertNotMatch(actual: string, pattern: RegExp, message?: string
 export async function assertRejects(fn: () => Promise<unknown>, pattern?: RegExp): Promise<void> {
   await nodeAssert.rejects(fn, (err: Error) => !pattern || pattern.test(err.message));
 }
+
+/**
+ * Waits for `promise`, failing with `what` if it has not settled within `ms`. A liveness bound, not a timing
+ * claim: it turns a wait that would hang the suite into a failure that says which wait it was.
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Still waiting after ${ms / 1000} s: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

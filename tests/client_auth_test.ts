@@ -1,5 +1,5 @@
 import { createClient, type Session } from "../client/mod.ts";
-import { assert, assertEquals } from "./assert.ts";
+import { assert, assertEquals, within } from "./assert.ts";
 import { rejects, servePlatform } from "./client_fixture.ts";
 
 Deno.test("client auth: sign up, sign in, user, refresh, sign out, storage and auto-refresh", async (t) => {
@@ -99,7 +99,8 @@ Deno.test("client auth: sign up, sign in, user, refresh, sign out, storage and a
         email: "ada@example.com",
         password: "correct horse 1",
       });
-      const next = await refreshed.promise;
+      // A liveness bound, not a timing claim: a timer that never fires fails here instead of hanging the suite.
+      const next = await within(refreshed.promise, 60_000, "the timer's TOKEN_REFRESHED");
       assert(next.refresh_token !== session.refresh_token);
       assertEquals((await platform.auth.getSession())!.access_token, next.access_token);
       assertEquals((await platform.auth.getUser()).email, "ada@example.com");

@@ -1,6 +1,6 @@
 import { chromium } from "playwright-core";
 import { createClient } from "../client/mod.ts";
-import { assertEquals } from "./assert.ts";
+import { assertEquals, within } from "./assert.ts";
 import { bundleClient } from "./client_bundle.ts";
 import { servePlatform } from "./client_fixture.ts";
 
@@ -25,26 +25,32 @@ Deno.test("client in headless Chromium: sign-up, insert, realtime event round tr
     await admin.sql(SETUP);
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${site.addr.port}/`);
-    const result = await page.evaluate(async ({ url, key }) => {
-      const { createClient } = await import("/client.js");
-      const platform = createClient(url, key, { auth: { storage: "localStorage" } });
-      await platform.auth.signUp({ email: "browser@example.com", password: "correct horse 1" });
-      const event = new Promise((resolve) => {
-        platform.realtime.channel("mine")
-          .on(
-            "postgres_changes",
-            { event: "INSERT", table: "messages" },
-            (c: { record: unknown }) => resolve(c.record),
-          )
-          .subscribe()
-          .then(() => platform.db.from("messages").insert({ body: "from the browser" }));
-      });
-      const record = await event as { body: string };
-      const stored = localStorage.length;
-      const { data } = await platform.db.from("messages").select("body");
-      platform.close();
-      return { body: record.body, rows: data, stored };
-    }, { url: s.url, key: s.p.publicKey });
+    // A liveness bound, not a timing claim: an event that never comes fails here instead of hanging the suite.
+    const result = await within(
+      page.evaluate(async ({ url, key }) => {
+        const { createClient } = await import("/client.js");
+        const platform = createClient(url, key, { auth: { storage: "localStorage" } });
+        await platform.auth.signUp({ email: "browser@example.com", password: "correct horse 1" });
+        const event = new Promise((resolve, reject) => {
+          platform.realtime.channel("mine")
+            .on(
+              "postgres_changes",
+              { event: "INSERT", table: "messages" },
+              (c: { record: unknown }) => resolve(c.record),
+            )
+            .subscribe()
+            .then(() => platform.db.from("messages").insert({ body: "from the browser" }))
+            .catch(reject);
+        });
+        const record = await event as { body: string };
+        const stored = localStorage.length;
+        const { data } = await platform.db.from("messages").select("body");
+        platform.close();
+        return { body: record.body, rows: data, stored };
+      }, { url: s.url, key: s.p.publicKey }),
+      120_000,
+      "the page's sign-up, insert and realtime event",
+    );
     assertEquals(result, { body: "from the browser", rows: [{ body: "from the browser" }], stored: 1 });
   } finally {
     await browser.close();

@@ -18,7 +18,9 @@ export async function bundleForBrowser(entry: string, external: string[] = []): 
     const args = ["bundle", "--quiet", "--platform=browser", "--format=esm", "--minify", `--output=${out}`];
     for (const name of external) args.push(`--external=${name}`);
     args.push(entry);
-    const result = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "piped" })
+    // A liveness bound, not a timing claim: a bundler that never ends is killed (SIGTERM) and the caller fails.
+    const signal = AbortSignal.timeout(180_000);
+    const result = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "piped", signal })
       .output();
     if (!result.success) throw new Error(`deno bundle failed:\n${new TextDecoder().decode(result.stderr)}`);
     return await Deno.readTextFile(out);

@@ -1,6 +1,6 @@
 import { PlatformError } from "../client/mod.ts";
 import { serve, type Server } from "../lib/serve.ts";
-import { type StartOptions, startPlatform, type TestPlatform } from "./harness.ts";
+import { type StartOptions, startPlatform, type TestPlatform, within } from "./harness.ts";
 
 /** A platform listening on a real port, for the client SDK's end-to-end tests. */
 export interface ServedPlatform {
@@ -22,8 +22,12 @@ export async function servePlatform(
     server,
     url: `http://127.0.0.1:${server.addr.port}`,
     async close(closeOptions = {}) {
-      await server.shutdown();
-      await p.close(closeOptions);
+      try {
+        // A liveness bound: a stream a test left open would hold the shutdown forever.
+        await within(server.shutdown(), 60_000, "the server's shutdown (a stream left open?)");
+      } finally {
+        await p.close(closeOptions);
+      }
     },
   };
 }

@@ -122,6 +122,8 @@ Deno.test("deno task migrate and postgrest-js over a real socket", async () => {
       args: ["run", "--allow-all", "--unstable-kv", cli, dir, "--url", child.url, "--key", sandbox.secretKey],
       stdout: "piped",
       stderr: "piped",
+      // A liveness bound, not a timing claim: a CLI that never ends is killed (SIGTERM) and the test fails.
+      signal: AbortSignal.timeout(180_000),
     }).output();
     assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
     assertEquals(new TextDecoder().decode(out.stdout).trim(), "Applied 1 migration(s): 0001_todos.sql");

@@ -23,6 +23,8 @@ async function runExport(env: Record<string, string>, to: string): Promise<{ cod
     env: { ...env, DATABASE_URL: "" },
     stdout: "piped",
     stderr: "piped",
+    // A liveness bound, not a timing claim: a CLI that never ends is killed (SIGTERM) and its test fails.
+    signal: AbortSignal.timeout(180_000),
   }).output();
   const decode = (b: Uint8Array) => new TextDecoder().decode(b);
   return { code, out: decode(stdout) + decode(stderr) };

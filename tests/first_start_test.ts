@@ -1,11 +1,24 @@
 import { assert, assertEquals } from "./assert.ts";
-import { ADMIN, type Json, makeSandbox } from "./harness.ts";
+import { ADMIN, type Json, makeSandbox, within } from "./harness.ts";
 
 function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr as Deno.NetAddr;
   listener.close();
   return port;
+}
+
+/** Ends `child`: SIGTERM, then SIGKILL if it has not exited in 60 s (a liveness bound, not a timing claim). */
+async function stop(child: Deno.ChildProcess): Promise<void> {
+  child.kill("SIGTERM");
+  try {
+    await within(child.status, 60_000, "the platform's exit on SIGTERM");
+  } catch {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await within(child.status, 60_000, "the platform's exit on SIGKILL");
+  }
 }
 
 async function get(
@@ -67,9 +80,8 @@ Deno.test("first start: liveness answers while the platform opens; readiness onl
     assertEquals(project.status, 200, JSON.stringify(project.body));
     assertEquals(project.body.data.ref, "default");
   } finally {
-    child.kill("SIGTERM");
-    await child.status;
-    const text = await stderr;
+    await stop(child);
+    const text = await within(stderr, 30_000, "the end of the platform's stderr");
     await sandbox.destroy();
     // A clean start prints no warning: none of the platform's, none of Deno's (npm build scripts).
     assert(!/warn/i.test(text), text);
@@ -102,8 +114,7 @@ Deno.test("first start: a request made while the platform opens waits for it and
     assertEquals(project.status, 200, JSON.stringify(project.body));
     assertEquals(project.body.data.ref, "default");
   } finally {
-    child.kill("SIGTERM");
-    await child.status;
+    await stop(child);
     await sandbox.destroy();
   }
 });

@@ -2,7 +2,7 @@
 // real HTTP, under the response size limit and the time limit (the whole stream), and a client that leaves
 // cancels the function's stream.
 import { assert, assertEquals } from "./assert.ts";
-import { json, startPlatform } from "./harness.ts";
+import { json, startPlatform, within } from "./harness.ts";
 
 const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
 
@@ -72,14 +72,31 @@ async function readUntil(
   }
 }
 
-/** Reads a stream to its end or its failure: the bytes read, and whether it failed. */
-async function drain(body: ReadableStream<Uint8Array>): Promise<{ bytes: number; failed: boolean }> {
+/**
+ * Reads a stream to its end or its failure: the bytes read, and whether it failed. The streams read here end
+ * only when the platform cuts them: a liveness bound (120 s, not a timing claim) cancels one it never cuts.
+ */
+async function drain(
+  body: ReadableStream<Uint8Array>,
+  what: string,
+): Promise<{ bytes: number; failed: boolean }> {
+  const reader = body.getReader();
   let bytes = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), 120_000));
   try {
-    for await (const chunk of body) bytes += chunk.byteLength;
-    return { bytes, failed: false };
-  } catch {
-    return { bytes, failed: true };
+    while (true) {
+      const r = await Promise.race([reader.read(), late]).catch(() => null); // null: the stream failed
+      if (r === null) return { bytes, failed: true };
+      if (r === "late") {
+        await reader.cancel().catch(() => {});
+        throw new Error(`Still waiting after 120 s: ${what}`);
+      }
+      if (r.done) return { bytes, failed: false };
+      bytes += r.value.byteLength;
+    }
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -127,7 +144,7 @@ Deno.test("functions: answers stream on /functions/v1 and raw invoke, within the
       assertEquals(await go.text(), "sent");
       const rest = await readUntil(reader, "data: 2\n\n");
       assertEquals(rest, "data: 1\n\ndata: 2\n\n");
-      assertEquals((await reader.read()).done, true);
+      assertEquals((await within(reader.read(), 30_000, "the SSE stream's end")).done, true);
       const s = await recorded("sse", 2);
       assertEquals([s.count, s.errors, s.timeouts], [2, 0, 0]);
     });
@@ -152,7 +169,7 @@ Deno.test("functions: answers stream on /functions/v1 and raw invoke, within the
     await t.step("a stream past the response size limit is cut and recorded as failed", async () => {
       const res = await fetch(`${base}/functions/v1/huge`, { headers: key });
       assertEquals(res.status, 200);
-      const { bytes, failed } = await drain(res.body!);
+      const { bytes, failed } = await drain(res.body!, "the cut of the stream past the size limit");
       assert(failed, "the stream is cut, not ended");
       assert(bytes <= MAX_RESPONSE_BYTES, `${bytes} bytes passed`);
       const s = await recorded("huge", 1);
@@ -162,7 +179,7 @@ Deno.test("functions: answers stream on /functions/v1 and raw invoke, within the
     await t.step("a stream that never ends is cut at timeout_secs (the whole stream)", async () => {
       const started = Date.now();
       const res = await fetch(`${base}/functions/v1/endless`, { headers: key });
-      const { bytes, failed } = await drain(res.body!);
+      const { bytes, failed } = await drain(res.body!, "the cut of the endless stream at timeout_secs");
       const took = Date.now() - started;
       assert(failed, "the stream is cut, not ended");
       assert(bytes > 0, "events passed before the cut");
@@ -186,7 +203,11 @@ Deno.test("functions: answers stream on /functions/v1 and raw invoke, within the
       assertEquals([s.count, s.timeouts], [3, 1], "the left call is recorded, not as a failure");
     });
   } finally {
-    await server.shutdown();
-    await p.close();
+    try {
+      // A liveness bound: a stream a failed step left open would hold the shutdown forever.
+      await within(server.shutdown(), 60_000, "the server's shutdown (a stream left open?)");
+    } finally {
+      await p.close();
+    }
   }
 });

@@ -5,6 +5,10 @@ import { type Config, loadConfig } from "../services/config.ts";
 import { randomHex } from "../lib/crypto.ts";
 import { closePlatform, openPlatform, type Platform } from "../services/platform.ts";
 import { startWorkers, type Workers } from "../workers/mod.ts";
+import { within } from "./assert.ts";
+
+// `within` lives in assert.ts (no dependencies), so that tests of one module can bound their waits cheaply.
+export { within };
 
 /** The admin every test platform starts with. */
 export const ADMIN = { email: "admin@example.com", password: "admin-password-1" };
@@ -235,8 +239,9 @@ export async function startPlatform(
     },
     workers,
     async close(closeOptions = {}) {
-      await workers?.stop();
-      await closePlatform(platform);
+      // Liveness bounds (120 s), not timing claims: a stop that never ends fails the test instead of the suite.
+      if (workers) await within(workers.stop(), 120_000, "the workers' stop");
+      await within(closePlatform(platform), 120_000, "the platform's close");
       if (!closeOptions.keepSandbox) await sandbox.destroy();
     },
   };
@@ -315,8 +320,18 @@ export async function spawnPlatform(env: Record<string, string>): Promise<ChildP
       try {
         process.kill(signal);
       } catch { /* already gone */ }
-      const status = await exited;
-      await pumps;
+      // Liveness bounds, not timing claims. A child that ignores the signal for 60 s gets SIGKILL.
+      let status: Deno.CommandStatus;
+      try {
+        status = await within(exited, 60_000, `the platform's exit on ${signal}`);
+      } catch {
+        try {
+          process.kill("SIGKILL");
+        } catch { /* already gone */ }
+        status = await within(exited, 60_000, "the platform's exit on SIGKILL");
+      }
+      // Function hosts the platform started may hold its pipes open after it exits: their end is not waited for.
+      await within(pumps, 5_000, "the platform's pipes' end").catch(() => {});
       return status;
     },
   };
@@ -392,20 +407,4 @@ export async function callChild(
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
   );
-}
-
-/**
- * Waits for `promise`, failing with `what` if it has not settled within `ms`. A liveness bound, not a timing
- * claim: it turns a wait that would hang the suite into a failure that says which wait it was.
- */
-export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Still waiting after ${ms / 1000} s: ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -30,10 +30,16 @@ export class WsClient {
   static async connect(url: string): Promise<WsClient> {
     const socket = new WebSocket(url);
     const client = new WsClient(socket);
+    let timer: ReturnType<typeof setTimeout> | undefined;
     await new Promise<void>((resolve, reject) => {
       socket.onopen = () => resolve();
       socket.onerror = (e) => reject(new Error(`WebSocket failed: ${(e as ErrorEvent).message ?? "error"}`));
-    });
+      // A liveness bound, not a timing claim: a handshake that never ends fails instead of hanging the suite.
+      timer = setTimeout(() => {
+        reject(new Error(`WebSocket not open after 30 s: ${url}`));
+        socket.close();
+      }, 30_000);
+    }).finally(() => clearTimeout(timer));
     return client;
   }
 

@@ -1,5 +1,5 @@
 import { assertEquals } from "./assert.ts";
-import { type ChildPlatform, type Json, makeSandbox, serverUrl, spawnPlatform } from "./harness.ts";
+import { type ChildPlatform, type Json, makeSandbox, serverUrl, spawnPlatform, within } from "./harness.ts";
 import { WsClient } from "./realtime_client.ts";
 
 async function sql(child: ChildPlatform, secretKey: string, query: string): Promise<void> {
@@ -10,6 +10,18 @@ async function sql(child: ChildPlatform, secretKey: string, query: string): Prom
   });
   if (res.status !== 200) throw new Error(`SQL failed: ${await res.text()}`);
   await res.body?.cancel();
+}
+
+// A liveness bound, not a timing claim: a wait that would hang the suite fails with its name instead.
+const LIVE_MS = 30_000;
+
+/** Polls `check` every 20 ms until it holds; fails with `what` after LIVE_MS. */
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + LIVE_MS;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`Still waiting after ${LIVE_MS / 1000} s: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 // Two platform processes share one PostgreSQL database and use LISTEN/NOTIFY as their bus. PGlite keeps its
@@ -95,12 +107,20 @@ if (serverUrl) {
           ws.binaryType = "arraybuffer";
           const frames: (string | ArrayBuffer)[] = [];
           ws.onmessage = (e) => frames.push(e.data);
-          await new Promise((resolve) => ws.onopen = resolve);
           try {
+            await within(
+              new Promise((resolve, reject) => {
+                ws.onopen = resolve;
+                ws.onerror = () => reject(new Error("the vsn 2.0.0 WebSocket failed to open"));
+              }),
+              LIVE_MS,
+              "the vsn 2.0.0 WebSocket's open",
+            );
             ws.send(JSON.stringify(["1", "1", "realtime:bytes", "phx_join", { config: {} }]));
-            while (!frames.some((f) => typeof f === "string" && f.includes("phx_reply"))) {
-              await new Promise((r) => setTimeout(r, 20));
-            }
+            await waitFor(
+              () => frames.some((f) => typeof f === "string" && f.includes("phx_reply")),
+              "the phx_join's reply",
+            );
             const res = await fetch(`${one.url}/realtime/v1/api/broadcast/bytes/events/raw`, {
               method: "POST",
               headers: { apikey: sandbox.publicKey, "content-type": "application/octet-stream" },
@@ -108,7 +128,7 @@ if (serverUrl) {
             });
             assertEquals(res.status, 202);
             await res.body?.cancel();
-            while (!frames.some((f) => f instanceof ArrayBuffer)) await new Promise((r) => setTimeout(r, 20));
+            await waitFor(() => frames.some((f) => f instanceof ArrayBuffer), "the raw bytes' frame");
             const frame = new Uint8Array(frames.find((f) => f instanceof ArrayBuffer) as ArrayBuffer);
             // Kind 4, topic "realtime:bytes" (14), event "raw" (3), no meta, encoding 0 (bytes), then the payload.
             assertEquals([...frame.subarray(0, 5)], [4, 14, 3, 0, 0]);

@@ -1,6 +1,6 @@
 // The /realtime/v1/websocket mount driven with a raw WebSocket: vsn 1.0.0 (supabase-js uses 2.0.0 by default,
 // tests/supabase_realtime_test.ts), vsn 2.0.0 binary frames, and hostile input.
-import { assert, assertEquals } from "./assert.ts";
+import { assert, assertEquals, within } from "./assert.ts";
 import { servePlatform } from "./client_fixture.ts";
 
 type Msg = {
@@ -20,9 +20,14 @@ class Raw {
     ws.binaryType = "arraybuffer";
     const raw = new Raw(ws, vsn);
     ws.onmessage = (e) => raw.got.push(raw.decode(e.data));
-    return new Promise((resolve, reject) => {
+    // A liveness bound, not a timing claim: a handshake that never ends fails instead of hanging the suite.
+    const opened = new Promise<Raw>((resolve, reject) => {
       ws.onopen = () => resolve(raw);
       ws.onerror = () => reject(new Error("connect failed"));
+    });
+    return within(opened, 30_000, `the WebSocket's open: ${url}`).catch((err) => {
+      ws.close();
+      throw err;
     });
   }
   decode(data: string | ArrayBuffer): Msg {
@@ -338,7 +343,7 @@ Deno.test({
           assertEquals(system.payload.status, "error");
           await r2.wait((m) => m.event === "phx_close");
           // An invalid token ends the connection as on /v1/realtime/ws (close 4001), after telling the client.
-          assertEquals(await closed, 4001);
+          assertEquals(await within(closed, 30_000, "the close after the bad access_token"), 4001);
         },
       );
     } finally {

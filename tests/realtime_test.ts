@@ -1,7 +1,7 @@
 import { serve } from "../lib/serve.ts";
 import { SignJWT } from "jose";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
-import { type Json, json, startPlatform, type TestPlatform } from "./harness.ts";
+import { type Json, json, startPlatform, type TestPlatform, within } from "./harness.ts";
 import { roundTrip, WsClient } from "./realtime_client.ts";
 import { MAX_WAITING_FRAMES } from "../services/realtime/transports.ts";
 
@@ -413,28 +413,32 @@ Deno.test("realtime over WebSocket and SSE", async (t) => {
       assertEquals(res.status, 200);
       assertEquals(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
       const frames = sseFrames(res.body!);
-      assertEquals((await frames.next((f) => f.event === "subscribed")).data, {
-        type: "subscribed",
-        channel: "items",
-      });
-      await sql(p, "insert into public.items (id, name) values (60, 'sse')");
-      await sql(p, "update public.items set name = 'sse2' where id = 60");
-      await sql(p, "delete from public.items where id = 60");
-      for (const type of ["INSERT", "UPDATE", "DELETE"]) {
-        const frame = await frames.next((f) =>
-          f.event === "postgres_changes" && f.data.payload.type === type
-        );
-        const fromWs = await ws.next((m) => m.channel === "items" && m.payload?.type === type);
-        assertEquals(frame.data, fromWs);
-        assertMatch(frame.id ?? "", /^\d+$/);
+      // Cancelled however the step ends: an open stream would hold the server's shutdown.
+      try {
+        assertEquals((await frames.next((f) => f.event === "subscribed")).data, {
+          type: "subscribed",
+          channel: "items",
+        });
+        await sql(p, "insert into public.items (id, name) values (60, 'sse')");
+        await sql(p, "update public.items set name = 'sse2' where id = 60");
+        await sql(p, "delete from public.items where id = 60");
+        for (const type of ["INSERT", "UPDATE", "DELETE"]) {
+          const frame = await frames.next((f) =>
+            f.event === "postgres_changes" && f.data.payload.type === type
+          );
+          const fromWs = await ws.next((m) => m.channel === "items" && m.payload?.type === type);
+          assertEquals(frame.data, fromWs);
+          assertMatch(frame.id ?? "", /^\d+$/);
+        }
+        ws.send({ type: "broadcast", channel: "items", event: "note", payload: 1 });
+        const b = await frames.next((f) => f.event === "broadcast");
+        assertEquals(b.data.payload, { event: "note", payload: 1 });
+        await frames.next((f) => f.comment === "heartbeat");
+        const ids = frames.all.filter((f) => f.id).map((f) => Number(f.id));
+        assertEquals(ids, ids.map((_, i) => i + 1), "ids count up from 1");
+      } finally {
+        await frames.cancel().catch(() => {});
       }
-      ws.send({ type: "broadcast", channel: "items", event: "note", payload: 1 });
-      const b = await frames.next((f) => f.event === "broadcast");
-      assertEquals(b.data.payload, { event: "note", payload: 1 });
-      await frames.next((f) => f.comment === "heartbeat");
-      const ids = frames.all.filter((f) => f.id).map((f) => Number(f.id));
-      assertEquals(ids, ids.map((_, i) => i + 1), "ids count up from 1");
-      await frames.cancel();
       await ws.close();
     });
 
@@ -651,8 +655,12 @@ Deno.test("realtime over WebSocket and SSE", async (t) => {
     );
   } finally {
     for (const c of clients) await c.close().catch(() => {});
-    await server.shutdown();
-    await p.close();
+    try {
+      // A liveness bound: a stream a failed step left open would hold the shutdown forever.
+      await within(server.shutdown(), 60_000, "the server's shutdown (a stream left open?)");
+    } finally {
+      await p.close();
+    }
   }
 });
 
@@ -697,7 +705,13 @@ function sseFrames(body: ReadableStream<Uint8Array>) {
           taken.add(found);
           return found;
         }
-        await pull();
+        // The deadline holds during a read too: a stream that stalls fails here instead of waiting forever.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const expired = new Promise<false>((r) => timer = setTimeout(() => r(false), deadline - Date.now()));
+        const pulled = await Promise.race([pull().then(() => true), expired]).finally(() =>
+          clearTimeout(timer)
+        );
+        if (!pulled) break;
       }
       throw new Error(`No matching SSE frame; got ${JSON.stringify(all.slice(-5))}`);
     },

@@ -2,7 +2,7 @@
 // channels authorized by the project's policies on realtime.messages, and broadcast over HTTP (httpSend, and
 // send() on a channel that is not joined).
 import type { SupabaseClient } from "@supabase/supabase-js";
-import { assert, assertEquals } from "./assert.ts";
+import { assert, assertEquals, within } from "./assert.ts";
 import { servePlatform } from "./client_fixture.ts";
 import { client, type Session, signUp, sleep, sql, subscribed, until } from "./supabase_realtime_fixture.ts";
 
@@ -139,13 +139,18 @@ Deno.test({
             {},
             (p) => system.push(p),
           );
-          await new Promise<void>((resolve) =>
-            ch.subscribe((status) => {
-              statuses.push(status);
-              if (status === "SUBSCRIBED") {
-                resolve();
-              }
-            })
+          // A liveness bound (30 s), not a timing claim: a join that never succeeds would hold this forever.
+          await within(
+            new Promise<void>((resolve) =>
+              ch.subscribe((status) => {
+                statuses.push(status);
+                if (status === "SUBSCRIBED") {
+                  resolve();
+                }
+              })
+            ),
+            30_000,
+            "the subscription to the private room:1",
           );
           token = bob.access_token;
           await c.realtime.setAuth();

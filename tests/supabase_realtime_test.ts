@@ -3,7 +3,7 @@
 // handed to supabase-js with the `accessToken` option (a `realtime.setAuth(token)` alone is overwritten by the
 // client's own callback, which falls back to the API key, at the next heartbeat).
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
-import { assert, assertEquals } from "./assert.ts";
+import { assert, assertEquals, within } from "./assert.ts";
 import { servePlatform } from "./client_fixture.ts";
 import { client, refresh, signUp, sleep, sql, subscribed, until } from "./supabase_realtime_fixture.ts";
 
@@ -142,11 +142,16 @@ Deno.test({
         const statuses: string[] = [];
         const bad = await make(() => ada.access_token);
         const chBad = bad.channel("bad").on("system", {}, (p) => system.push(p));
-        await new Promise<void>((resolve) =>
-          chBad.subscribe((status) => {
-            statuses.push(status);
-            if (status === "SUBSCRIBED") resolve();
-          })
+        // A liveness bound (30 s), not a timing claim: a join that never succeeds would hold this forever.
+        await within(
+          new Promise<void>((resolve) =>
+            chBad.subscribe((status) => {
+              statuses.push(status);
+              if (status === "SUBSCRIBED") resolve();
+            })
+          ),
+          30_000,
+          "the subscription to the channel whose token turns bad",
         );
         await bad.realtime.setAuth("not-a-token");
         await until(() => system.some((m) => m.status === "error"));

@@ -1,5 +1,5 @@
 import { functionStore } from "./store.ts";
-import { assertEquals } from "../../tests/assert.ts";
+import { assertEquals, within } from "../../tests/assert.ts";
 import { startPlatform } from "../../tests/harness.ts";
 
 Deno.test("FunctionService: a load that overlaps a redeploy never caches the old version", async () => {
@@ -29,7 +29,17 @@ Deno.test("FunctionService: a load that overlaps a redeploy never caches the old
       return row;
     };
     const loading = service.loadActive("default", "race");
-    await read;
+    // A load that never reads the row through the patched find ends the wait too; a liveness bound (30 s) on both.
+    await within(
+      Promise.race([
+        read,
+        Promise.resolve(loading).then(() =>
+          Promise.reject(new Error("the load ended without the patched find"))
+        ),
+      ]),
+      30_000,
+      "the load's read of the row",
+    );
     await service.update("default", "race", { code: `export default () => new Response("v2");` });
     resolve();
     const seen = await loading;
