@@ -183,7 +183,7 @@ Deno.test("functions: answers stream on /functions/v1 and raw invoke, within the
       const took = Date.now() - started;
       assert(failed, "the stream is cut, not ended");
       assert(bytes > 0, "events passed before the cut");
-      assert(took >= 1900 && took < 15_000, `cut after ${took} ms`);
+      assert(took >= 1900, `cut after ${took} ms, before timeout_secs`); // not early; late is bounded by drain()
       const s = await recorded("endless", 1);
       assertEquals([s.count, s.timeouts], [1, 1]);
     });
