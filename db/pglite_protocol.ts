@@ -169,9 +169,19 @@ export function serializeError(err: unknown): SerializedError {
   return { name: err.name, message: err.message, fields };
 }
 
-/** The error as the caller's thread sees it: an Error with the same message, name and fields. */
+/**
+ * The error as the caller's thread sees it: an Error with the same message, name and fields. What an engine's
+ * thread sends is not trusted (code that escaped its engine could send anything): message and name are strings,
+ * and only primitive fields that shadow nothing of an Error (`__proto__`, `toString`, `stack`…) are kept.
+ */
 export function deserializeError(e: SerializedError): Error {
-  const err = Object.assign(new Error(e.message), e.fields);
-  err.name = e.name;
+  const err = new Error(String(e?.message));
+  err.name = String(e?.name);
+  for (const [key, value] of Object.entries(e?.fields ?? {})) {
+    if (key === "__proto__" || key === "stack" || key in err) continue;
+    if (value === null || ["string", "number", "boolean"].includes(typeof value)) {
+      Object.defineProperty(err, key, { value, enumerable: true, writable: true, configurable: true });
+    }
+  }
   return err;
 }

@@ -1,8 +1,15 @@
+import { resolve } from "node:path";
 import { z } from "zod";
 import { MIN_PASSWORD_LENGTH, refuseWeakPassword } from "./auth/password_policy.ts";
 import { parseTrustedProxies } from "../lib/client_address.ts";
 import { DEFAULT_HOISTED, HOISTED_LIMITS, hoistedSettingProblem } from "./data/request_settings.ts";
 import { OPENAPI_MODES, type OpenApiMode } from "./data/store.ts";
+
+/**
+ * A directory or file path, made absolute at start: nothing the platform opens later may depend on the process's
+ * working directory, which any thread of the process can change (Deno.chdir is process-wide).
+ */
+const absolutePath = z.string().min(1).transform((p) => resolve(p));
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const ref = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be a project ref");
@@ -11,9 +18,9 @@ const ref = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be a 
 export const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   HOSTNAME: z.string().default("0.0.0.0"),
-  DATA_DIR: z.string().min(1).default("./data"),
+  DATA_DIR: absolutePath.prefault("./data"),
   DATABASE_URL: z.string().url().optional(),
-  KV_PATH: z.string().optional(),
+  KV_PATH: absolutePath.optional(),
   KV_URL: z.string().url().optional(),
   BASE_DOMAIN: z.string().min(1).default("localhost"),
   PUBLIC_URL: z.string().url().optional(),
@@ -94,7 +101,7 @@ export const Env = z.object({
   // Package imports, resolved and bundled at deploy (docs/functions.md "Imports")
   FUNCTIONS_MAX_BUNDLE_MB: z.coerce.number().min(0.01).max(1024).default(20),
   FUNCTIONS_BUILD_TIMEOUT_SECS: z.coerce.number().int().min(1).max(600).default(60),
-  FUNCTIONS_PACKAGE_CACHE_DIR: z.string().min(1).optional(),
+  FUNCTIONS_PACKAGE_CACHE_DIR: absolutePath.optional(),
   FUNCTIONS_PACKAGE_CACHE_MB: z.coerce.number().int().min(64).default(2048),
   FUNCTIONS_NPM_REGISTRY: z.string().url().default("https://registry.npmjs.org/"),
   FUNCTIONS_IMPORT_HOSTS: z.string().default(

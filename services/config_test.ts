@@ -5,7 +5,7 @@ Deno.test("loadConfig: defaults with an empty environment", () => {
   const c = loadConfig({});
   assertEquals([c.PORT, c.DATA_DIR, c.BASE_DOMAIN, c.DEFAULT_PROJECT_REF, c.LOG_LEVEL], [
     8000,
-    "./data",
+    `${Deno.cwd()}/data`,
     "localhost",
     "default",
     "info",
