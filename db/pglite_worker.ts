@@ -228,6 +228,8 @@ async function answer(req: WorkerRequest): Promise<unknown> {
         startParams: startParams(req.settings),
         pgliteWasmModule: req.module,
       });
+      // This thread's copy of the extensions' bytes (4.5 MB) is written into the engine: let it be collected.
+      req.extensions?.splice(0);
       watchEngine(pg);
       // The engine's heap as Emscripten sees it (it replaces the view whenever the memory grows).
       const heap = (pg as unknown as { mod: { HEAPU8: Uint8Array } }).mod;
