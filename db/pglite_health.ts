@@ -18,7 +18,7 @@ export const pgliteLimits: PgliteLimits = {
   maxMemoryMb: 1024,
   recycleMemoryMb: 512,
   stallMs: 120_000,
-  sharedBuffersMb: 16,
+  sharedBuffersMb: 8,
   idleSecs: 300,
 };
 

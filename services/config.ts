@@ -47,7 +47,7 @@ export const Env = z.object({
   PGLITE_MAX_MEMORY_MB: z.coerce.number().int().min(256).max(2048).default(1024),
   PGLITE_RECYCLE_MEMORY_MB: z.coerce.number().int().min(192).max(2048).default(512),
   PGLITE_STALL_MS: z.coerce.number().int().min(500).default(120_000),
-  PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(1024).default(16),
+  PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(1024).default(8),
   // Seconds, fractions allowed (tests close databases within a second); 0 keeps every database open.
   PGLITE_IDLE_SECS: z.coerce.number().min(0).max(86_400).default(300),
   CORS_ORIGINS: z.string().default("*"),
