@@ -191,8 +191,8 @@ Deno.test("shutdown waits for the request in flight, then refuses new connection
   await new Promise((r) => setTimeout(r, 100));
   assert(!stopped, "shutdown did not wait for the request in flight");
   release();
-  assertEquals(await inFlight, "done");
-  await stopping;
+  assertEquals(await within(inFlight, 30_000, "the request in flight"), "done");
+  await within(stopping, 30_000, "the shutdown once the request is answered");
   const refused = await fetch(base).then(() => false, () => true);
   assert(refused, "a new connection was accepted after shutdown");
 });

@@ -39,6 +39,6 @@ Deno.test("runtime: a streamed answer waits for its reader (backpressure), and c
       cancelled: true,
     });
   } finally {
-    await rt.close();
+    await within(rt.close(), 60_000, "the runtime's close");
   }
 });

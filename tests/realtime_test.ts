@@ -729,7 +729,7 @@ async function rawWebSocket(port: number, path: string) {
   ));
   // Read only the handshake answer.
   const head = new Uint8Array(1024);
-  const n = await conn.read(head);
+  const n = await within(conn.read(head), 30_000, "the WebSocket handshake's answer");
   assertMatch(new TextDecoder().decode(head.subarray(0, n ?? 0)), /^HTTP\/1.1 101/);
   return {
     async sendText(text: string) {
@@ -743,12 +743,13 @@ async function rawWebSocket(port: number, path: string) {
       data.forEach((b, i) => (frame[6 + i] = b ^ mask[i % 4]!));
       await conn.write(frame);
     },
-    /** Reads everything the server sent until it stops sending for a moment, then closes. */
+    /** Reads everything the server sent until it stops sending for a moment (or 60 s pass), then closes. */
     async readAll(): Promise<string> {
       const chunks: string[] = [];
       const decoder = new TextDecoder("latin1");
       const buf = new Uint8Array(1 << 16);
-      while (true) {
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
         const timer = new Promise<null>((r) => setTimeout(() => r(null), 1000));
         const read = await Promise.race([conn.read(buf), timer]);
         if (read === null) break;
