@@ -31,7 +31,6 @@ import { extensionFiles } from "./pglite_extensions.ts";
 import { engineModule, engineThread } from "./pglite_threads.ts";
 import { log } from "../lib/log.ts";
 import { trimSoon } from "../lib/rest_gc.ts";
-import { mallocTrim } from "../lib/malloc_trim.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 
 interface Pending {
@@ -190,8 +189,9 @@ class PgliteClient {
     } else if ("rows" in m) {
       this.deciders.get(m.rows)?.(m.value);
     } else if ("trim" in m) {
-      // The engine's thread collected its garbage; malloc's arenas are trimmed from here (it has no FFI).
-      mallocTrim();
+      // The engine's thread collected its garbage; malloc's arenas are trimmed from here (it has no FFI), once
+      // per tick of the platform's collector however often threads ask (a thread's messages are not trusted).
+      trimSoon();
     } else if ("started" in m) {
       const pending = this.pending.get(m.started);
       if (pending?.timeoutMs === undefined) return;
