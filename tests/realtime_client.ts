@@ -1,4 +1,5 @@
 import type { Json } from "./harness.ts";
+import { within } from "./assert.ts";
 
 /** A realtime WebSocket client for tests: it records every server message and waits for the ones asked for. */
 export class WsClient {
@@ -30,16 +31,15 @@ export class WsClient {
   static async connect(url: string): Promise<WsClient> {
     const socket = new WebSocket(url);
     const client = new WsClient(socket);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await new Promise<void>((resolve, reject) => {
+    const opened = new Promise<void>((resolve, reject) => {
       socket.onopen = () => resolve();
       socket.onerror = (e) => reject(new Error(`WebSocket failed: ${(e as ErrorEvent).message ?? "error"}`));
-      // A liveness bound, not a timing claim: a handshake that never ends fails instead of hanging the suite.
-      timer = setTimeout(() => {
-        reject(new Error(`WebSocket not open after 30 s: ${url}`));
-        socket.close();
-      }, 30_000);
-    }).finally(() => clearTimeout(timer));
+    });
+    // A liveness bound, not a timing claim: a handshake that never ends fails instead of hanging the suite.
+    await within(opened, 30_000, `the WebSocket's opening: ${url}`).catch((err) => {
+      socket.close();
+      throw err;
+    });
     return client;
   }
 
@@ -93,16 +93,8 @@ export class WsClient {
   }
 
   /** Waits for the socket to close. */
-  async waitClosed(ms = 10_000): Promise<CloseEvent> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Socket not closed in ${ms} ms`)), ms);
-    });
-    try {
-      return await Promise.race([this.closed, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+  waitClosed(ms = 10_000): Promise<CloseEvent> {
+    return within(this.closed, ms, "the socket's close");
   }
 
   /** Closes the socket and waits for the close to finish. */
