@@ -34,7 +34,11 @@ async function printBanner(platform: Platform, url: string): Promise<void> {
 
 /** What serves semantic search, in the banner's words. */
 async function vectorLine(platform: Platform): Promise<string> {
-  const db = await platform.dbs.project(platform.config.DEFAULT_PROJECT_REF);
+  const ref = platform.config.DEFAULT_PROJECT_REF;
+  if (platform.dbs.resting(ref)) {
+    return "known once the default project's database opens (it rests: /v1/ready)";
+  }
+  const db = await platform.dbs.project(ref);
   const how = await platform.ai.corpus.vectorSearch(db).catch(() => null);
   if (how === "pgvector") return "pgvector (HNSW in the database)";
   if (how === "platform-hnsw") return "platform HNSW index (the database has no pgvector)";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { type Db, quoteIdent, sqlState } from "./driver.ts";
 import { migrate, type Migration, readMigrations } from "./migrate.ts";
-import { type EmbeddedDb, inBackground, openPglite } from "./pglite.ts";
+import { type EmbeddedDb, inBackground, openPglite, readRestFile } from "./pglite.ts";
 import { openPostgres } from "./postgres.ts";
 import { projectDueAt } from "./project_due.ts";
 
@@ -114,6 +114,11 @@ export class Databases {
   private readonly tenants = new Map<string, Promise<Db>>();
   /** The open embedded project databases (PGlite), for {@linkcode resting}. */
   private readonly embedded = new Map<string, EmbeddedDb>();
+  /**
+   * The embedded project databases not opened yet by this process that an earlier one closed cleanly: when work
+   * stored in each next falls due (epoch ms; Infinity: nothing is), from their rest files.
+   */
+  private readonly restedBefore = new Map<string, number>();
   private projectMigrations: Migration[] = [];
 
   private constructor(private readonly options: DatabasesOptions, readonly control: Db) {
@@ -126,11 +131,14 @@ export class Databases {
       ? openPostgres(options.databaseUrl, { max: options.poolSize })
       : await openPglite(join(options.dataDir, "pglite", "control"), {
         sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
+        // Nothing in it falls due: what the workers read from it (the project list) is kept in memory.
+        closeWhenIdle: { dueAt: () => Promise.resolve(null) },
       });
     const dbs = new Databases(options, control);
     try {
       await migrate(control, await readMigrations("control"));
       dbs.projectMigrations = await readMigrations("project");
+      if (dbs.kind === "pglite") await dbs.readRestFiles();
     } catch (err) {
       await control.close();
       throw err;
@@ -152,6 +160,28 @@ export class Databases {
 
   private projectDir(ref: string): string {
     return join(this.options.dataDir, "pglite", "projects", ref);
+  }
+
+  /** A project database's rest file (db/pglite.ts), beside its directory: its engine cannot write there. */
+  private restFile(ref: string): string {
+    return `${this.projectDir(ref)}.rest`;
+  }
+
+  /**
+   * Reads what the previous process left of its project databases: one it closed cleanly stays closed here, as
+   * if it had rested, until its work falls due or a call opens it, so a restart does not open them all.
+   */
+  private async readRestFiles(): Promise<void> {
+    const dir = join(this.options.dataDir, "pglite", "projects");
+    const entries = await Array.fromAsync(Deno.readDir(dir)).catch((err) => {
+      if (err instanceof Deno.errors.NotFound) return [];
+      throw err;
+    });
+    for (const entry of entries) {
+      const ref = entry.isFile && entry.name.endsWith(".rest") ? entry.name.slice(0, -".rest".length) : "";
+      const due = ref ? await readRestFile(join(dir, entry.name)) : undefined;
+      if (due !== undefined) this.restedBefore.set(ref, due ?? Infinity);
+    }
   }
 
   /**
@@ -197,7 +227,26 @@ export class Databases {
    * opens it again. Never on PostgreSQL, whose databases stay open.
    */
   resting(ref: string): boolean {
-    return this.embedded.get(ref)?.isResting(Date.now()) ?? false;
+    const open = this.embedded.get(ref);
+    if (open) return open.isResting(Date.now());
+    return Date.now() < (this.restedBefore.get(ref) ?? 0);
+  }
+
+  /**
+   * Starts opening a project's embedded database if it rests, because a request for it has begun: the control
+   * database's lookups before its first call (its key, its settings) then overlap the opening instead of
+   * preceding it. Only a database known to exist is opened: a request for an unknown ref creates nothing.
+   */
+  warm(ref: string): void {
+    if (this.kind !== "pglite") return;
+    const open = this.embedded.get(ref);
+    if (open) open.wake();
+    else if (this.restedBefore.has(ref)) this.project(ref).catch(() => {}); // its callers see a failure
+  }
+
+  /** Whether the embedded control database rests (closed for idleness; any call opens it again). */
+  controlResting(): boolean {
+    return this.kind === "pglite" && (this.control as EmbeddedDb).isResting(Date.now());
   }
 
   /**
@@ -232,9 +281,10 @@ export class Databases {
   }
 
   private async openEmbeddedProject(ref: string): Promise<Db> {
+    this.restedBefore.delete(ref);
     const db = await openPglite(this.projectDir(ref), {
       searchPath: TENANT_SEARCH_PATH,
-      closeWhenIdle: { dueAt: projectDueAt },
+      closeWhenIdle: { dueAt: projectDueAt, restFile: this.restFile(ref) },
     });
     this.embedded.set(ref, db);
     const close = db.close;
@@ -375,9 +425,12 @@ export class Databases {
         await retryCatalogCollisions(() => this.control.exec(`drop role if exists ${quoteIdent(role)}`));
       }
     } else {
-      await Deno.remove(this.projectDir(ref), { recursive: true }).catch((err) => {
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
-      });
+      this.restedBefore.delete(ref);
+      for (const path of [this.restFile(ref), this.projectDir(ref)]) {
+        await Deno.remove(path, { recursive: true }).catch((err) => {
+          if (!(err instanceof Deno.errors.NotFound)) throw err;
+        });
+      }
     }
   }
 

@@ -169,10 +169,15 @@ class PgliteClient {
     await this.call({ op: "unlisten", listener });
   }
 
-  /** Closes the engine and ends its thread; after a crash, only ends the thread. */
-  async close(): Promise<void> {
+  /**
+   * Closes the engine and ends its thread; after a crash, only ends the thread. True when the engine shut
+   * down cleanly (it was not broken or given up before).
+   */
+  async close(): Promise<boolean> {
     try {
-      if (!this.failure) await this.call({ op: "close" });
+      if (this.failure) return false;
+      await this.call({ op: "close" });
+      return true;
     } finally {
       this.stop(new Error("The embedded database is closed"));
     }
@@ -254,14 +259,50 @@ export interface PgliteOptions {
    * Close the engine after `pgliteLimits.idleSecs` without a call, and open it again on the next call. Before
    * it closes, `dueAt` runs on it and answers when work stored in it next falls due (epoch milliseconds; null:
    * nothing is due): until then {@linkcode EmbeddedDb.isResting} tells periodic checks to leave it closed.
+   * With `restFile`, that answer is also written there each time the engine ends cleanly, for idleness or on
+   * {@linkcode Db.close}, and the file is removed before any engine opens the directory: a later process reads
+   * it with {@linkcode readRestFile} and may leave the directory closed until then.
    */
-  closeWhenIdle?: { dueAt: (q: Queryable) => Promise<number | null> };
+  closeWhenIdle?: {
+    dueAt: (q: Queryable) => Promise<number | null>;
+    restFile?: string;
+  };
+}
+
+/**
+ * What a rest file says: when the work stored in its database next falls due (epoch ms; null: nothing is), or
+ * undefined when there is no such file (the database was not closed cleanly since it last opened) or it cannot
+ * be read.
+ */
+export async function readRestFile(path: string): Promise<number | null | undefined> {
+  try {
+    const { due_at } = JSON.parse(await Deno.readTextFile(path));
+    return due_at === null || (typeof due_at === "number" && Number.isFinite(due_at)) ? due_at : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes a rest file whole (a crash leaves the old one or none, never half of one). */
+async function writeRestFile(path: string, dueAt: number | null): Promise<void> {
+  const next = `${path}.next`;
+  await Deno.writeTextFile(next, JSON.stringify({ due_at: dueAt }));
+  await Deno.rename(next, path);
+}
+
+/** Removes a rest file before its database opens: from then on, only a clean close may write one again. */
+async function removeRestFile(path: string): Promise<void> {
+  await Deno.remove(path).catch((err) => {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  });
 }
 
 /** An embedded database, as {@linkcode openPglite} answers it. */
 export interface EmbeddedDb extends Db {
   /** Closed for idleness (closeWhenIdle) with nothing stored in it due by `now`: a periodic check may skip it. */
   isResting(now: number): boolean;
+  /** Starts opening the database again if it rests, without a call: one is about to come. */
+  wake(): void;
 }
 
 /** How long closing waits for the engine to finish what it runs before giving it up (a stop must not hang). */
@@ -316,6 +357,8 @@ class EmbeddedDatabase implements Monitored {
     const { searchPath, sharedBuffersMb } = this.options;
     const buffers = Math.min(sharedBuffersMb ?? Infinity, pgliteLimits.sharedBuffersMb);
     const [module, extensions] = await Promise.all([engineModule(), extensionFiles()]);
+    const restFile = this.options.closeWhenIdle?.restFile;
+    if (restFile) await removeRestFile(restFile);
     const client = new PgliteClient(this.dir);
     try {
       await client.call({
@@ -359,25 +402,45 @@ class EmbeddedDatabase implements Monitored {
   private rest(client: PgliteClient): void {
     const since = client.lastActive;
     this.askingDue = true;
-    background.run(true, () => this.options.closeWhenIdle!.dueAt(queryable(client)))
+    this.askDue(client).then((dueAt) => {
+      this.askingDue = false;
+      const called = !client.idle || client.lastActive !== since;
+      if (called || this.client !== client || this.reopening || this.closed) return;
+      this.reopening = (async () => {
+        const clean = await closeWithin(client, CLOSE_MS).catch(() => false);
+        this.client = null;
+        this.dueAt = dueAt;
+        if (clean) await this.rested(dueAt);
+        // Much of what the ended engine's thread allocated stays in malloc's arenas until trimmed.
+        trimSoon();
+        const idleSecs = Math.round((Date.now() - since) / 1000);
+        log.info("embedded database closed while idle", { database: this.name, idle_secs: idleSecs });
+      })().finally(() => this.reopening = null);
+    });
+  }
+
+  /** When work stored in the database next falls due (Infinity: none; 0: unknown, so the checks open it). */
+  private askDue(client: PgliteClient): Promise<number> {
+    return background.run(true, () => this.options.closeWhenIdle!.dueAt(queryable(client)))
       .then((due) => due ?? Infinity, (err) => {
         log.warn("embedded database: due work unknown", { database: this.name, cause: String(err) });
-        return 0; // unknown: the periodic checks open it
-      })
-      .then((dueAt) => {
-        this.askingDue = false;
-        const called = !client.idle || client.lastActive !== since;
-        if (called || this.client !== client || this.reopening || this.closed) return;
-        this.reopening = (async () => {
-          await closeWithin(client, CLOSE_MS).catch(() => {});
-          this.client = null;
-          this.dueAt = dueAt;
-          // Much of what the ended engine's thread allocated stays in malloc's arenas until trimmed.
-          trimSoon();
-          const idleSecs = Math.round((Date.now() - since) / 1000);
-          log.info("embedded database closed while idle", { database: this.name, idle_secs: idleSecs });
-        })().finally(() => this.reopening = null);
+        return 0;
       });
+  }
+
+  /** Writes the rest file once the engine ended cleanly with work due at `dueAt` (unknown: none is written). */
+  private async rested(dueAt: number): Promise<void> {
+    const path = this.options.closeWhenIdle?.restFile;
+    if (dueAt === 0 || !path) return;
+    await writeRestFile(path, dueAt === Infinity ? null : dueAt).catch((err) =>
+      log.warn("embedded database: rest not recorded", { database: this.name, cause: String(err) })
+    );
+  }
+
+  /** Starts opening a resting database before its next call (a failure is that call's to see). */
+  wakeEarly(): void {
+    if (this.client || this.reopening || this.closed) return;
+    this.wake().catch(() => {});
   }
 
   /** Opens a resting database again; fails (and the next call tries again) when it cannot. */
@@ -524,22 +587,38 @@ class EmbeddedDatabase implements Monitored {
     this.closed = true;
     unwatch(this);
     await this.reopening?.catch(() => {});
-    if (this.client) await closeWithin(this.client, CLOSE_MS); // none while it rests
+    const client = this.client; // none while it rests
+    if (!client) return;
+    const asked = this.options.closeWhenIdle?.restFile && client.idle && !this.restarting;
+    const dueAt = asked ? await withinMs(this.askDue(client), DUE_ON_CLOSE_MS, 0) : 0;
+    if (await closeWithin(client, CLOSE_MS)) await this.rested(dueAt);
   }
 }
 
-/** Closes an engine; one that does not finish within `ms` is given up (a stop must not hang). */
-async function closeWithin(client: PgliteClient, ms: number): Promise<void> {
+/** How long closing waits for the engine to say when its work falls due (not told: the next start opens it). */
+const DUE_ON_CLOSE_MS = 2_000;
+
+/** `work`'s value, or `fallback` once `ms` have passed. */
+async function withinMs<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
+  const late = new Promise<T>((resolve) => timer = setTimeout(() => resolve(fallback), ms));
   try {
-    if (await Promise.race([client.close(), late]) === "late") {
-      client.fence(new Error("The embedded database is closed"));
-      gaveUp(client.vitals);
-    }
+    return await Promise.race([work, late]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Closes an engine; one that does not finish within `ms` is given up (a stop must not hang). True when it
+ * ended cleanly.
+ */
+async function closeWithin(client: PgliteClient, ms: number): Promise<boolean> {
+  const ended = await withinMs<boolean | "late">(client.close(), ms, "late");
+  if (ended !== "late") return ended;
+  client.fence(new Error("The embedded database is closed"));
+  gaveUp(client.vitals);
+  return false;
 }
 
 /**
@@ -562,5 +641,6 @@ export async function openPglite(dir: string, options: PgliteOptions = {}): Prom
     listen: (channel, onPayload) => database.listen(channel, onPayload),
     close: () => database.close(),
     isResting: (now) => database.isResting(now),
+    wake: () => database.wakeEarly(),
   };
 }

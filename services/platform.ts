@@ -188,7 +188,11 @@ export async function openPlatform(config: Config): Promise<Platform> {
       health: new HealthService(
         dbs,
         kv,
-        async () => ai.corpus.vectorSearch(await dbs.project(config.DEFAULT_PROJECT_REF)),
+        // Asked of the default project only while its database is open: a probe must not open a resting one.
+        async () =>
+          dbs.resting(config.DEFAULT_PROJECT_REF)
+            ? undefined
+            : ai.corpus.vectorSearch(await dbs.project(config.DEFAULT_PROJECT_REF)),
       ),
       bootstrap: { createdDefaultProject, admin },
     };
@@ -211,7 +215,9 @@ async function ensureDefaultProject(
         "Cannot decrypt the project keys: PLATFORM_SECRET differs from the one that wrote this data",
       );
     });
-    await dbs.project(ref); // migrate and warm the default project before the first request
+    // Migrate and warm the default project before the first request, unless its database rests: closed cleanly
+    // by the previous process with nothing due, it opens (and migrates) on its first call.
+    if (!dbs.resting(ref)) await dbs.project(ref);
     return false;
   }
   try {

@@ -64,6 +64,13 @@ export class ProjectService {
     maxEntries: 100_000,
   });
   private readonly signingKeys = new Map<string, Promise<CryptoKey>>();
+  /**
+   * Every project, kept on PGlite, where this process is the only writer of the control database: the workers
+   * list projects every few seconds, and that must not keep the control database open (it closes when idle).
+   */
+  private everyProject: Promise<Project[]> | null = null;
+  /** Bumped by each create and delete, so that a list read before one is not kept after it. */
+  private listVersion = 0;
 
   constructor(private readonly dbs: Databases, private readonly cipher: Cipher) {}
 
@@ -90,9 +97,25 @@ export class ProjectService {
   }
 
   /** Every project, oldest first. */
-  async list(): Promise<Project[]> {
-    const rows = await projectStore.list(this.dbs.control);
-    return rows.map(toProject);
+  list(): Promise<Project[]> {
+    if (this.everyProject) return this.everyProject;
+    const version = this.listVersion;
+    const listed = projectStore.list(this.dbs.control).then((rows) => rows.map(toProject));
+    if (this.dbs.kind !== "pglite") return listed;
+    this.everyProject = listed;
+    listed.then((projects) => {
+      if (this.listVersion !== version && this.everyProject === listed) this.everyProject = null;
+      return projects;
+    }, () => {
+      if (this.everyProject === listed) this.everyProject = null;
+    });
+    return listed;
+  }
+
+  /** The kept list is stale: the next {@linkcode list} reads it again. */
+  private listChanged(): void {
+    this.listVersion++;
+    this.everyProject = null;
   }
 
   /**
@@ -128,12 +151,14 @@ export class ProjectService {
     } catch (err) {
       if (sqlState(err) === "23505") throw errors.conflict(`Project "${input.ref}" already exists`);
       throw err;
+    } finally {
+      this.listChanged();
     }
     this.projects.delete(input.ref);
     try {
       await this.dbs.createProject(input.ref);
     } catch (err) {
-      await projectStore.delete(this.dbs.control, input.ref);
+      await projectStore.delete(this.dbs.control, input.ref).finally(() => this.listChanged());
       throw errors.unavailable(`Cannot create the database of project "${input.ref}"`, err);
     }
     return await this.get(input.ref);
@@ -142,7 +167,7 @@ export class ProjectService {
   /** Deletes a project, its keys and its database. */
   async delete(ref: string): Promise<void> {
     await this.get(ref);
-    await projectStore.delete(this.dbs.control, ref);
+    await projectStore.delete(this.dbs.control, ref).finally(() => this.listChanged());
     this.forget(ref);
     await this.dbs.dropProject(ref);
   }

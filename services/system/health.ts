@@ -31,7 +31,8 @@ export class HealthService {
   constructor(
     private readonly dbs: Databases,
     private readonly kv: Deno.Kv,
-    private readonly vectorSearch?: () => Promise<VectorSearch>,
+    /** What serves semantic search, when it can be told without opening a resting database. */
+    private readonly vectorSearch?: () => Promise<VectorSearch | undefined>,
   ) {}
 
   /** From now on readiness answers 503: the process is stopping, and a load balancer should stop sending. */
@@ -43,7 +44,8 @@ export class HealthService {
   async ready(): Promise<Readiness> {
     if (this.draining) throw errors.unavailable("The platform is shutting down");
     try {
-      await within(this.dbs.control.query("select 1"), READY_TIMEOUT_MS);
+      // A resting embedded database is ready (the next call opens it); a probe must not keep it open.
+      if (!this.dbs.controlResting()) await within(this.dbs.control.query("select 1"), READY_TIMEOUT_MS);
     } catch (err) {
       log.warn("readiness: database unreachable", { cause: describeError(err) });
       throw errors.unavailable("Database is unreachable");
