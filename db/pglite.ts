@@ -589,6 +589,7 @@ class EmbeddedDatabase implements Monitored {
     await this.reopening?.catch(() => {});
     const client = this.client; // none while it rests
     if (!client) return;
+    this.client = null;
     const asked = this.options.closeWhenIdle?.restFile && client.idle && !this.restarting;
     const dueAt = asked ? await withinMs(this.askDue(client), DUE_ON_CLOSE_MS, 0) : 0;
     if (await closeWithin(client, CLOSE_MS)) await this.rested(dueAt);

@@ -1,5 +1,5 @@
 import { serve } from "../lib/serve.ts";
-import { openPglite } from "../db/pglite.ts";
+import { openPglite, readRestFile } from "../db/pglite.ts";
 import { configurePglite, pgliteHealth, pgliteLimits } from "../db/pglite_health.ts";
 import { assert, assertEquals } from "./assert.ts";
 import { type Json, json, startPlatform, type TestPlatform, within } from "./harness.ts";
@@ -214,5 +214,151 @@ Deno.test("pglite idle: a realtime subscriber gets changes made after the projec
     await client?.close();
     await server.shutdown();
     await p.close();
+  }
+});
+
+/** Whether the embedded database named `name` (`control`, `project <ref>`) is open now (null: none such). */
+function isOpenNamed(name: string): boolean | null {
+  return pgliteHealth().instances.find((i) => i.name === name)?.open ?? null;
+}
+
+Deno.test("pglite idle: the control database rests too; readiness and the workers' rounds leave it closed", async () => {
+  const p = await startPlatform(IDLE, { workers: true });
+  try {
+    if (p.platform.dbs.kind === "postgres") {
+      await new Promise((r) => setTimeout(r, 1500));
+      assertEquals(p.platform.dbs.controlResting(), false);
+    } else {
+      await waitUntil("the control database to rest", () => isOpenNamed("control") === false);
+      assert(p.platform.dbs.controlResting());
+      // A readiness probe reports a resting database ready without opening it.
+      const ready = await p.fetch("/v1/ready");
+      assertEquals(ready.status, 200, await ready.text());
+      // The workers list projects every few seconds (cron each second, sweeps, alerts): from memory.
+      await new Promise((r) => setTimeout(r, 2500));
+      assertEquals(isOpenNamed("control"), false);
+    }
+    // The list kept in memory follows creations and deletions at once.
+    await p.platform.projects.create({ ref: "restless" });
+    assert((await p.platform.projects.list()).some((project) => project.ref === "restless"));
+    await p.platform.projects.delete("restless");
+    assert(!(await p.platform.projects.list()).some((project) => project.ref === "restless"));
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("pglite idle: after a restart, a cleanly closed project stays closed until its tick is due or a call comes", async () => {
+  const first = await startPlatform(IDLE, { workers: true });
+  const sandbox = first.sandbox;
+  let firstClosed = false;
+  let second: TestPlatform | undefined;
+  try {
+    await deploy(first, first.secretKey, "restart-tick", FUNCTIONS.fine);
+    // Once a minute, at a second far enough ahead for the restart to come first.
+    const second_ = (new Date().getUTCSeconds() + 12) % 60;
+    const created = await json(
+      await first.fetch("/v1/functions/cron", {
+        method: "POST",
+        headers: { apikey: first.secretKey },
+        json: { name: "restart-cron", schedule: `${second_} * * * * *`, function_name: "restart-tick" },
+      }),
+    );
+    assertEquals(created.status, 201, JSON.stringify(created.body));
+    const due = new Date(created.body.data.next_run).getTime();
+    // A second project with a row, asked for by its host after the restart.
+    await first.platform.projects.create({ ref: "sleeper" });
+    const sleeperKey = (await first.platform.projects.keys("sleeper")).secret_key;
+    const made = await first.fetch("http://sleeper.localhost/v1/sql", {
+      method: "POST",
+      headers: { apikey: sleeperKey },
+      json: { query: "create table public.naps (id int primary key); insert into public.naps values (7);" },
+    });
+    assertEquals(made.status, 200, await made.text());
+    await first.close({ keepSandbox: true });
+    firstClosed = true;
+    second = await startPlatform(IDLE, { workers: true, sandbox });
+    const p = second;
+    if (p.platform.dbs.kind === "pglite") {
+      // Neither project database was opened by the start, nor by the workers' first rounds.
+      await new Promise((r) => setTimeout(r, 1500));
+      if (Date.now() < due - 500) {
+        assertEquals(isOpen("default"), null);
+        assert(p.platform.dbs.resting("default"));
+      }
+      assertEquals(isOpen("sleeper"), null);
+      assert(p.platform.dbs.resting("sleeper"));
+    }
+    // A request by the project's host opens it and finds its data.
+    const naps = await json(
+      await p.fetch("http://sleeper.localhost/rest/v1/naps?select=id", {
+        headers: { apikey: sleeperKey },
+      }),
+    );
+    assertEquals([naps.status, naps.body], [200, [{ id: 7 }]]);
+    if (p.platform.dbs.kind === "pglite") assertEquals(isOpen("sleeper"), true);
+    // The tick that fell due while the project was closed across the restart fires once.
+    let jobs: Json[] = [];
+    await waitUntil("the tick's job", async () => {
+      const res = await json(await p.fetch("/v1/functions/jobs", { headers: { apikey: p.secretKey } }));
+      jobs = (res.body.data as Json[]).filter((j) => j.function_name === "restart-tick");
+      return jobs.length > 0;
+    }, 90_000);
+    assertEquals(jobs.length, 1);
+    const entries = await json(await p.fetch("/v1/functions/cron", { headers: { apikey: p.secretKey } }));
+    const cron = (entries.body.data as Json[]).find((e) => e.name === "restart-cron");
+    assert(new Date(cron.last_run).getTime() >= due);
+  } finally {
+    if (second) await second.close();
+    else if (!firstClosed) await first.close();
+    else await sandbox.destroy();
+  }
+});
+
+Deno.test("pglite idle: a rest file says when work falls due once the engine ends cleanly, and goes when it opens", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-rest-" });
+  const restFile = `${dir}.rest`;
+  const before = pgliteLimits.idleSecs;
+  configurePglite({ idleSecs: 0.2 });
+  let failDue = false;
+  const db = await openPglite(dir, {
+    closeWhenIdle: {
+      dueAt: async (q) => {
+        if (failDue) throw new Error("due work unreadable");
+        return Number((await q.query<{ due: string }>("select '12345'::text as due"))[0]!.due);
+      },
+      restFile,
+    },
+  });
+  const name = dir.split("/").filter(Boolean).at(-1)!;
+  const open = () => pgliteHealth().instances.find((i) => i.name === name)?.open;
+  try {
+    assertEquals(await readRestFile(restFile), undefined);
+    await waitUntil("the engine to rest", () => open() === false);
+    await waitUntil("the rest file", async () => await readRestFile(restFile) === 12345);
+    // A call opens the database: the file goes before the engine starts, so a crash now leaves none.
+    await db.query("select 1");
+    assertEquals(await readRestFile(restFile), undefined);
+    // Due work that cannot be read: no file, and the next process opens the database to look.
+    failDue = true;
+    await waitUntil("the engine to rest again", () => open() === false);
+    assertEquals(await readRestFile(restFile), undefined);
+    failDue = false;
+    await db.query("select 1");
+    // A close (the platform stopping) asks too.
+    await db.close();
+    assertEquals(await readRestFile(restFile), 12345);
+    // A file that says anything else is no rest file.
+    for (const text of ["", "{", '{"due_at":"soon"}', '{"due_at":1e999}', "[]"]) {
+      await Deno.writeTextFile(restFile, text);
+      assertEquals(await readRestFile(restFile), undefined, text);
+    }
+    await Deno.writeTextFile(restFile, '{"due_at":null}');
+    assertEquals(await readRestFile(restFile), null);
+  } finally {
+    configurePglite({ idleSecs: before });
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(restFile).catch(() => {});
   }
 });
