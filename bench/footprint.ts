@@ -3,8 +3,9 @@
  * fresh PostgreSQL database) is started, its extra projects are created and used once, and after
  * `BENCH_REST_SECS` at rest the resident memory of the whole process tree (the platform and every child
  * process: function hosts, builds) is read from /proc; then the platform is stopped and started again on the
- * same data, each project is used once more, and the same is measured after the restart. Prints the seconds to
- * `/v1/health`, the RSS at rest, and any warning the start printed.
+ * same data and measured twice: at rest with its projects idle (not used since the restart), then after each
+ * project is used once more and `BENCH_REST_SECS` at rest again. Prints the seconds to `/v1/health`, the RSS at
+ * rest, and any warning the start printed.
  *
  *   deno run -A --unstable-kv --unstable-worker-options bench/footprint.ts
  *   BENCH_REST_SECS=20 (seconds at rest before measuring) BENCH_PROJECTS=1,5,20 (PGlite cases)
@@ -137,9 +138,9 @@ interface Measure {
   afterRestMs: number[];
 }
 
-/** After start: uses the projects, rests, measures. */
-async function measure(started: Started, refs: string[]): Promise<Measure> {
-  await useProjects(started.port, refs);
+/** After start: uses the projects (unless `idle`), rests, measures. */
+async function measure(started: Started, refs: string[], idle = false): Promise<Measure> {
+  if (!idle) await useProjects(started.port, refs);
   await new Promise((r) => setTimeout(r, REST_SECS * 1000));
   const { bytes, processes } = await treeRss(started.process.pid);
   const warnings = started.output.filter((line) => /warn/i.test(line));
@@ -162,15 +163,19 @@ async function runCase(label: string, projects: number, postgres: boolean) {
       await stop(first);
     }
     const second = await start(env);
+    let idle: Measure;
     let restart: Measure;
     try {
+      // Measured before any use (the first request after it is timed by the idle measure itself).
+      idle = await measure(second, refs, true);
       restart = await measure(second, refs);
     } finally {
       await stop(second);
     }
-    for (const [when, m] of [["first start", fresh], ["restart", restart]] as const) {
+    const cases = [["first start", fresh], ["restart, idle", idle], ["restart, used", restart]] as const;
+    for (const [when, m] of cases) {
       console.log(
-        `${label.padEnd(22)} ${when.padEnd(12)} health ${m.healthSecs.toFixed(2)} s   RSS ${
+        `${label.padEnd(22)} ${when.padEnd(14)} health ${m.healthSecs.toFixed(2)} s   RSS ${
           m.rssMb.toFixed(1)
         } MB (${m.processes} process${m.processes === 1 ? "" : "es"})   first request after rest ${
           Math.min(...m.afterRestMs).toFixed(0)
@@ -178,23 +183,26 @@ async function runCase(label: string, projects: number, postgres: boolean) {
       );
       for (const w of m.warnings) console.log(`    warning: ${w.slice(0, 200)}`);
     }
-    return { fresh, restart };
+    return { fresh, idle, restart };
   } finally {
     await sandbox.destroy();
   }
 }
 
 console.log(`RSS of the process tree ${REST_SECS} s after /v1/health (and after using each project once)`);
-const results: Record<number, { fresh: Measure; restart: Measure }> = {};
+const results: Record<number, { fresh: Measure; idle: Measure; restart: Measure }> = {};
 for (const n of PROJECTS) results[n] = await runCase(`PGlite, ${n} project${n === 1 ? "" : "s"}`, n, false);
 const one = results[1];
 for (const n of PROJECTS) {
   if (n === 1 || !one || !results[n]) continue;
-  const per = (m: "fresh" | "restart") => (results[n]![m].rssMb - one[m].rssMb) / (n - 1);
+  const per = (m: "fresh" | "idle" | "restart") => {
+    const mb = (results[n]![m].rssMb - one[m].rssMb) / (n - 1);
+    return `${mb < 0 ? "" : "+"}${mb.toFixed(1)} MB`;
+  };
   console.log(
-    `per extra project (${n}): first start +${per("fresh").toFixed(1)} MB, restart +${
-      per("restart").toFixed(1)
-    } MB`,
+    `per extra project (${n}): first start ${per("fresh")}, restart idle ${per("idle")}, restart used ${
+      per("restart")
+    }`,
   );
 }
 if (POSTGRES) await runCase("PostgreSQL, 1 project", 1, true);

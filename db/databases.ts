@@ -179,7 +179,7 @@ export class Databases {
     });
     for (const entry of entries) {
       const ref = entry.isFile && entry.name.endsWith(".rest") ? entry.name.slice(0, -".rest".length) : "";
-      const due = ref ? await readRestFile(join(dir, entry.name)) : undefined;
+      const due = ref ? await readRestFile(join(dir, entry.name), join(dir, ref)) : undefined;
       if (due !== undefined) this.restedBefore.set(ref, due ?? Infinity);
     }
   }

@@ -30,6 +30,7 @@ import { pgliteSettings } from "./pglite_settings.ts";
 import { extensionFiles } from "./pglite_extensions.ts";
 import { engineModule, engineThread } from "./pglite_threads.ts";
 import { log } from "../lib/log.ts";
+import { sha256Hex } from "../lib/crypto.ts";
 import { trimSoon } from "../lib/rest_gc.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 
@@ -270,13 +271,23 @@ export interface PgliteOptions {
 }
 
 /**
- * What a rest file says: when the work stored in its database next falls due (epoch ms; null: nothing is), or
- * undefined when there is no such file (the database was not closed cleanly since it last opened) or it cannot
- * be read.
+ * The fingerprint of a database directory's state: a hash of its `global/pg_control`, which PostgreSQL rewrites
+ * at every shutdown (its last checkpoint and the time of it). A directory opened since, or put back from a copy,
+ * has another.
  */
-export async function readRestFile(path: string): Promise<number | null | undefined> {
+async function dirFingerprint(dir: string): Promise<string> {
+  return await sha256Hex(await Deno.readFile(`${dir}/global/pg_control`));
+}
+
+/**
+ * What the rest file `path` of directory `dir` says: when the work stored in the database next falls due (epoch
+ * ms; null: nothing is), or undefined when there is no such file (the database was not closed cleanly since it
+ * last opened), it cannot be read, or it was written for another state of the directory.
+ */
+export async function readRestFile(path: string, dir: string): Promise<number | null | undefined> {
   try {
-    const { due_at } = JSON.parse(await Deno.readTextFile(path));
+    const { due_at, state } = JSON.parse(await Deno.readTextFile(path));
+    if (state !== await dirFingerprint(dir)) return undefined;
     return due_at === null || (typeof due_at === "number" && Number.isFinite(due_at)) ? due_at : undefined;
   } catch {
     return undefined;
@@ -284,9 +295,9 @@ export async function readRestFile(path: string): Promise<number | null | undefi
 }
 
 /** Writes a rest file whole (a crash leaves the old one or none, never half of one). */
-async function writeRestFile(path: string, dueAt: number | null): Promise<void> {
+async function writeRestFile(path: string, dir: string, dueAt: number | null): Promise<void> {
   const next = `${path}.next`;
-  await Deno.writeTextFile(next, JSON.stringify({ due_at: dueAt }));
+  await Deno.writeTextFile(next, JSON.stringify({ due_at: dueAt, state: await dirFingerprint(dir) }));
   await Deno.rename(next, path);
 }
 
@@ -432,7 +443,7 @@ class EmbeddedDatabase implements Monitored {
   private async rested(dueAt: number): Promise<void> {
     const path = this.options.closeWhenIdle?.restFile;
     if (dueAt === 0 || !path) return;
-    await writeRestFile(path, dueAt === Infinity ? null : dueAt).catch((err) =>
+    await writeRestFile(path, this.dir, dueAt === Infinity ? null : dueAt).catch((err) =>
       log.warn("embedded database: rest not recorded", { database: this.name, cause: String(err) })
     );
   }
@@ -592,12 +603,17 @@ class EmbeddedDatabase implements Monitored {
     this.client = null;
     const asked = this.options.closeWhenIdle?.restFile && client.idle && !this.restarting;
     const dueAt = asked ? await withinMs(this.askDue(client), DUE_ON_CLOSE_MS, 0) : 0;
+    if (asked && dueAt === 0) {
+      log.warn("embedded database: due work not read as it closed; the next start opens it to look", {
+        database: this.name,
+      });
+    }
     if (await closeWithin(client, CLOSE_MS)) await this.rested(dueAt);
   }
 }
 
 /** How long closing waits for the engine to say when its work falls due (not told: the next start opens it). */
-const DUE_ON_CLOSE_MS = 2_000;
+const DUE_ON_CLOSE_MS = 5_000;
 
 /** `work`'s value, or `fallback` once `ms` have passed. */
 async function withinMs<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {

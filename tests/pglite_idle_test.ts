@@ -333,28 +333,41 @@ Deno.test("pglite idle: a rest file says when work falls due once the engine end
   const name = dir.split("/").filter(Boolean).at(-1)!;
   const open = () => pgliteHealth().instances.find((i) => i.name === name)?.open;
   try {
-    assertEquals(await readRestFile(restFile), undefined);
+    assertEquals(await readRestFile(restFile, dir), undefined);
     await waitUntil("the engine to rest", () => open() === false);
-    await waitUntil("the rest file", async () => await readRestFile(restFile) === 12345);
+    await waitUntil("the rest file", async () => await readRestFile(restFile, dir) === 12345);
     // A call opens the database: the file goes before the engine starts, so a crash now leaves none.
     await db.query("select 1");
-    assertEquals(await readRestFile(restFile), undefined);
+    assertEquals(await readRestFile(restFile, dir), undefined);
     // Due work that cannot be read: no file, and the next process opens the database to look.
     failDue = true;
     await waitUntil("the engine to rest again", () => open() === false);
-    assertEquals(await readRestFile(restFile), undefined);
+    assertEquals(await readRestFile(restFile, dir), undefined);
     failDue = false;
     await db.query("select 1");
     // A close (the platform stopping) asks too.
     await db.close();
-    assertEquals(await readRestFile(restFile), 12345);
-    // A file that says anything else is no rest file.
-    for (const text of ["", "{", '{"due_at":"soon"}', '{"due_at":1e999}', "[]"]) {
+    assertEquals(await readRestFile(restFile, dir), 12345);
+    // A file written for another state of the directory (a copy put back, an open since) is no rest file.
+    const written = JSON.parse(await Deno.readTextFile(restFile));
+    const control = `${dir}/global/pg_control`;
+    const state = await Deno.readFile(control);
+    await Deno.writeFile(control, state.map((b, i) => i === 100 ? b ^ 1 : b));
+    assertEquals(await readRestFile(restFile, dir), undefined);
+    await Deno.writeFile(control, state);
+    assertEquals(await readRestFile(restFile, dir), 12345);
+    // Nor is a file that says anything else.
+    for (const due of ['"soon"', "1e999", "{}"]) {
+      const text = `{"due_at":${due},"state":"${written.state}"}`;
       await Deno.writeTextFile(restFile, text);
-      assertEquals(await readRestFile(restFile), undefined, text);
+      assertEquals(await readRestFile(restFile, dir), undefined, text);
     }
-    await Deno.writeTextFile(restFile, '{"due_at":null}');
-    assertEquals(await readRestFile(restFile), null);
+    for (const text of ["", "{", "[]", '{"due_at":null}']) {
+      await Deno.writeTextFile(restFile, text);
+      assertEquals(await readRestFile(restFile, dir), undefined, text);
+    }
+    await Deno.writeTextFile(restFile, JSON.stringify({ ...written, due_at: null }));
+    assertEquals(await readRestFile(restFile, dir), null);
   } finally {
     configurePglite({ idleSecs: before });
     await db.close();
