@@ -64,11 +64,7 @@ function projectFor(platform: Platform, host: string): Project | Promise<Project
   if (!ref) throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
   const cached = projects.cached(ref);
   if (cached === null) throw errors.projectNotFound(ref);
-  if (cached) return cached;
-  // Its database, if it rests, opens beside the control database's lookups (the project, the key) rather than
-  // after them.
-  platform.dbs.warm(ref);
-  return projects.get(ref);
+  return cached ?? projects.getForRequest(ref);
 }
 
 /** Sets `project` for routes that need the project but no credentials (the JWKS). */

@@ -96,6 +96,15 @@ export class ProjectService {
     return project;
   }
 
+  /**
+   * {@linkcode get} for a request that has begun: the project's embedded database, if it rests, starts opening
+   * beside the control database's lookups (the project, the key, its settings) rather than after them.
+   */
+  getForRequest(ref: string): Promise<Project> {
+    if (PROJECT_REF.test(ref)) this.dbs.warm(ref);
+    return this.get(ref);
+  }
+
   /** Every project, oldest first. */
   list(): Promise<Project[]> {
     if (this.everyProject) return this.everyProject;
