@@ -1,9 +1,11 @@
 import { join } from "node:path";
 import { type Db, quoteIdent, sqlState } from "./driver.ts";
 import { migrate, type Migration, readMigrations } from "./migrate.ts";
-import { type EmbeddedDb, inBackground, openPglite, readRestFile } from "./pglite.ts";
+import { type EmbeddedDb, inBackground, openPglite, readRestFile, removeRestFile } from "./pglite.ts";
+import { pgliteLimits } from "./pglite_health.ts";
 import { openPostgres } from "./postgres.ts";
-import { projectDueAt } from "./project_due.ts";
+import { PROJECT_DUE_SQL, projectDueAt } from "./project_due.ts";
+import { sha256Hex } from "../lib/crypto.ts";
 
 function isConcurrentCatalogUpdate(err: unknown): boolean {
   return sqlState(err) === "XX000" && /tuple concurrently updated/.test((err as Error).message);
@@ -119,6 +121,13 @@ export class Databases {
    * stored in each next falls due (epoch ms; Infinity: nothing is), from their rest files.
    */
   private readonly restedBefore = new Map<string, number>();
+  /**
+   * What a project's rest file must say it was written under: its last migration and the due-work query. A
+   * file written before an upgrade is not trusted: the project opens, migrates and is asked again.
+   */
+  private restTag = "";
+  /** Set once {@linkcode close} begins: nothing opens a database any more. */
+  private closing = false;
   private projectMigrations: Migration[] = [];
 
   private constructor(private readonly options: DatabasesOptions, readonly control: Db) {
@@ -138,7 +147,7 @@ export class Databases {
     try {
       await migrate(control, await readMigrations("control"));
       dbs.projectMigrations = await readMigrations("project");
-      if (dbs.kind === "pglite") await dbs.readRestFiles();
+      if (dbs.kind === "pglite" && pgliteLimits.idleSecs > 0) await dbs.readRestFiles();
     } catch (err) {
       await control.close();
       throw err;
@@ -172,14 +181,21 @@ export class Databases {
    * if it had rested, until its work falls due or a call opens it, so a restart does not open them all.
    */
   private async readRestFiles(): Promise<void> {
+    const last = this.projectMigrations.at(-1)?.name ?? "";
+    this.restTag = `${last} ${(await sha256Hex(PROJECT_DUE_SQL)).slice(0, 16)}`;
     const dir = join(this.options.dataDir, "pglite", "projects");
     const entries = await Array.fromAsync(Deno.readDir(dir)).catch((err) => {
       if (err instanceof Deno.errors.NotFound) return [];
       throw err;
     });
+    // A directory left by a project deleted as the process crashed is no project: nothing may open it.
+    const projects = new Set(
+      (await this.control.query<{ ref: string }>("select ref from platform.projects")).map((p) => p.ref),
+    );
     for (const entry of entries) {
       const ref = entry.isFile && entry.name.endsWith(".rest") ? entry.name.slice(0, -".rest".length) : "";
-      const due = ref ? await readRestFile(join(dir, entry.name), join(dir, ref)) : undefined;
+      if (!projects.has(ref)) continue;
+      const due = await readRestFile(join(dir, entry.name), join(dir, ref), this.restTag);
       if (due !== undefined) this.restedBefore.set(ref, due ?? Infinity);
     }
   }
@@ -189,6 +205,7 @@ export class Databases {
    * meanwhile (a worker that has listed it already) waits for this creation rather than finding no database.
    */
   createProject(ref: string): Promise<Db> {
+    if (this.closing) return Promise.reject(new Error("The databases are closed"));
     if (this.kind === "pglite") return this.project(ref); // opening the directory creates it
     const earlier = this.projects.get(ref);
     return keepUntilRejected(
@@ -218,6 +235,7 @@ export class Databases {
 
   /** The database of a project, opened and migrated on first use. */
   project(ref: string): Promise<Db> {
+    if (this.closing) return Promise.reject(new Error("The databases are closed"));
     return this.projects.get(ref) ?? keepUntilRejected(this.projects, ref, this.openProject(ref));
   }
 
@@ -238,7 +256,7 @@ export class Databases {
    * preceding it. Only a database known to exist is opened: a request for an unknown ref creates nothing.
    */
   warm(ref: string): void {
-    if (this.kind !== "pglite") return;
+    if (this.kind !== "pglite" || this.closing) return;
     const open = this.embedded.get(ref);
     if (open) open.wake();
     else if (this.restedBefore.has(ref)) this.project(ref).catch(() => {}); // its callers see a failure
@@ -275,6 +293,8 @@ export class Databases {
           continue;
         }
         await db.close();
+        // Its schema is not this version's: no rest file may say otherwise to the next start.
+        if (this.kind === "pglite") await removeRestFile(this.restFile(ref));
         throw err;
       }
     }
@@ -284,7 +304,7 @@ export class Databases {
     this.restedBefore.delete(ref);
     const db = await openPglite(this.projectDir(ref), {
       searchPath: TENANT_SEARCH_PATH,
-      closeWhenIdle: { dueAt: projectDueAt, restFile: this.restFile(ref) },
+      closeWhenIdle: { dueAt: projectDueAt, restFile: this.restFile(ref), restTag: this.restTag },
     });
     this.embedded.set(ref, db);
     const close = db.close;
@@ -426,16 +446,16 @@ export class Databases {
       }
     } else {
       this.restedBefore.delete(ref);
-      for (const path of [this.restFile(ref), this.projectDir(ref)]) {
-        await Deno.remove(path, { recursive: true }).catch((err) => {
-          if (!(err instanceof Deno.errors.NotFound)) throw err;
-        });
-      }
+      await removeRestFile(this.restFile(ref));
+      await Deno.remove(this.projectDir(ref), { recursive: true }).catch((err) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      });
     }
   }
 
   /** Closes every database. */
   async close(): Promise<void> {
+    this.closing = true;
     const owners = [...this.owners.values()];
     this.owners.clear();
     const tenants = [...this.tenants.values()];

@@ -261,12 +261,18 @@ export interface PgliteOptions {
    * it closes, `dueAt` runs on it and answers when work stored in it next falls due (epoch milliseconds; null:
    * nothing is due): until then {@linkcode EmbeddedDb.isResting} tells periodic checks to leave it closed.
    * With `restFile`, that answer is also written there each time the engine ends cleanly, for idleness or on
-   * {@linkcode Db.close}, and the file is removed before any engine opens the directory: a later process reads
-   * it with {@linkcode readRestFile} and may leave the directory closed until then.
+   * {@linkcode Db.close} (unless idle databases never close: `pgliteLimits.idleSecs` 0), with `restTag`, and the
+   * file is removed before any engine opens the directory: a later process reads it with
+   * {@linkcode readRestFile} and may leave the directory closed until then.
    */
   closeWhenIdle?: {
     dueAt: (q: Queryable) => Promise<number | null>;
     restFile?: string;
+    /**
+     * What the answer depends on besides the directory (the schema's migration level, the due-work query): a
+     * later process with another tag does not trust the file.
+     */
+    restTag?: string;
   };
 }
 
@@ -284,28 +290,44 @@ async function dirFingerprint(dir: string): Promise<string> {
  * ms; null: nothing is), or undefined when there is no such file (the database was not closed cleanly since it
  * last opened), it cannot be read, or it was written for another state of the directory.
  */
-export async function readRestFile(path: string, dir: string): Promise<number | null | undefined> {
+export async function readRestFile(
+  path: string,
+  dir: string,
+  tag = "",
+): Promise<number | null | undefined> {
   try {
-    const { due_at, state } = JSON.parse(await Deno.readTextFile(path));
-    if (state !== await dirFingerprint(dir)) return undefined;
+    const { due_at, state, tag: written } = JSON.parse(await Deno.readTextFile(path));
+    if (written !== tag || state !== await dirFingerprint(dir)) return undefined;
     return due_at === null || (typeof due_at === "number" && Number.isFinite(due_at)) ? due_at : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Writes a rest file whole (a crash leaves the old one or none, never half of one). */
-async function writeRestFile(path: string, dir: string, dueAt: number | null): Promise<void> {
+/**
+ * Writes a rest file whole and durably: a crash, of the process or of the machine, leaves the old one or none,
+ * never half of one.
+ */
+async function writeRestFile(path: string, dir: string, tag: string, dueAt: number | null): Promise<void> {
   const next = `${path}.next`;
-  await Deno.writeTextFile(next, JSON.stringify({ due_at: dueAt, state: await dirFingerprint(dir) }));
+  const text = JSON.stringify({ due_at: dueAt, state: await dirFingerprint(dir), tag });
+  const file = await Deno.open(next, { write: true, create: true, truncate: true });
+  try {
+    await file.write(new TextEncoder().encode(text));
+    await file.syncData();
+  } finally {
+    file.close();
+  }
   await Deno.rename(next, path);
 }
 
-/** Removes a rest file before its database opens: from then on, only a clean close may write one again. */
-async function removeRestFile(path: string): Promise<void> {
-  await Deno.remove(path).catch((err) => {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  });
+/** Removes a rest file (and a half-written one): from then on, only a clean close may write one again. */
+export async function removeRestFile(path: string): Promise<void> {
+  for (const file of [path, `${path}.next`]) {
+    await Deno.remove(file).catch((err) => {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    });
+  }
 }
 
 /** An embedded database, as {@linkcode openPglite} answers it. */
@@ -442,8 +464,9 @@ class EmbeddedDatabase implements Monitored {
   /** Writes the rest file once the engine ended cleanly with work due at `dueAt` (unknown: none is written). */
   private async rested(dueAt: number): Promise<void> {
     const path = this.options.closeWhenIdle?.restFile;
-    if (dueAt === 0 || !path) return;
-    await writeRestFile(path, this.dir, dueAt === Infinity ? null : dueAt).catch((err) =>
+    if (dueAt === 0 || !path || pgliteLimits.idleSecs <= 0) return;
+    const tag = this.options.closeWhenIdle?.restTag ?? "";
+    await writeRestFile(path, this.dir, tag, dueAt === Infinity ? null : dueAt).catch((err) =>
       log.warn("embedded database: rest not recorded", { database: this.name, cause: String(err) })
     );
   }
@@ -462,6 +485,10 @@ class EmbeddedDatabase implements Monitored {
         database: this.name,
         ms: Math.round(performance.now() - started),
       });
+    }, (err) => {
+      // It does not rest any more: it is broken. Readiness and the periodic checks must not take it for resting.
+      this.dueAt = 0;
+      throw err;
     });
     this.reopening = waking.finally(() => this.reopening = null);
     this.reopening.catch(() => {}); // its waiters see the failure; it is no unhandled rejection
@@ -601,7 +628,8 @@ class EmbeddedDatabase implements Monitored {
     const client = this.client; // none while it rests
     if (!client) return;
     this.client = null;
-    const asked = this.options.closeWhenIdle?.restFile && client.idle && !this.restarting;
+    const asked = this.options.closeWhenIdle?.restFile && pgliteLimits.idleSecs > 0 && client.idle &&
+      !this.restarting;
     const dueAt = asked ? await withinMs(this.askDue(client), DUE_ON_CLOSE_MS, 0) : 0;
     if (asked && dueAt === 0) {
       log.warn("embedded database: due work not read as it closed; the next start opens it to look", {

@@ -229,12 +229,17 @@ Deno.test("pglite idle: the control database rests too; readiness and the worker
       await new Promise((r) => setTimeout(r, 1500));
       assertEquals(p.platform.dbs.controlResting(), false);
     } else {
-      await waitUntil("the control database to rest", () => isOpenNamed("control") === false);
+      // Probed all along (a load balancer's readiness checks): it rests all the same.
+      await waitUntil("the control database to rest under readiness probes", async () => {
+        const ready = await p.fetch("/v1/ready");
+        assertEquals(ready.status, 200, await ready.text());
+        return isOpenNamed("control") === false;
+      });
       assert(p.platform.dbs.controlResting());
-      // A readiness probe reports a resting database ready without opening it.
+      // A probe reports a resting database ready without opening it.
       const ready = await p.fetch("/v1/ready");
       assertEquals(ready.status, 200, await ready.text());
-      // The workers list projects every few seconds (cron each second, sweeps, alerts): from memory.
+      // The workers list projects every second (cron) and at each sweep: from memory.
       await new Promise((r) => setTimeout(r, 2500));
       assertEquals(isOpenNamed("control"), false);
     }
@@ -248,20 +253,20 @@ Deno.test("pglite idle: the control database rests too; readiness and the worker
   }
 });
 
-Deno.test("pglite idle: after a restart, a cleanly closed project stays closed until its tick is due or a call comes", async () => {
+Deno.test("pglite idle: after a restart, a cleanly closed project stays closed until its tick is due or a caller comes", async () => {
   const first = await startPlatform(IDLE, { workers: true });
   const sandbox = first.sandbox;
   let firstClosed = false;
   let second: TestPlatform | undefined;
   try {
     await deploy(first, first.secretKey, "restart-tick", FUNCTIONS.fine);
-    // Once a minute, at a second far enough ahead for the restart to come first.
-    const second_ = (new Date().getUTCSeconds() + 12) % 60;
+    // Once a minute, at a second far enough ahead for the restart and the checks below to come first.
+    const at = (new Date().getUTCSeconds() + 20) % 60;
     const created = await json(
       await first.fetch("/v1/functions/cron", {
         method: "POST",
         headers: { apikey: first.secretKey },
-        json: { name: "restart-cron", schedule: `${second_} * * * * *`, function_name: "restart-tick" },
+        json: { name: "restart-cron", schedule: `${at} * * * * *`, function_name: "restart-tick" },
       }),
     );
     assertEquals(created.status, 201, JSON.stringify(created.body));
@@ -277,26 +282,35 @@ Deno.test("pglite idle: after a restart, a cleanly closed project stays closed u
     assertEquals(made.status, 200, await made.text());
     await first.close({ keepSandbox: true });
     firstClosed = true;
+
     second = await startPlatform(IDLE, { workers: true, sandbox });
     const p = second;
-    if (p.platform.dbs.kind === "pglite") {
+    const pglite = p.platform.dbs.kind === "pglite";
+    if (pglite) {
       // Neither project database was opened by the start, nor by the workers' first rounds.
       await new Promise((r) => setTimeout(r, 1500));
-      if (Date.now() < due - 500) {
-        assertEquals(isOpen("default"), null);
-        assert(p.platform.dbs.resting("default"));
-      }
+      assert(Date.now() < due - 1000, "the restart took so long that the tick fell due: nothing to check");
+      assertEquals([isOpen("default"), isOpen("sleeper")], [null, null]);
+      assert(p.platform.dbs.resting("default") && p.platform.dbs.resting("sleeper"));
+      // A request refused for its key opens nothing.
+      const refused = await p.fetch("http://sleeper.localhost/rest/v1/naps?select=id");
+      assertEquals(refused.status, 401, await refused.text());
       assertEquals(isOpen("sleeper"), null);
-      assert(p.platform.dbs.resting("sleeper"));
     }
-    // A request by the project's host opens it and finds its data.
+    // An admitted request by the project's host opens it and finds its data.
     const naps = await json(
       await p.fetch("http://sleeper.localhost/rest/v1/naps?select=id", {
         headers: { apikey: sleeperKey },
       }),
     );
     assertEquals([naps.status, naps.body], [200, [{ id: 7 }]]);
-    if (p.platform.dbs.kind === "pglite") assertEquals(isOpen("sleeper"), true);
+    if (pglite) {
+      assertEquals(isOpen("sleeper"), true);
+      // Nothing calls the default project: the cron ticker opens it when its tick falls due, not before.
+      await waitUntil("the ticker to open the default project", () => isOpen("default") === true, 90_000);
+      const opened = Date.now();
+      assert(opened >= due - 100, `opened ${due - opened} ms before the tick was due`);
+    }
     // The tick that fell due while the project was closed across the restart fires once.
     let jobs: Json[] = [];
     await waitUntil("the tick's job", async () => {
@@ -328,50 +342,69 @@ Deno.test("pglite idle: a rest file says when work falls due once the engine end
         return Number((await q.query<{ due: string }>("select '12345'::text as due"))[0]!.due);
       },
       restFile,
+      restTag: "v2",
     },
   });
   const name = dir.split("/").filter(Boolean).at(-1)!;
   const open = () => pgliteHealth().instances.find((i) => i.name === name)?.open;
   try {
-    assertEquals(await readRestFile(restFile, dir), undefined);
+    assertEquals(await readRestFile(restFile, dir, "v2"), undefined);
     await waitUntil("the engine to rest", () => open() === false);
-    await waitUntil("the rest file", async () => await readRestFile(restFile, dir) === 12345);
+    await waitUntil("the rest file", async () => await readRestFile(restFile, dir, "v2") === 12345);
     // A call opens the database: the file goes before the engine starts, so a crash now leaves none.
     await db.query("select 1");
-    assertEquals(await readRestFile(restFile, dir), undefined);
+    assertEquals(await readRestFile(restFile, dir, "v2"), undefined);
     // Due work that cannot be read: no file, and the next process opens the database to look.
     failDue = true;
     await waitUntil("the engine to rest again", () => open() === false);
-    assertEquals(await readRestFile(restFile, dir), undefined);
+    assertEquals(await readRestFile(restFile, dir, "v2"), undefined);
     failDue = false;
     await db.query("select 1");
     // A close (the platform stopping) asks too.
     await db.close();
-    assertEquals(await readRestFile(restFile, dir), 12345);
-    // A file written for another state of the directory (a copy put back, an open since) is no rest file.
+    assertEquals(await readRestFile(restFile, dir, "v2"), 12345);
+    // A file written under another tag (before an upgrade: another migration level) is not trusted.
+    assertEquals(await readRestFile(restFile, dir, "v3"), undefined);
+    // Nor one written for another state of the directory (a copy put back, an open since).
     const written = JSON.parse(await Deno.readTextFile(restFile));
     const control = `${dir}/global/pg_control`;
     const state = await Deno.readFile(control);
     await Deno.writeFile(control, state.map((b, i) => i === 100 ? b ^ 1 : b));
-    assertEquals(await readRestFile(restFile, dir), undefined);
+    assertEquals(await readRestFile(restFile, dir, "v2"), undefined);
     await Deno.writeFile(control, state);
-    assertEquals(await readRestFile(restFile, dir), 12345);
+    assertEquals(await readRestFile(restFile, dir, "v2"), 12345);
     // Nor is a file that says anything else.
     for (const due of ['"soon"', "1e999", "{}"]) {
-      const text = `{"due_at":${due},"state":"${written.state}"}`;
+      const text = `{"due_at":${due},"state":"${written.state}","tag":"v2"}`;
       await Deno.writeTextFile(restFile, text);
-      assertEquals(await readRestFile(restFile, dir), undefined, text);
+      assertEquals(await readRestFile(restFile, dir, "v2"), undefined, text);
     }
     for (const text of ["", "{", "[]", '{"due_at":null}']) {
       await Deno.writeTextFile(restFile, text);
-      assertEquals(await readRestFile(restFile, dir), undefined, text);
+      assertEquals(await readRestFile(restFile, dir, "v2"), undefined, text);
     }
     await Deno.writeTextFile(restFile, JSON.stringify({ ...written, due_at: null }));
-    assertEquals(await readRestFile(restFile, dir), null);
+    assertEquals(await readRestFile(restFile, dir, "v2"), null);
   } finally {
     configurePglite({ idleSecs: before });
     await db.close();
     await Deno.remove(dir, { recursive: true });
     await Deno.remove(restFile).catch(() => {});
+  }
+});
+
+Deno.test("pglite idle: with PGLITE_IDLE_SECS=0 (never closed when idle) no rest file is written", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-rest-never-" });
+  const restFile = `${dir}.rest`;
+  const before = pgliteLimits.idleSecs;
+  configurePglite({ idleSecs: 0 });
+  try {
+    const db = await openPglite(dir, { closeWhenIdle: { dueAt: () => Promise.resolve(null), restFile } });
+    await db.query("select 1");
+    await db.close();
+    assertEquals(await Deno.stat(restFile).then(() => true, () => false), false);
+  } finally {
+    configurePglite({ idleSecs: before });
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -213,7 +213,16 @@ export function callerFor(
 ): Caller | Promise<Caller> {
   const lookups = new Lookups(platform);
   const caller = callerOf(lookups, project, headers);
-  return isMiss(caller) ? resolveMissing(lookups, project, headers, caller) : caller;
+  if (isMiss(caller)) {
+    return resolveMissing(lookups, project, headers, caller).then((resolved) => admitted(platform, resolved));
+  }
+  return admitted(platform, caller);
+}
+
+/** Tells the project service that `caller` is admitted, so its resting database starts opening (a few ns else). */
+function admitted(platform: Platform, caller: Caller): Caller {
+  platform.projects.admitted(caller.project.ref);
+  return caller;
 }
 
 /** Admits only the given roles (admin is always admitted); 403 FORBIDDEN names the role required. */

@@ -64,7 +64,7 @@ function projectFor(platform: Platform, host: string): Project | Promise<Project
   if (!ref) throw errors.projectNotFound(host.replace(/:\d+$/, "").split(".")[0] ?? host);
   const cached = projects.cached(ref);
   if (cached === null) throw errors.projectNotFound(ref);
-  return cached ?? projects.getForRequest(ref);
+  return cached ?? projects.get(ref);
 }
 
 /** Sets `project` for routes that need the project but no credentials (the JWKS). */

@@ -58,11 +58,8 @@ export function newKey(ref: string, kind: KeyKind): string {
  * Keys are looked up by SHA-256 hash and kept encrypted so that the console can show them.
  */
 export class ProjectService {
-  private readonly projects = new TtlCache<string, Project | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
-  private readonly keyOwners = new TtlCache<string, KeyOwner | null>({
-    ttlMs: CACHE_MS,
-    maxEntries: 100_000,
-  });
+  private readonly projects: TtlCache<string, Project | null>;
+  private readonly keyOwners: TtlCache<string, KeyOwner | null>;
   private readonly signingKeys = new Map<string, Promise<CryptoKey>>();
   /**
    * Every project, kept on PGlite, where this process is the only writer of the control database: the workers
@@ -72,7 +69,14 @@ export class ProjectService {
   /** Bumped by each create and delete, so that a list read before one is not kept after it. */
   private listVersion = 0;
 
-  constructor(private readonly dbs: Databases, private readonly cipher: Cipher) {}
+  constructor(private readonly dbs: Databases, private readonly cipher: Cipher) {
+    // On PGlite this process is the only writer of the control database, and it forgets what it changes: the
+    // answers stay until then, so that a request after a long rest resolves its caller without opening the
+    // control database (it closes when idle). Elsewhere another instance's change shows within CACHE_MS.
+    const ttlMs = dbs.kind === "pglite" ? Infinity : CACHE_MS;
+    this.projects = new TtlCache({ ttlMs, maxEntries: 10_000 });
+    this.keyOwners = new TtlCache({ ttlMs, maxEntries: 100_000 });
+  }
 
   /** The project `ref` or null when the cache knows the answer; undefined when it does not. */
   cached(ref: string): Project | null | undefined {
@@ -97,12 +101,12 @@ export class ProjectService {
   }
 
   /**
-   * {@linkcode get} for a request that has begun: the project's embedded database, if it rests, starts opening
-   * beside the control database's lookups (the project, the key, its settings) rather than after them.
+   * A request of a caller admitted to project `ref` has begun: its embedded database, if it rests, starts
+   * opening now, beside what the request reads from the control database first (its settings), not after it.
+   * Only for an admitted caller: a request refused for its key must not open, or keep open, anything.
    */
-  getForRequest(ref: string): Promise<Project> {
-    if (PROJECT_REF.test(ref)) this.dbs.warm(ref);
-    return this.get(ref);
+  admitted(ref: string): void {
+    this.dbs.warm(ref);
   }
 
   /** Every project, oldest first. */
@@ -164,6 +168,8 @@ export class ProjectService {
       this.listChanged();
     }
     this.projects.delete(input.ref);
+    // A key given to the new project may have been looked up, and found unknown, before.
+    this.keyOwners.deleteWhere((owner) => owner === null);
     try {
       await this.dbs.createProject(input.ref);
     } catch (err) {

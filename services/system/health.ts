@@ -44,8 +44,11 @@ export class HealthService {
   async ready(): Promise<Readiness> {
     if (this.draining) throw errors.unavailable("The platform is shutting down");
     try {
-      // A resting embedded database is ready (the next call opens it); a probe must not keep it open.
-      if (!this.dbs.controlResting()) await within(this.dbs.control.query("select 1"), READY_TIMEOUT_MS);
+      // A resting embedded database is ready (the next call opens it), and a probe is no use: it neither opens
+      // a resting one nor keeps an open one from resting.
+      if (!this.dbs.controlResting()) {
+        await within(this.dbs.inBackground(() => this.dbs.control.query("select 1")), READY_TIMEOUT_MS);
+      }
     } catch (err) {
       log.warn("readiness: database unreachable", { cause: describeError(err) });
       throw errors.unavailable("Database is unreachable");
