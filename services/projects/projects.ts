@@ -70,9 +70,10 @@ export class ProjectService {
   private listVersion = 0;
 
   constructor(private readonly dbs: Databases, private readonly cipher: Cipher) {
-    // On PGlite this process is the only writer of the control database, and it forgets what it changes: the
-    // answers stay until then, so that a request after a long rest resolves its caller without opening the
-    // control database (it closes when idle). Elsewhere another instance's change shows within CACHE_MS.
+    // On PGlite this process is the only writer of the control database, and it forgets what it changes: a
+    // project or a key's owner found stays until then, so that a request after a long rest resolves its caller
+    // without opening the control database (it closes when idle); what was not found stays CACHE_MS. Elsewhere
+    // another instance's change shows within CACHE_MS.
     const ttlMs = dbs.kind === "pglite" ? Infinity : CACHE_MS;
     this.projects = new TtlCache({ ttlMs, maxEntries: 10_000 });
     this.keyOwners = new TtlCache({ ttlMs, maxEntries: 100_000 });
@@ -89,7 +90,7 @@ export class ProjectService {
     if (cached !== undefined) return cached;
     const row = await projectStore.find(this.dbs.control, ref);
     const project = row ? toProject(row) : null;
-    this.projects.set(ref, project);
+    this.projects.set(ref, project, project ? undefined : CACHE_MS); // an unknown ref: briefly
     return project;
   }
 
@@ -221,7 +222,8 @@ export class ProjectService {
     if (cached !== undefined) return cached;
     const row = await projectStore.keyOwner(this.dbs.control, await sha256Hex(key));
     const owner = row ? { ref: row.project_ref, kind: row.kind } : null;
-    this.keyOwners.set(key, owner);
+    // An unknown key is kept briefly even on PGlite: anyone may send many, and none of them may stay.
+    this.keyOwners.set(key, owner, owner ? undefined : CACHE_MS);
     return owner;
   }
 
