@@ -126,6 +126,11 @@ export class Databases {
    * file written before an upgrade is not trusted: the project opens, migrates and is asked again.
    */
   private restTag = "";
+  /**
+   * Changes whenever a project is created or dropped: what is kept of a project's rows in the control database
+   * (its settings) is read again after, so a ref deleted and created again never gets the old project's.
+   */
+  projectsGeneration = 0;
   /** Set once {@linkcode close} begins: nothing opens a database any more. */
   private closing = false;
   private projectMigrations: Migration[] = [];
@@ -206,6 +211,7 @@ export class Databases {
    */
   createProject(ref: string): Promise<Db> {
     if (this.closing) return Promise.reject(new Error("The databases are closed"));
+    this.projectsGeneration++;
     if (this.kind === "pglite") return this.project(ref); // opening the directory creates it
     const earlier = this.projects.get(ref);
     return keepUntilRejected(
@@ -430,6 +436,7 @@ export class Databases {
 
   /** Closes and destroys a project's database. */
   async dropProject(ref: string): Promise<void> {
+    this.projectsGeneration++;
     const owner = this.owners.get(ref);
     this.owners.delete(ref);
     if (owner && this.kind === "postgres") await (await owner.catch(() => null))?.db.close();
@@ -451,6 +458,7 @@ export class Databases {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       });
     }
+    this.projectsGeneration++;
   }
 
   /** Closes every database. */

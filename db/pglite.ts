@@ -372,6 +372,8 @@ class EmbeddedDatabase implements Monitored {
   private closed = false;
   /** While it rests: when work stored in it next falls due (epoch ms; Infinity: nothing is). */
   private dueAt = Infinity;
+  /** Closed for idleness and not opening again yet (from the moment its engine ended, rest file or not). */
+  private asleep = false;
   /** An idle engine is asked when its work falls due, before it closes. */
   private askingDue = false;
   private restarts = 0;
@@ -424,7 +426,7 @@ class EmbeddedDatabase implements Monitored {
   }
 
   isResting(now: number): boolean {
-    return this.client === null && !this.reopening && !this.closed && now < this.dueAt;
+    return this.asleep && !this.closed && now < this.dueAt;
   }
 
   /**
@@ -443,6 +445,7 @@ class EmbeddedDatabase implements Monitored {
         const clean = await closeWithin(client, CLOSE_MS).catch(() => false);
         this.client = null;
         this.dueAt = dueAt;
+        this.asleep = true;
         if (clean) await this.rested(dueAt);
         // Much of what the ended engine's thread allocated stays in malloc's arenas until trimmed.
         trimSoon();
@@ -479,6 +482,7 @@ class EmbeddedDatabase implements Monitored {
 
   /** Opens a resting database again; fails (and the next call tries again) when it cannot. */
   private wake(): Promise<void> {
+    this.asleep = false;
     const started = performance.now();
     const waking = this.start().then(() => {
       log.info("embedded database reopened", {

@@ -246,8 +246,13 @@ Deno.test("pglite idle: the control database rests too; readiness and the worker
     // The list kept in memory follows creations and deletions at once.
     await p.platform.projects.create({ ref: "restless" });
     assert((await p.platform.projects.list()).some((project) => project.ref === "restless"));
+    // Settings kept in memory too: a ref deleted and created again does not get the old project's.
+    await p.platform.data.settings.update("restless", { schemas: ["api", "public"] });
+    assertEquals((await p.platform.data.settingsOf("restless")).schemas, ["api", "public"]);
     await p.platform.projects.delete("restless");
     assert(!(await p.platform.projects.list()).some((project) => project.ref === "restless"));
+    await p.platform.projects.create({ ref: "restless" });
+    assertEquals((await p.platform.data.settingsOf("restless")).schemas, ["public"]);
   } finally {
     await p.close();
   }

@@ -122,7 +122,7 @@ export class AuthService {
     private readonly mailer?: AuthMailer,
     defaults: { siteUrl: string | null } = { siteUrl: null },
   ) {
-    this.settings = authSettings(dbs.control, defaults);
+    this.settings = authSettings(dbs, defaults);
   }
 
   /** True when the project can send auth mail (its notification settings have an SMTP host and a sender). */

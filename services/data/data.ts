@@ -183,7 +183,7 @@ export class DataService {
 
   constructor(private readonly dbs: Databases, private readonly limits: DataLimits) {
     this.schemas = new SchemaCaches(limits.schemas?.length ? limits.schemas : ["public"]);
-    this.settings = dataSettings(dbs.control, {
+    this.settings = dataSettings(dbs, {
       schemas: this.schemas.exposed,
       aggregates: limits.aggregates ?? false,
       plan: limits.plan ?? false,

@@ -1,5 +1,4 @@
-import type { Queryable } from "../../db/driver.ts";
-import { ProjectSettings } from "../projects/settings.ts";
+import { ProjectSettings, type SettingsSource } from "../projects/settings.ts";
 import { hoistedSettingProblem } from "./request_settings.ts";
 import { dataSettingsStore, type OpenApiMode, type StoredDataSettings } from "./store.ts";
 
@@ -32,10 +31,10 @@ export interface DataSettings {
 
 /** The per-project data settings over the platform's defaults (`DATA_*`). */
 export function dataSettings(
-  control: Queryable,
+  source: SettingsSource,
   defaults: Omit<DataSettings, "roleSettings" | "appSettings">,
 ): ProjectSettings<StoredDataSettings, DataSettings> {
-  return new ProjectSettings(control, dataSettingsStore, (s): DataSettings => ({
+  return new ProjectSettings(source, dataSettingsStore, (s): DataSettings => ({
     schemas: s.schemas?.length ? s.schemas : defaults.schemas,
     aggregates: s.aggregates ?? defaults.aggregates,
     plan: s.plan ?? defaults.plan,

@@ -1,4 +1,5 @@
 import type { Queryable } from "../../db/driver.ts";
+import type { Databases } from "../../db/databases.ts";
 import { TtlCache } from "../../lib/ttl_cache.ts";
 
 /** How one kind of per-project settings is stored in the control database: nullable fields (null: default). */
@@ -10,27 +11,41 @@ export interface SettingsStore<S> {
 // Another instance sees a change within this time; the instance that made it, at once.
 const CACHE_MS = 10_000;
 
+/** What settings are read from: the control database, its kind, and the projects' generation. */
+export type SettingsSource = Pick<Databases, "control" | "kind" | "projectsGeneration">;
+
 /**
  * ProjectSettings reads and changes one kind of per-project settings (data, auth): the stored fields of a
  * project, resolved over the platform's defaults by `inForce`, cached per project.
  */
 export class ProjectSettings<S extends object, R> {
-  private readonly cache = new TtlCache<string, Promise<R>>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
+  private readonly cache: TtlCache<string, { settings: Promise<R>; generation: number }>;
 
   constructor(
-    private readonly control: Queryable,
+    private readonly source: SettingsSource,
     private readonly store: SettingsStore<S>,
     private readonly inForce: (stored: S) => R,
-  ) {}
+  ) {
+    // On PGlite this process is the only writer of the control database: settings are kept until it changes
+    // them (update, or a project created or dropped), so a request after a long rest need not open it.
+    this.cache = new TtlCache({ ttlMs: source.kind === "pglite" ? Infinity : CACHE_MS, maxEntries: 10_000 });
+  }
+
+  private get control(): Queryable {
+    return this.source.control;
+  }
 
   /** The settings of project `ref` in force: cached, so a request pays for them once every few seconds at most. */
   resolve(ref: string): Promise<R> {
-    let settings = this.cache.get(ref);
-    if (!settings) {
-      settings = this.store.find(this.control, ref).then(this.inForce);
-      this.cache.set(ref, settings);
-      settings.catch(() => this.cache.delete(ref));
-    }
+    const generation = this.source.projectsGeneration;
+    const hit = this.cache.get(ref);
+    if (hit && hit.generation === generation) return hit.settings;
+    const settings = this.store.find(this.control, ref).then(this.inForce);
+    const entry = { settings, generation };
+    this.cache.set(ref, entry);
+    settings.catch(() => {
+      if (this.cache.get(ref) === entry) this.cache.delete(ref);
+    });
     return settings;
   }
 
