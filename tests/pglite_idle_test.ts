@@ -143,34 +143,47 @@ Deno.test("pglite idle: concurrent requests across closes and reopens all succee
   }
 });
 
+/**
+ * Deploys function `fn` and schedules it once a minute, at the second `secs` from now; answers when the tick is
+ * due (epoch ms).
+ */
+async function tickIn(p: TestPlatform, name: string, fn: string, secs: number): Promise<number> {
+  await deploy(p, p.secretKey, fn, FUNCTIONS.fine);
+  const second = (new Date().getUTCSeconds() + secs) % 60;
+  const created = await json(
+    await p.fetch("/v1/functions/cron", {
+      method: "POST",
+      headers: { apikey: p.secretKey },
+      json: { name, schedule: `${second} * * * * *`, function_name: fn },
+    }),
+  );
+  assertEquals(created.status, 201, JSON.stringify(created.body));
+  return new Date(created.body.data.next_run).getTime();
+}
+
+/** Waits for the jobs of function `fn` and answers them. */
+async function jobsOf(p: TestPlatform, fn: string): Promise<Json[]> {
+  let jobs: Json[] = [];
+  await waitUntil(`the job of ${fn}`, async () => {
+    const res = await json(await p.fetch("/v1/functions/jobs", { headers: { apikey: p.secretKey } }));
+    jobs = (res.body.data as Json[]).filter((j) => j.function_name === fn);
+    return jobs.length > 0;
+  }, 90_000);
+  return jobs;
+}
+
 Deno.test("pglite idle: a cron tick due while the project rests fires once", async () => {
   const p = await startPlatform(IDLE, { workers: true });
   try {
-    await deploy(p, p.secretKey, "idle-tick", FUNCTIONS.fine);
-    // Once a minute, at a second a few seconds from now: time enough for the database to rest first.
-    const second = (new Date().getUTCSeconds() + 6) % 60;
-    const created = await json(
-      await p.fetch("/v1/functions/cron", {
-        method: "POST",
-        headers: { apikey: p.secretKey },
-        json: { name: "idle-cron", schedule: `${second} * * * * *`, function_name: "idle-tick" },
-      }),
-    );
-    assertEquals(created.status, 201, JSON.stringify(created.body));
-    const due = new Date(created.body.data.next_run).getTime();
+    // A few seconds from now: time enough for the database to rest first.
+    const due = await tickIn(p, "idle-cron", "idle-tick", 6);
     await waitForRest(p);
     if (p.platform.dbs.kind === "pglite") {
       // Nothing touches the database now: the ticker leaves it closed until the tick falls due, then opens it.
       if (Date.now() < due - 200) assert(p.platform.dbs.resting("default"));
       await waitUntil("the ticker to open the project", () => isOpen("default") === true, 90_000);
     }
-    let jobs: Json[] = [];
-    await waitUntil("the tick's job", async () => {
-      const res = await json(await p.fetch("/v1/functions/jobs", { headers: { apikey: p.secretKey } }));
-      jobs = (res.body.data as Json[]).filter((j) => j.function_name === "idle-tick");
-      return jobs.length > 0;
-    }, 90_000);
-    assertEquals(jobs.length, 1);
+    assertEquals((await jobsOf(p, "idle-tick")).length, 1);
     const entry = await json(await p.fetch("/v1/functions/cron", { headers: { apikey: p.secretKey } }));
     const cron = (entry.body.data as Json[]).find((e) => e.name === "idle-cron");
     assertEquals(new Date(cron.last_run).getTime() >= due, true);
@@ -264,18 +277,8 @@ Deno.test("pglite idle: after a restart, a cleanly closed project stays closed u
   let firstClosed = false;
   let second: TestPlatform | undefined;
   try {
-    await deploy(first, first.secretKey, "restart-tick", FUNCTIONS.fine);
-    // Once a minute, at a second far enough ahead for the restart and the checks below to come first.
-    const at = (new Date().getUTCSeconds() + 20) % 60;
-    const created = await json(
-      await first.fetch("/v1/functions/cron", {
-        method: "POST",
-        headers: { apikey: first.secretKey },
-        json: { name: "restart-cron", schedule: `${at} * * * * *`, function_name: "restart-tick" },
-      }),
-    );
-    assertEquals(created.status, 201, JSON.stringify(created.body));
-    const due = new Date(created.body.data.next_run).getTime();
+    // Far enough ahead for the restart and the checks below to come first.
+    const due = await tickIn(first, "restart-cron", "restart-tick", 20);
     // A second project with a row, asked for by its host after the restart.
     await first.platform.projects.create({ ref: "sleeper" });
     const sleeperKey = (await first.platform.projects.keys("sleeper")).secret_key;
@@ -317,13 +320,7 @@ Deno.test("pglite idle: after a restart, a cleanly closed project stays closed u
       assert(opened >= due - 100, `opened ${due - opened} ms before the tick was due`);
     }
     // The tick that fell due while the project was closed across the restart fires once.
-    let jobs: Json[] = [];
-    await waitUntil("the tick's job", async () => {
-      const res = await json(await p.fetch("/v1/functions/jobs", { headers: { apikey: p.secretKey } }));
-      jobs = (res.body.data as Json[]).filter((j) => j.function_name === "restart-tick");
-      return jobs.length > 0;
-    }, 90_000);
-    assertEquals(jobs.length, 1);
+    assertEquals((await jobsOf(p, "restart-tick")).length, 1);
     const entries = await json(await p.fetch("/v1/functions/cron", { headers: { apikey: p.secretKey } }));
     const cron = (entries.body.data as Json[]).find((e) => e.name === "restart-cron");
     assert(new Date(cron.last_run).getTime() >= due);
