@@ -126,11 +126,7 @@ export class Databases {
    * file written before an upgrade is not trusted: the project opens, migrates and is asked again.
    */
   private restTag = "";
-  /**
-   * Changes whenever a project is created or dropped: what is kept of a project's rows in the control database
-   * (its settings) is read again after, so a ref deleted and created again never gets the old project's.
-   */
-  projectsGeneration = 0;
+  private generation = 0;
   /** Set once {@linkcode close} begins: nothing opens a database any more. */
   private closing = false;
   private projectMigrations: Migration[] = [];
@@ -211,7 +207,7 @@ export class Databases {
    */
   createProject(ref: string): Promise<Db> {
     if (this.closing) return Promise.reject(new Error("The databases are closed"));
-    this.projectsGeneration++;
+    this.projectsChanged();
     if (this.kind === "pglite") return this.project(ref); // opening the directory creates it
     const earlier = this.projects.get(ref);
     return keepUntilRejected(
@@ -266,6 +262,20 @@ export class Databases {
     const open = this.embedded.get(ref);
     if (open) open.wake();
     else if (this.restedBefore.has(ref)) this.project(ref).catch(() => {}); // its callers see a failure
+  }
+
+  /**
+   * Changes whenever a project is created or dropped: what is kept of the projects' rows in the control database
+   * (the list of projects, their settings) is read again after, so a ref deleted and created again never gets
+   * the old project's.
+   */
+  get projectsGeneration(): number {
+    return this.generation;
+  }
+
+  /** A project was created or dropped, or its row is being written: see {@linkcode projectsGeneration}. */
+  projectsChanged(): void {
+    this.generation++;
   }
 
   /** Whether the embedded control database rests (closed for idleness; any call opens it again). */
@@ -436,7 +446,7 @@ export class Databases {
 
   /** Closes and destroys a project's database. */
   async dropProject(ref: string): Promise<void> {
-    this.projectsGeneration++;
+    this.projectsChanged();
     const owner = this.owners.get(ref);
     this.owners.delete(ref);
     if (owner && this.kind === "postgres") await (await owner.catch(() => null))?.db.close();
@@ -458,7 +468,7 @@ export class Databases {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       });
     }
-    this.projectsGeneration++;
+    this.projectsChanged();
   }
 
   /** Closes every database. */

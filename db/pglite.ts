@@ -31,6 +31,7 @@ import { extensionFiles } from "./pglite_extensions.ts";
 import { engineModule, engineThread } from "./pglite_threads.ts";
 import { log } from "../lib/log.ts";
 import { sha256Hex } from "../lib/crypto.ts";
+import { valueWithin } from "../lib/deadline.ts";
 import { trimSoon } from "../lib/rest_gc.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 
@@ -634,7 +635,7 @@ class EmbeddedDatabase implements Monitored {
     this.client = null;
     const asked = this.options.closeWhenIdle?.restFile && pgliteLimits.idleSecs > 0 && client.idle &&
       !this.restarting;
-    const dueAt = asked ? await withinMs(this.askDue(client), DUE_ON_CLOSE_MS, 0) : 0;
+    const dueAt = asked ? await valueWithin(this.askDue(client), DUE_ON_CLOSE_MS, 0) : 0;
     if (asked && dueAt === 0) {
       log.warn("embedded database: due work not read as it closed; the next start opens it to look", {
         database: this.name,
@@ -647,23 +648,12 @@ class EmbeddedDatabase implements Monitored {
 /** How long closing waits for the engine to say when its work falls due (not told: the next start opens it). */
 const DUE_ON_CLOSE_MS = 5_000;
 
-/** `work`'s value, or `fallback` once `ms` have passed. */
-async function withinMs<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<T>((resolve) => timer = setTimeout(() => resolve(fallback), ms));
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * Closes an engine; one that does not finish within `ms` is given up (a stop must not hang). True when it
  * ended cleanly.
  */
 async function closeWithin(client: PgliteClient, ms: number): Promise<boolean> {
-  const ended = await withinMs<boolean | "late">(client.close(), ms, "late");
+  const ended = await valueWithin<boolean | "late">(client.close(), ms, "late");
   if (ended !== "late") return ended;
   client.fence(new Error("The embedded database is closed"));
   gaveUp(client.vitals);

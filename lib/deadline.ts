@@ -26,3 +26,14 @@ export async function withDeadline<T>(
     signal?.removeEventListener("abort", follow);
   }
 }
+
+/** `work`'s value, or `fallback` once `ms` have passed (`work` goes on; its timer is released either way). */
+export async function valueWithin<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<T>((resolve) => timer = setTimeout(() => resolve(fallback), ms));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

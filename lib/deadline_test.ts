@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../tests/assert.ts";
-import { withDeadline } from "./deadline.ts";
+import { valueWithin, withDeadline } from "./deadline.ts";
 
 /** Resolves when `signal` aborts, with its reason. */
 const aborted = (signal: AbortSignal) =>
@@ -37,3 +37,11 @@ async function assertRejectsWith(p: Promise<unknown>, message: string): Promise<
   assert(err instanceof Error);
   assertEquals(err.message, message);
 }
+
+Deno.test("valueWithin: the value when in time, the fallback when late, and a late rejection stays handled", async () => {
+  assertEquals(await valueWithin(Promise.resolve("in time"), 1000, "late"), "in time");
+  const { promise, reject } = Promise.withResolvers<string>();
+  assertEquals(await valueWithin(promise, 10, "late"), "late");
+  reject(new Error("after the fallback")); // raced already: no unhandled rejection fails the test
+  await new Promise((r) => setTimeout(r, 10));
+});

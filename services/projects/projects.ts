@@ -65,9 +65,7 @@ export class ProjectService {
    * Every project, kept on PGlite, where this process is the only writer of the control database: the workers
    * list projects every few seconds, and that must not keep the control database open (it closes when idle).
    */
-  private everyProject: Promise<Project[]> | null = null;
-  /** Bumped by each create and delete, so that a list read before one is not kept after it. */
-  private listVersion = 0;
+  private everyProject: { list: Promise<Project[]>; generation: number } | null = null;
 
   constructor(private readonly dbs: Databases, private readonly cipher: Cipher) {
     // On PGlite this process is the only writer of the control database, and it forgets what it changes: a
@@ -112,24 +110,17 @@ export class ProjectService {
 
   /** Every project, oldest first. */
   list(): Promise<Project[]> {
-    if (this.everyProject) return this.everyProject;
-    const version = this.listVersion;
+    // A list read across a creation or deletion was read under an older generation: it is read again.
+    const generation = this.dbs.projectsGeneration;
+    if (this.everyProject?.generation === generation) return this.everyProject.list;
     const listed = projectStore.list(this.dbs.control).then((rows) => rows.map(toProject));
     if (this.dbs.kind !== "pglite") return listed;
-    this.everyProject = listed;
-    listed.then((projects) => {
-      if (this.listVersion !== version && this.everyProject === listed) this.everyProject = null;
-      return projects;
-    }, () => {
-      if (this.everyProject === listed) this.everyProject = null;
+    const kept = { list: listed, generation };
+    this.everyProject = kept;
+    listed.catch(() => {
+      if (this.everyProject === kept) this.everyProject = null;
     });
     return listed;
-  }
-
-  /** The kept list is stale: the next {@linkcode list} reads it again. */
-  private listChanged(): void {
-    this.listVersion++;
-    this.everyProject = null;
   }
 
   /**
@@ -166,7 +157,7 @@ export class ProjectService {
       if (sqlState(err) === "23505") throw errors.conflict(`Project "${input.ref}" already exists`);
       throw err;
     } finally {
-      this.listChanged();
+      this.dbs.projectsChanged();
     }
     this.projects.delete(input.ref);
     // A key given to the new project may have been looked up, and found unknown, before.
@@ -174,7 +165,7 @@ export class ProjectService {
     try {
       await this.dbs.createProject(input.ref);
     } catch (err) {
-      await projectStore.delete(this.dbs.control, input.ref).finally(() => this.listChanged());
+      await projectStore.delete(this.dbs.control, input.ref).finally(() => this.dbs.projectsChanged());
       throw errors.unavailable(`Cannot create the database of project "${input.ref}"`, err);
     }
     return await this.get(input.ref);
@@ -183,7 +174,7 @@ export class ProjectService {
   /** Deletes a project, its keys and its database. */
   async delete(ref: string): Promise<void> {
     await this.get(ref);
-    await projectStore.delete(this.dbs.control, ref).finally(() => this.listChanged());
+    await projectStore.delete(this.dbs.control, ref).finally(() => this.dbs.projectsChanged());
     this.forget(ref);
     await this.dbs.dropProject(ref);
   }

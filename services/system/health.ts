@@ -2,6 +2,7 @@ import type { Databases } from "../../db/databases.ts";
 import { pgliteHealth } from "../../db/pglite_health.ts";
 import { errors } from "../../lib/errors.ts";
 import { describeError, log } from "../../lib/log.ts";
+import { valueWithin } from "../../lib/deadline.ts";
 import type { VectorSearch } from "../ai/corpus.ts";
 
 /** How long readiness waits for the control database. */
@@ -13,15 +14,6 @@ export interface Readiness {
   pglite?: { instances: number; restarts: number; stuck_threads: number };
   /** What serves semantic search in the default project's database. */
   vector?: VectorSearch;
-}
-
-/** `work`, or a rejection once `ms` have passed. */
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /** Readiness of the platform's parts: the control database, every embedded database and Deno KV. */
@@ -47,7 +39,10 @@ export class HealthService {
       // A resting embedded database is ready (the next call opens it), and a probe is no use: it neither opens
       // a resting one nor keeps an open one from resting.
       if (!this.dbs.controlResting()) {
-        await within(this.dbs.inBackground(() => this.dbs.control.query("select 1")), READY_TIMEOUT_MS);
+        const probe = this.dbs.inBackground(() => this.dbs.control.query("select 1")).then(() => true);
+        if (!await valueWithin(probe, READY_TIMEOUT_MS, false)) {
+          throw new Error(`no answer within ${READY_TIMEOUT_MS} ms`);
+        }
       }
     } catch (err) {
       log.warn("readiness: database unreachable", { cause: describeError(err) });
