@@ -2,7 +2,7 @@ import { createHandler } from "./routes/mod.ts";
 import { whileOpening } from "./routes/starting.ts";
 import { loadConfig } from "./services/config.ts";
 import { describeError, log } from "./lib/log.ts";
-import { closePlatform, openPlatform, type Platform } from "./services/platform.ts";
+import { closePlatform, openPlatform, type Platform, restAfterStart } from "./services/platform.ts";
 import { startWorkers } from "./workers/mod.ts";
 import { serve } from "./lib/serve.ts";
 import { restCollector } from "./lib/rest_gc.ts";
@@ -83,6 +83,9 @@ if (import.meta.main) {
     if (!config.QUIET) await printBanner(platform, url);
     log.info("listening", { port: bound, database: platform.dbs.kind });
   }
+  await restAfterStart(platform).catch((err) =>
+    log.warn("the databases stay open after the start", { cause: describeError(err) })
+  );
 
   // A stop drains: readiness answers 503 at once (a balancer stops sending), the listener keeps accepting for
   // DRAIN_DELAY_MS (a second signal cuts it short), then it closes, realtime clients are closed with 1001 (SSE

@@ -3,6 +3,8 @@ import { type Db, quoteIdent, sqlState } from "./driver.ts";
 import { migrate, type Migration, readMigrations } from "./migrate.ts";
 import { type EmbeddedDb, inBackground, openPglite, readRestFile, removeRestFile } from "./pglite.ts";
 import { pgliteLimits } from "./pglite_health.ts";
+import { isPgliteDir, preparePgliteDir } from "./pglite_init.ts";
+import { pgliteSettings } from "./pglite_settings.ts";
 import { openPostgres } from "./postgres.ts";
 import { PROJECT_DUE_SQL, projectDueAt } from "./project_due.ts";
 import { sha256Hex } from "../lib/crypto.ts";
@@ -35,6 +37,16 @@ function keepUntilRejected<T>(map: Map<string, Promise<T>>, key: string, value: 
   value.catch(() => {
     if (map.get(key) === value) map.delete(key);
   });
+  return value;
+}
+
+/** Keeps `value` under `key` while it runs: later callers share it. */
+function keepUntilSettled<T>(map: Map<string, Promise<T>>, key: string, value: Promise<T>): Promise<T> {
+  map.set(key, value);
+  const forget = () => {
+    if (map.get(key) === value) map.delete(key);
+  };
+  value.then(forget, forget);
   return value;
 }
 
@@ -121,6 +133,8 @@ export class Databases {
    * stored in each next falls due (epoch ms; Infinity: nothing is), from their rest files.
    */
   private readonly restedBefore = new Map<string, number>();
+  /** Embedded project databases being made by a child process (db/pglite_init.ts): nothing opens them meanwhile. */
+  private readonly creating = new Map<string, Promise<void>>();
   /**
    * What a project's rest file must say it was written under: its last migration and the due-work query. A
    * file written before an upgrade is not trusted: the project opens, migrates and is asked again.
@@ -137,9 +151,18 @@ export class Databases {
 
   /** Opens and migrates the control database. */
   static async open(options: DatabasesOptions): Promise<Databases> {
+    const controlDir = join(options.dataDir, "pglite", "control");
+    if (!options.databaseUrl && !await isPgliteDir(controlDir)) {
+      // A first start: made and migrated by a child, whose memory goes with it.
+      await preparePgliteDir(controlDir, pgliteSettings(), {
+        migrations: "control",
+        limits: pgliteLimits,
+        sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
+      });
+    }
     const control = options.databaseUrl
       ? openPostgres(options.databaseUrl, { max: options.poolSize })
-      : await openPglite(join(options.dataDir, "pglite", "control"), {
+      : await openPglite(controlDir, {
         sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
         // Nothing in it falls due: what the workers read from it (the project list) is kept in memory.
         closeWhenIdle: { dueAt: () => Promise.resolve(null) },
@@ -204,11 +227,16 @@ export class Databases {
   /**
    * Creates the database of a new project (idempotent) and applies its migrations. Whoever asks for the project
    * meanwhile (a worker that has listed it already) waits for this creation rather than finding no database.
+   * An embedded one is made by a child process and left closed, as if it rested: its first call opens it.
    */
-  createProject(ref: string): Promise<Db> {
+  createProject(ref: string): Promise<void> {
     if (this.closing) return Promise.reject(new Error("The databases are closed"));
     this.projectsChanged();
-    if (this.kind === "pglite") return this.project(ref); // opening the directory creates it
+    if (this.kind === "pglite") {
+      const open = this.projects.get(ref);
+      if (open) return open.then(() => {}); // opened (so made) already by this process
+      return this.creating.get(ref) ?? keepUntilSettled(this.creating, ref, this.prepareEmbeddedProject(ref));
+    }
     const earlier = this.projects.get(ref);
     return keepUntilRejected(
       this.projects,
@@ -218,7 +246,20 @@ export class Databases {
         // An open that began before the database existed has failed; one that began after it is the project.
         return await earlier?.catch(() => undefined) ?? await this.openProject(ref);
       })(),
-    );
+    ).then(() => {});
+  }
+
+  /** Makes and migrates a project's embedded database in a child process; it rests until its first call. */
+  private async prepareEmbeddedProject(ref: string): Promise<void> {
+    const rests = pgliteLimits.idleSecs > 0;
+    await preparePgliteDir(this.projectDir(ref), pgliteSettings(), {
+      migrations: "project",
+      limits: pgliteLimits,
+      searchPath: TENANT_SEARCH_PATH,
+      rest: rests ? { file: this.restFile(ref), tag: this.restTag } : undefined,
+    });
+    const due = rests ? await readRestFile(this.restFile(ref), this.projectDir(ref), this.restTag) : undefined;
+    if (due !== undefined) this.restedBefore.set(ref, due ?? Infinity);
   }
 
   private async createDatabase(ref: string): Promise<void> {
@@ -238,6 +279,8 @@ export class Databases {
   /** The database of a project, opened and migrated on first use. */
   project(ref: string): Promise<Db> {
     if (this.closing) return Promise.reject(new Error("The databases are closed"));
+    const creating = this.creating.get(ref);
+    if (creating) return creating.then(() => this.project(ref));
     return this.projects.get(ref) ?? keepUntilRejected(this.projects, ref, this.openProject(ref));
   }
 
@@ -276,6 +319,17 @@ export class Databases {
   /** A project was created or dropped, or its row is being written: see {@linkcode projectsGeneration}. */
   projectsChanged(): void {
     this.generation++;
+  }
+
+  /**
+   * The embedded databases open now rest as soon as nothing runs on them, unless a request uses them first:
+   * called once the platform's start is done with them (what requests read from the control database is kept
+   * in memory by then). Without PGLITE_IDLE_SECS (0), nothing closes.
+   */
+  restSoon(): void {
+    if (this.kind !== "pglite" || pgliteLimits.idleSecs <= 0) return;
+    (this.control as EmbeddedDb).restSoon();
+    for (const db of this.embedded.values()) db.restSoon();
   }
 
   /** Whether the embedded control database rests (closed for idleness; any call opens it again). */
@@ -447,6 +501,7 @@ export class Databases {
   /** Closes and destroys a project's database. */
   async dropProject(ref: string): Promise<void> {
     this.projectsChanged();
+    await this.creating.get(ref)?.catch(() => {});
     const owner = this.owners.get(ref);
     this.owners.delete(ref);
     if (owner && this.kind === "postgres") await (await owner.catch(() => null))?.db.close();
@@ -474,6 +529,7 @@ export class Databases {
   /** Closes every database. */
   async close(): Promise<void> {
     this.closing = true;
+    await Promise.all([...this.creating.values()].map((c) => c.catch(() => {})));
     const owners = [...this.owners.values()];
     this.owners.clear();
     const tenants = [...this.tenants.values()];

@@ -10,15 +10,16 @@ Deno.test("project databases: a project asked for while it is being created wait
       async () => {
         const creating = dbs.createProject("fresh");
         const asked = dbs.project("fresh");
-        const [created, got] = await Promise.all([creating, asked]);
-        assert(got === created, "the same database");
+        const [, got] = await Promise.all([creating, asked]);
+        assert(got === await dbs.project("fresh"), "the same database");
         assertEquals((await got.query("select count(*)::int as n from auth.users"))[0], { n: 0 });
       },
     );
 
     await t.step("an open that began before the database existed does not fail the creation", async () => {
       const early = dbs.project("early").then((db) => db, (err: unknown) => err);
-      const created = await dbs.createProject("early");
+      await dbs.createProject("early");
+      const created = await dbs.project("early");
       assertEquals((await created.query("select 1 as one"))[0], { one: 1 });
       assert(await dbs.project("early") === created, "the same database");
       const result = await early;
@@ -28,7 +29,8 @@ Deno.test("project databases: a project asked for while it is being created wait
 
     await t.step("a dropped project can be created again under its ref", async () => {
       await dbs.dropProject("fresh");
-      const again = await dbs.createProject("fresh");
+      await dbs.createProject("fresh");
+      const again = await dbs.project("fresh");
       assert(await dbs.project("fresh") === again, "the same database");
       assertEquals((await again.query("select 1 as one"))[0], { one: 1 });
     });

@@ -337,6 +337,11 @@ export interface EmbeddedDb extends Db {
   isResting(now: number): boolean;
   /** Starts opening the database again if it rests, without a call: one is about to come. */
   wake(): void;
+  /**
+   * Rests (closes, as when idle) as soon as no call is running, unless one counted as use comes first: for a
+   * database that only the platform's own start has used so far.
+   */
+  restSoon(): void;
 }
 
 /** How long closing waits for the engine to finish what it runs before giving it up (a stop must not hang). */
@@ -377,6 +382,8 @@ class EmbeddedDatabase implements Monitored {
   private asleep = false;
   /** An idle engine is asked when its work falls due, before it closes. */
   private askingDue = false;
+  /** Set by restSoon: the engine's last use then; it rests once idle if no use came since. */
+  private restIfUnusedSince: number | null = null;
   private restarts = 0;
   private restarting = false;
   private lastRestart: InstanceHealth["last_restart"] = null;
@@ -475,6 +482,19 @@ class EmbeddedDatabase implements Monitored {
     );
   }
 
+  /** See {@linkcode EmbeddedDb.restSoon}. */
+  restSoon(): void {
+    if (this.client) this.restIfUnusedSince = this.client.lastActive;
+  }
+
+  /** Whether restSoon asked this engine to rest and nothing has used it since. */
+  private unusedSinceRestSoon(client: PgliteClient): boolean {
+    if (this.restIfUnusedSince === null) return false;
+    if (client.lastActive === this.restIfUnusedSince) return true;
+    this.restIfUnusedSince = null; // used: it rests after PGLITE_IDLE_SECS, as any other
+    return false;
+  }
+
   /** Starts opening a resting database before its next call (a failure is that call's to see). */
   wakeEarly(): void {
     if (this.client || this.reopening || this.closed) return;
@@ -546,8 +566,9 @@ class EmbeddedDatabase implements Monitored {
       this.restart(`memory grew to ${Math.round(vitals.memoryBytes / 1048576)} MB`, "recycled");
     } else if (
       this.options.closeWhenIdle && !this.askingDue && pgliteLimits.idleSecs > 0 && this.client.idle &&
-      now - this.client.lastActive >= pgliteLimits.idleSecs * 1000
+      (now - this.client.lastActive >= pgliteLimits.idleSecs * 1000 || this.unusedSinceRestSoon(this.client))
     ) {
+      this.restIfUnusedSince = null;
       this.rest(this.client);
     }
   }
@@ -681,5 +702,6 @@ export async function openPglite(dir: string, options: PgliteOptions = {}): Prom
     close: () => database.close(),
     isResting: (now) => database.isResting(now),
     wake: () => database.wakeEarly(),
+    restSoon: () => database.restSoon(),
   };
 }

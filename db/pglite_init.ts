@@ -1,15 +1,34 @@
 /**
- * Creates a new embedded database directory (PostgreSQL's initdb) in a process of its own. initdb runs in a
- * second engine that PGlite starts beside the first, and its memory (over 300 MB) stays with the thread that
- * ran it: in a child process, all of it is given back when the child exits, and the platform then opens the
- * directory as on any restart.
- *
- *   deno run --allow-read --allow-write=<dir> --allow-env db/pglite_init.ts <dir> '<settings json>'
+ * Creates a new embedded database directory in a process of its own: PostgreSQL's initdb and, when asked, the
+ * platform's migrations. initdb runs in a second engine that PGlite starts beside the first, and its memory (over
+ * 300 MB) stays with the thread that ran it; an engine that ran the migrations leaves some tens of MB in the
+ * process after it closes (V8's pages, malloc's arenas). In a child, all of it is given back when the child
+ * exits, and the platform opens the directory only when it is used, as on any restart.
  */
 import { join } from "node:path";
+import type { MigrationSet } from "./migrate.ts";
+import type { PgliteLimits } from "./pglite_health.ts";
+
+/** What the child does besides initdb: migrate the new database, as the platform would open it. */
+export interface PrepareJob {
+  /** The migrations to apply. */
+  migrations: MigrationSet;
+  /** The platform's bounds of embedded databases (its rest file is written only when they say to). */
+  limits: PgliteLimits;
+  searchPath?: string;
+  sharedBuffersMb?: number;
+  /** For a project database: the rest file its clean close writes (db/pglite.ts), with the platform's tag. */
+  rest?: { file: string; tag: string };
+}
+
+/** What the child is asked (db/pglite_init_child.ts). */
+export interface ChildJob {
+  settings: Record<string, string>;
+  prepare?: PrepareJob;
+}
 
 /** Whether `dir` holds a database already (initdb has run there). */
-async function initialized(dir: string): Promise<boolean> {
+export async function isPgliteDir(dir: string): Promise<boolean> {
   try {
     await Deno.stat(join(dir, "PG_VERSION"));
     return true;
@@ -21,18 +40,38 @@ async function initialized(dir: string): Promise<boolean> {
 
 /** Runs initdb in `dir` in a child process, unless a database is there already. */
 export async function initPgliteDir(dir: string, settings: Record<string, string>): Promise<void> {
-  if (await initialized(dir)) return;
+  if (await isPgliteDir(dir)) return;
+  await runChild(dir, { settings }, [dir]);
+}
+
+/**
+ * Makes `dir` a migrated database in a child process (initdb first when it holds none): the platform's process
+ * never opens an engine to create a database. For a project, the child's clean close writes its rest file.
+ */
+export async function preparePgliteDir(
+  dir: string,
+  settings: Record<string, string>,
+  prepare: PrepareJob,
+): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true });
+  const writable = prepare.rest ? [dir, prepare.rest.file, `${prepare.rest.file}.next`] : [dir];
+  await runChild(dir, { settings, prepare }, writable);
+}
+
+async function runChild(dir: string, job: ChildJob, writable: string[]): Promise<void> {
   const config = new URL("../deno.json", import.meta.url).pathname;
   const { success, stderr } = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       `--config=${config}`,
       "--allow-read",
-      `--allow-write=${dir}`,
+      `--allow-write=${writable.join(",")}`,
       "--allow-env",
-      new URL(import.meta.url).pathname,
+      "--unstable-worker-options",
+      "--unstable-no-legacy-abort",
+      new URL("./pglite_init_child.ts", import.meta.url).pathname,
       dir,
-      JSON.stringify(settings),
+      JSON.stringify(job),
     ],
     stdin: "null",
     stdout: "null",
@@ -41,12 +80,4 @@ export async function initPgliteDir(dir: string, settings: Record<string, string
   if (!success) {
     throw new Error(`Cannot create the embedded database in ${dir}: ${new TextDecoder().decode(stderr)}`);
   }
-}
-
-if (import.meta.main) {
-  const [dir, settings] = Deno.args;
-  const { PGlite } = await import("@electric-sql/pglite");
-  const { startParams } = await import("./pglite_start.ts");
-  const pg = await PGlite.create(dir!, { startParams: startParams(JSON.parse(settings ?? "{}")) });
-  await pg.close();
 }

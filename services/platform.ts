@@ -233,6 +233,19 @@ async function ensureDefaultProject(
   }
 }
 
+/**
+ * Called once the platform has started. On PGlite (unless PGLITE_IDLE_SECS is 0), what a request reads from the
+ * control database (every project, its keys' owners, its data settings) is read into memory, then the databases
+ * the start opened rest as soon as nothing runs on them: at rest the process holds no engine, and a request
+ * opens only its project's database. Elsewhere nothing changes.
+ */
+export async function restAfterStart(platform: Platform): Promise<void> {
+  const { dbs, config } = platform;
+  if (dbs.kind !== "pglite" || config.PGLITE_IDLE_SECS <= 0) return;
+  for (const project of await platform.projects.preload()) await platform.data.settingsOf(project.ref);
+  dbs.restSoon();
+}
+
 /** Closes realtime connections, KV and every database. */
 export async function closePlatform(platform: Platform): Promise<void> {
   await platform.realtime.close();

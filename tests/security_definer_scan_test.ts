@@ -51,7 +51,8 @@ Deno.test("no SECURITY DEFINER object in any migrated database is owned by a sup
   const dbs = await openSandboxDatabases(sandbox);
   try {
     // A project as the platform leaves it: migrated, with its owner and tenant logins set up.
-    const project = await dbs.createProject("default");
+    await dbs.createProject("default");
+    const project = await dbs.project("default");
     await dbs.ownerSession("default");
     await dbs.tenant("default");
     const control = await scan(dbs.control);

@@ -124,6 +124,21 @@ export class ProjectService {
   }
 
   /**
+   * On PGlite, reads every project and the owner of every live key into what is kept (bounded as ever), so that
+   * requests after the start resolve their caller without the control database, which may then rest. Answers
+   * every project.
+   */
+  async preload(): Promise<Project[]> {
+    const all = await this.list();
+    if (this.dbs.kind !== "pglite") return all;
+    for (const project of all) this.projects.set(project.ref, project);
+    for (const key of await projectStore.allLiveKeys(this.dbs.control)) {
+      this.keyOwners.set(await this.cipher.decrypt(key.key_encrypted), { ref: key.project_ref, kind: key.kind });
+    }
+    return all;
+  }
+
+  /**
    * Creates a project: its row, its keys (given or new), its signing key pair, then its database.
    * 409 CONFLICT when the ref is taken.
    */

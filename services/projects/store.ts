@@ -85,6 +85,13 @@ export const projectStore = {
     );
   },
 
+  /** Every live key (encrypted) with its project and kind. */
+  async allLiveKeys(db: Queryable): Promise<{ project_ref: string; kind: KeyKind; key_encrypted: string }[]> {
+    return await db.query<{ project_ref: string; kind: KeyKind; key_encrypted: string }>(
+      "select project_ref, kind, key_encrypted from platform.api_keys where revoked_at is null",
+    );
+  },
+
   /** The project and kind of a live key's hash. */
   async keyOwner(db: Queryable, keyHash: string): Promise<{ project_ref: string; kind: KeyKind } | null> {
     const [row] = await db.query<{ project_ref: string; kind: KeyKind }>(
