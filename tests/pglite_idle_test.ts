@@ -3,6 +3,7 @@ import { openPglite, readRestFile } from "../db/pglite.ts";
 import { configurePglite, pgliteHealth, pgliteLimits } from "../db/pglite_health.ts";
 import { assert, assertEquals } from "./assert.ts";
 import { type Json, json, startPlatform, type TestPlatform, within } from "./harness.ts";
+import { restAfterStart } from "../services/platform.ts";
 import { deploy, FUNCTIONS, waitUntil } from "./jobs_fixtures.ts";
 import { WsClient } from "./realtime_client.ts";
 
@@ -266,6 +267,37 @@ Deno.test("pglite idle: the control database rests too; readiness and the worker
     assert(!(await p.platform.projects.list()).some((project) => project.ref === "restless"));
     await p.platform.projects.create({ ref: "restless" });
     assertEquals((await p.platform.data.settingsOf("restless")).schemas, ["public"]);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("pglite idle: after the start no engine stays open; a new project rests until called, without the control database", async () => {
+  // The default idle time: only the start's own rest closes anything here.
+  const p = await startPlatform({ workers: true });
+  try {
+    await p.platform.projects.create({ ref: "newborn" });
+    const key = (await p.platform.projects.keys("newborn")).public_key;
+    const pglite = p.platform.dbs.kind === "pglite";
+    if (pglite) {
+      // Made and migrated by a child process: never opened here, and resting until its first call.
+      assertEquals([isOpen("default"), isOpen("newborn")], [null, null]);
+      assert(p.platform.dbs.resting("default") && p.platform.dbs.resting("newborn"));
+    }
+    await restAfterStart(p.platform);
+    if (pglite) {
+      await waitUntil("the control database to rest after the start", () => isOpenNamed("control") === false);
+    } else {
+      assertEquals(p.platform.dbs.controlResting(), false);
+    }
+    const res = await p.fetch("http://newborn.localhost/rest/v1/", { headers: { apikey: key } });
+    assertEquals(res.status, 200, await res.text());
+    if (pglite) {
+      // The caller's key, its project and its settings were kept at the start: only its project opened.
+      assertEquals(isOpen("newborn"), true);
+      assertEquals(isOpenNamed("control"), false);
+      assertEquals(isOpen("default"), null);
+    }
   } finally {
     await p.close();
   }
