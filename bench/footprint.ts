@@ -1,11 +1,12 @@
 /**
  * Footprint benchmark: `deno task start` measured from outside. For each case, a fresh data directory (or a
- * fresh PostgreSQL database) is started, its extra projects are created and used once, and after
- * `BENCH_REST_SECS` at rest the resident memory of the whole process tree (the platform and every child
- * process: function hosts, builds) is read from /proc; then the platform is stopped and started again on the
- * same data and measured twice: at rest with its projects idle (not used since the restart), then after each
- * project is used once more and `BENCH_REST_SECS` at rest again. Prints the seconds to `/v1/health`, the RSS at
- * rest, and any warning the start printed.
+ * fresh PostgreSQL database) is started and its extra projects are created through the admin API (none with one
+ * project: nothing is asked of the platform), and `BENCH_REST_SECS` after `/v1/health` answered the resident
+ * memory of the whole process tree (the platform and every child process: function hosts, builds) is read from
+ * /proc; then the platform is stopped and started again on the same data and measured twice: at rest with its
+ * projects idle (no request since the restart), then after a data API request to each project and
+ * `BENCH_REST_SECS` at rest again. The first request to each project after each rest is timed. Prints the
+ * seconds to `/v1/health`, the RSS at rest, and any warning the start printed.
  *
  *   deno run -A --unstable-kv --unstable-worker-options bench/footprint.ts
  *   BENCH_REST_SECS=20 (seconds at rest before measuring) BENCH_PROJECTS=1,5,20 (PGlite cases)
@@ -32,6 +33,8 @@ interface Started {
   process: Deno.ChildProcess;
   port: number;
   healthSecs: number;
+  /** When `/v1/health` first answered (performance.now()). */
+  healthAt: number;
   output: string[];
 }
 
@@ -66,7 +69,8 @@ async function start(env: Record<string, string>): Promise<Started> {
     if (performance.now() - t0 > 120_000) throw new Error(`no health in 120 s:\n${output.join("\n")}`);
     await new Promise((r) => setTimeout(r, 10));
   }
-  return { process, port, healthSecs: (performance.now() - t0) / 1000, output };
+  const healthAt = performance.now();
+  return { process, port, healthSecs: (healthAt - t0) / 1000, healthAt, output };
 }
 
 async function stop(started: Started): Promise<void> {
@@ -91,30 +95,35 @@ async function adminToken(port: number): Promise<string> {
 }
 
 /**
- * Runs `select 1` in each project's database, so that each is open (as after any use); answers the time of
- * each request, in milliseconds.
+ * A data API request to each project (`GET /rest/v1/` with its public key: what a client's first call does), so
+ * that each project's database is open (as after any use); answers the time of each request, in milliseconds.
  */
-async function useProjects(port: number, refs: string[]): Promise<number[]> {
-  const token = await adminToken(port);
+async function useProjects(port: number, projects: Project[]): Promise<number[]> {
   const times: number[] = [];
-  for (const ref of refs) {
+  for (const { ref, publicKey } of projects) {
     const t0 = performance.now();
     const res = await rawRequest(port, {
-      method: "POST",
-      path: "/v1/sql",
+      method: "GET",
+      path: "/rest/v1/",
       host: `${ref}.localhost`,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ query: "select 1" }),
+      headers: { apikey: publicKey },
     });
-    if (res.status !== 200) throw new Error(`sql on ${ref}: ${res.status} ${res.body}`);
+    if (res.status !== 200) throw new Error(`data API on ${ref}: ${res.status} ${res.body.slice(0, 300)}`);
     times.push(performance.now() - t0);
   }
   return times;
 }
 
-async function createProjects(port: number, count: number): Promise<string[]> {
+interface Project {
+  ref: string;
+  publicKey: string;
+}
+
+/** Creates projects 2..count through the admin API; answers every project with its public key. */
+async function createProjects(port: number, count: number, defaultKey: string): Promise<Project[]> {
+  const projects = [{ ref: "default", publicKey: defaultKey }];
+  if (count < 2) return projects;
   const token = await adminToken(port);
-  const refs = ["default"];
   for (let i = 2; i <= count; i++) {
     const ref = `p${i}`;
     const res = await fetch(`http://127.0.0.1:${port}/v1/admin/projects`, {
@@ -122,11 +131,11 @@ async function createProjects(port: number, count: number): Promise<string[]> {
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: JSON.stringify({ ref, name: ref }),
     });
-    const body = await res.text();
-    if (res.status !== 201) throw new Error(`create ${ref}: ${res.status} ${body}`);
-    refs.push(ref);
+    const body = await res.json();
+    if (res.status !== 201) throw new Error(`create ${ref}: ${res.status} ${JSON.stringify(body)}`);
+    projects.push({ ref, publicKey: body.data.public_key });
   }
-  return refs;
+  return projects;
 }
 
 interface Measure {
@@ -138,13 +147,17 @@ interface Measure {
   afterRestMs: number[];
 }
 
-/** After start: uses the projects (unless `idle`), rests, measures. */
-async function measure(started: Started, refs: string[], idle = false): Promise<Measure> {
-  if (!idle) await useProjects(started.port, refs);
-  await new Promise((r) => setTimeout(r, REST_SECS * 1000));
+/**
+ * Uses the projects (when `use`), then measures once the platform has rested `BENCH_REST_SECS` since the last
+ * request (`since`, from performance.now(), when it is later).
+ */
+async function measure(started: Started, projects: Project[], use: boolean, since = 0): Promise<Measure> {
+  if (use) await useProjects(started.port, projects);
+  const from = Math.max(use ? performance.now() : started.healthAt, since);
+  await new Promise((r) => setTimeout(r, Math.max(0, from + REST_SECS * 1000 - performance.now())));
   const { bytes, processes } = await treeRss(started.process.pid);
   const warnings = started.output.filter((line) => /warn/i.test(line));
-  const afterRestMs = await useProjects(started.port, refs);
+  const afterRestMs = await useProjects(started.port, projects);
   return { healthSecs: started.healthSecs, rssMb: bytes / 1048576, processes, warnings, afterRestMs };
 }
 
@@ -154,11 +167,11 @@ async function runCase(label: string, projects: number, postgres: boolean) {
   if (!postgres) delete env.DATABASE_URL;
   try {
     const first = await start(env);
-    let refs: string[];
+    let all: Project[];
     let fresh: Measure;
     try {
-      refs = await createProjects(first.port, projects);
-      fresh = await measure(first, refs);
+      all = await createProjects(first.port, projects, sandbox.env.DEFAULT_PUBLIC_KEY!);
+      fresh = await measure(first, all, false, projects > 1 ? performance.now() : 0);
     } finally {
       await stop(first);
     }
@@ -167,8 +180,8 @@ async function runCase(label: string, projects: number, postgres: boolean) {
     let restart: Measure;
     try {
       // Measured before any use (the first request after it is timed by the idle measure itself).
-      idle = await measure(second, refs, true);
-      restart = await measure(second, refs);
+      idle = await measure(second, all, false);
+      restart = await measure(second, all, true);
     } finally {
       await stop(second);
     }
@@ -189,7 +202,10 @@ async function runCase(label: string, projects: number, postgres: boolean) {
   }
 }
 
-console.log(`RSS of the process tree ${REST_SECS} s after /v1/health (and after using each project once)`);
+console.log(
+  `RSS of the process tree ${REST_SECS} s after /v1/health (first start: extra projects created by the admin; ` +
+    `restart: idle, then ${REST_SECS} s after a data API request to each project)`,
+);
 const results: Record<number, { fresh: Measure; idle: Measure; restart: Measure }> = {};
 for (const n of PROJECTS) results[n] = await runCase(`PGlite, ${n} project${n === 1 ? "" : "s"}`, n, false);
 const one = results[1];

@@ -50,6 +50,27 @@ function keepUntilSettled<T>(map: Map<string, Promise<T>>, key: string, value: P
   return value;
 }
 
+/**
+ * What a project's rest file must say it was written under: its last migration and the due-work query. A file
+ * written before an upgrade is not trusted: the project opens, migrates and is asked again.
+ */
+async function projectRestTag(migrations: Migration[]): Promise<string> {
+  return `${migrations.at(-1)?.name ?? ""} ${(await sha256Hex(PROJECT_DUE_SQL)).slice(0, 16)}`;
+}
+
+/**
+ * Makes and migrates a project's embedded database `dir` in a child process (db/pglite_init.ts); its clean close
+ * there writes its rest file (`<dir>.rest`, with `tag`) when idle databases rest.
+ */
+function prepareProjectDir(dir: string, tag: string): Promise<void> {
+  return preparePgliteDir(dir, pgliteSettings(), {
+    migrations: "project",
+    limits: pgliteLimits,
+    searchPath: TENANT_SEARCH_PATH,
+    rest: pgliteLimits.idleSecs > 0 ? { file: `${dir}.rest`, tag } : undefined,
+  });
+}
+
 /** Options of {@linkcode Databases.open}. */
 export interface DatabasesOptions {
   /** A PostgreSQL server URL; its database becomes the control database. Unset: embedded PGlite. */
@@ -60,6 +81,11 @@ export interface DatabasesOptions {
   poolSize: number;
   /** A secret from which each project owner's database password is derived (never stored). */
   ownerSecret: string;
+  /**
+   * The project a first start creates next (the default one): on PGlite its database is made beside the new
+   * control database, in parallel, rather than after it.
+   */
+  firstProject?: string;
 }
 
 /** Where owner SQL runs: a connection as the owner, and the role to switch to in each transaction. */
@@ -135,6 +161,8 @@ export class Databases {
   private readonly restedBefore = new Map<string, number>();
   /** Embedded project databases being made by a child process (db/pglite_init.ts): nothing opens them meanwhile. */
   private readonly creating = new Map<string, Promise<void>>();
+  /** The first project's database, made beside a new control database (DatabasesOptions.firstProject). */
+  private early: { ref: string; made: Promise<void> } | null = null;
   /**
    * What a project's rest file must say it was written under: its last migration and the due-work query. A
    * file written before an upgrade is not trusted: the project opens, migrates and is asked again.
@@ -152,8 +180,15 @@ export class Databases {
   /** Opens and migrates the control database. */
   static async open(options: DatabasesOptions): Promise<Databases> {
     const controlDir = join(options.dataDir, "pglite", "control");
+    let early: Databases["early"] = null;
     if (!options.databaseUrl && !await isPgliteDir(controlDir)) {
-      // A first start: made and migrated by a child, whose memory goes with it.
+      // A first start: made and migrated by a child, whose memory goes with it; the first project's beside it.
+      const ref = options.firstProject;
+      if (ref) {
+        const tag = await projectRestTag(await readMigrations("project"));
+        early = { ref, made: prepareProjectDir(join(options.dataDir, "pglite", "projects", ref), tag) };
+        early.made.catch(() => {}); // its failure is the creation's to report
+      }
       await preparePgliteDir(controlDir, pgliteSettings(), {
         migrations: "control",
         limits: pgliteLimits,
@@ -168,6 +203,7 @@ export class Databases {
         closeWhenIdle: { dueAt: () => Promise.resolve(null) },
       });
     const dbs = new Databases(options, control);
+    dbs.early = early;
     try {
       await migrate(control, await readMigrations("control"));
       dbs.projectMigrations = await readMigrations("project");
@@ -205,8 +241,7 @@ export class Databases {
    * if it had rested, until its work falls due or a call opens it, so a restart does not open them all.
    */
   private async readRestFiles(): Promise<void> {
-    const last = this.projectMigrations.at(-1)?.name ?? "";
-    this.restTag = `${last} ${(await sha256Hex(PROJECT_DUE_SQL)).slice(0, 16)}`;
+    this.restTag = await projectRestTag(this.projectMigrations);
     const dir = join(this.options.dataDir, "pglite", "projects");
     const entries = await Array.fromAsync(Deno.readDir(dir)).catch((err) => {
       if (err instanceof Deno.errors.NotFound) return [];
@@ -235,7 +270,16 @@ export class Databases {
     if (this.kind === "pglite") {
       const open = this.projects.get(ref);
       if (open) return open.then(() => {}); // opened (so made) already by this process
-      return this.creating.get(ref) ?? keepUntilSettled(this.creating, ref, this.prepareEmbeddedProject(ref));
+      const creating = this.creating.get(ref);
+      if (creating) return creating;
+      let made: Promise<void>;
+      if (this.early?.ref === ref) {
+        made = this.early.made;
+        this.early = null;
+      } else {
+        made = prepareProjectDir(this.projectDir(ref), this.restTag);
+      }
+      return keepUntilSettled(this.creating, ref, made.then(() => this.restsAfterMade(ref)));
     }
     const earlier = this.projects.get(ref);
     return keepUntilRejected(
@@ -249,16 +293,10 @@ export class Databases {
     ).then(() => {});
   }
 
-  /** Makes and migrates a project's embedded database in a child process; it rests until its first call. */
-  private async prepareEmbeddedProject(ref: string): Promise<void> {
-    const rests = pgliteLimits.idleSecs > 0;
-    await preparePgliteDir(this.projectDir(ref), pgliteSettings(), {
-      migrations: "project",
-      limits: pgliteLimits,
-      searchPath: TENANT_SEARCH_PATH,
-      rest: rests ? { file: this.restFile(ref), tag: this.restTag } : undefined,
-    });
-    const due = rests ? await readRestFile(this.restFile(ref), this.projectDir(ref), this.restTag) : undefined;
+  /** A project database made by a child process rests until its first call, as after a restart. */
+  private async restsAfterMade(ref: string): Promise<void> {
+    if (pgliteLimits.idleSecs <= 0) return; // no rest file was written
+    const due = await readRestFile(this.restFile(ref), this.projectDir(ref), this.restTag);
     if (due !== undefined) this.restedBefore.set(ref, due ?? Infinity);
   }
 
@@ -290,6 +328,8 @@ export class Databases {
    * opens it again. Never on PostgreSQL, whose databases stay open.
    */
   resting(ref: string): boolean {
+    // Being made by a child: nothing in it is due, and it rests once made.
+    if (this.creating.has(ref) || this.early?.ref === ref) return this.kind === "pglite";
     const open = this.embedded.get(ref);
     if (open) return open.isResting(Date.now());
     return Date.now() < (this.restedBefore.get(ref) ?? 0);
@@ -529,7 +569,8 @@ export class Databases {
   /** Closes every database. */
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all([...this.creating.values()].map((c) => c.catch(() => {})));
+    const making = [...this.creating.values(), ...this.early ? [this.early.made] : []];
+    await Promise.all(making.map((made) => made.catch(() => {})));
     const owners = [...this.owners.values()];
     this.owners.clear();
     const tenants = [...this.tenants.values()];

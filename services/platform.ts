@@ -98,6 +98,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
     dataDir: config.DATA_DIR,
     poolSize: config.PG_POOL_SIZE,
     ownerSecret: secret,
+    firstProject: config.DEFAULT_PROJECT_REF,
   });
   let kv: Deno.Kv | undefined;
   try {

@@ -133,7 +133,10 @@ export class ProjectService {
     if (this.dbs.kind !== "pglite") return all;
     for (const project of all) this.projects.set(project.ref, project);
     for (const key of await projectStore.allLiveKeys(this.dbs.control)) {
-      this.keyOwners.set(await this.cipher.decrypt(key.key_encrypted), { ref: key.project_ref, kind: key.kind });
+      this.keyOwners.set(await this.cipher.decrypt(key.key_encrypted), {
+        ref: key.project_ref,
+        kind: key.kind,
+      });
     }
     return all;
   }
