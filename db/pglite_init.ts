@@ -58,6 +58,9 @@ export async function preparePgliteDir(
   await runChild(dir, { settings, prepare }, writable);
 }
 
+/** The environment a child gets from the platform's. */
+const CHILD_ENV = ["HOME", "PATH", "TMPDIR", "DENO_DIR", "XDG_CACHE_HOME", "NO_COLOR"];
+
 async function runChild(dir: string, job: ChildJob, writable: string[]): Promise<void> {
   const config = new URL("../deno.json", import.meta.url).pathname;
   const { success, stderr } = await new Deno.Command(Deno.execPath(), {
@@ -73,6 +76,12 @@ async function runChild(dir: string, job: ChildJob, writable: string[]): Promise
       dir,
       JSON.stringify(job),
     ],
+    // Only what Deno needs to find its cache: none of the platform's secrets.
+    clearEnv: true,
+    env: Object.fromEntries(CHILD_ENV.flatMap((name) => {
+      const value = Deno.env.get(name);
+      return value === undefined ? [] : [[name, value]];
+    })),
     stdin: "null",
     stdout: "null",
     stderr: "piped",
