@@ -274,7 +274,7 @@ Deno.test("pglite idle: the control database rests too; readiness and the worker
 
 Deno.test("pglite idle: after the start no engine stays open; a new project rests until called, without the control database", async () => {
   // The default idle time: only the start's own rest closes anything here.
-  const p = await startPlatform({ workers: true });
+  const p = await startPlatform({}, { workers: true });
   try {
     await p.platform.projects.create({ ref: "newborn" });
     const key = (await p.platform.projects.keys("newborn")).public_key;
