@@ -83,8 +83,9 @@ if (import.meta.main) {
     if (!config.QUIET) await printBanner(platform, url);
     log.info("listening", { port: bound, database: platform.dbs.kind });
   }
-  await restAfterStart(platform).catch((err) =>
-    log.warn("the databases stay open after the start", { cause: describeError(err) })
+  // In the background: the signal handlers below must be in place while it reads.
+  restAfterStart(platform).catch((err) =>
+    log.warn("the start's databases were not rested", { cause: describeError(err) })
   );
 
   // A stop drains: readiness answers 503 at once (a balancer stops sending), the listener keeps accepting for

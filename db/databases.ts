@@ -161,6 +161,8 @@ export class Databases {
   private readonly restedBefore = new Map<string, number>();
   /** Embedded project databases being made by a child process (db/pglite_init.ts): nothing opens them meanwhile. */
   private readonly creating = new Map<string, Promise<void>>();
+  /** Project databases being dropped: a creation or open of the same ref waits for the drop. */
+  private readonly dropping = new Map<string, Promise<void>>();
   /** The first project's database, made beside a new control database (DatabasesOptions.firstProject). */
   private early: { ref: string; made: Promise<void> } | null = null;
   /**
@@ -180,39 +182,44 @@ export class Databases {
   /** Opens and migrates the control database. */
   static async open(options: DatabasesOptions): Promise<Databases> {
     const controlDir = join(options.dataDir, "pglite", "control");
+    // A first start: the control database made and migrated by a child, whose memory goes with it; the first
+    // project's beside it.
+    const firstStart = !options.databaseUrl && !await isPgliteDir(controlDir);
     let early: Databases["early"] = null;
-    if (!options.databaseUrl && !await isPgliteDir(controlDir)) {
-      // A first start: made and migrated by a child, whose memory goes with it; the first project's beside it.
-      const ref = options.firstProject;
-      if (ref) {
-        const tag = await projectRestTag(await readMigrations("project"));
-        early = { ref, made: prepareProjectDir(join(options.dataDir, "pglite", "projects", ref), tag) };
-        early.made.catch(() => {}); // its failure is the creation's to report
-      }
-      await preparePgliteDir(controlDir, pgliteSettings(), {
-        migrations: "control",
-        limits: pgliteLimits,
-        sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
-      });
+    if (firstStart && options.firstProject) {
+      const tag = await projectRestTag(await readMigrations("project"));
+      const dir = join(options.dataDir, "pglite", "projects", options.firstProject);
+      early = { ref: options.firstProject, made: prepareProjectDir(dir, tag) };
+      early.made.catch(() => {}); // its failure is the creation's to report
     }
-    const control = options.databaseUrl
-      ? openPostgres(options.databaseUrl, { max: options.poolSize })
-      : await openPglite(controlDir, {
-        sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
-        // Nothing in it falls due: what the workers read from it (the project list) is kept in memory.
-        closeWhenIdle: { dueAt: () => Promise.resolve(null) },
-      });
-    const dbs = new Databases(options, control);
-    dbs.early = early;
+    let control: Db | undefined;
     try {
+      if (firstStart) {
+        await preparePgliteDir(controlDir, pgliteSettings(), {
+          migrations: "control",
+          limits: pgliteLimits,
+          sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
+        });
+      }
+      control = options.databaseUrl
+        ? openPostgres(options.databaseUrl, { max: options.poolSize })
+        : await openPglite(controlDir, {
+          sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
+          // Nothing in it falls due: what the workers read from it (the project list) is kept in memory.
+          closeWhenIdle: { dueAt: () => Promise.resolve(null) },
+        });
+      const dbs = new Databases(options, control);
+      dbs.early = early;
       await migrate(control, await readMigrations("control"));
       dbs.projectMigrations = await readMigrations("project");
       if (dbs.kind === "pglite" && pgliteLimits.idleSecs > 0) await dbs.readRestFiles();
+      return dbs;
     } catch (err) {
-      await control.close();
+      await control?.close();
+      // A child still making the first project's directory must end before another start may make it again.
+      await early?.made.catch(() => {});
       throw err;
     }
-    return dbs;
   }
 
   /** The name of a project's PostgreSQL database: `<control database>_<ref>`. */
@@ -266,6 +273,8 @@ export class Databases {
    */
   createProject(ref: string): Promise<void> {
     if (this.closing) return Promise.reject(new Error("The databases are closed"));
+    const dropping = this.dropping.get(ref);
+    if (dropping) return dropping.catch(() => {}).then(() => this.createProject(ref));
     this.projectsChanged();
     if (this.kind === "pglite") {
       const open = this.projects.get(ref);
@@ -317,8 +326,8 @@ export class Databases {
   /** The database of a project, opened and migrated on first use. */
   project(ref: string): Promise<Db> {
     if (this.closing) return Promise.reject(new Error("The databases are closed"));
-    const creating = this.creating.get(ref);
-    if (creating) return creating.then(() => this.project(ref));
+    const waiting = this.creating.get(ref) ?? this.dropping.get(ref)?.catch(() => {});
+    if (waiting) return waiting.then(() => this.project(ref));
     return this.projects.get(ref) ?? keepUntilRejected(this.projects, ref, this.openProject(ref));
   }
 
@@ -539,7 +548,11 @@ export class Databases {
   }
 
   /** Closes and destroys a project's database. */
-  async dropProject(ref: string): Promise<void> {
+  dropProject(ref: string): Promise<void> {
+    return keepUntilSettled(this.dropping, ref, this.drop(ref));
+  }
+
+  private async drop(ref: string): Promise<void> {
     this.projectsChanged();
     await this.creating.get(ref)?.catch(() => {});
     const owner = this.owners.get(ref);

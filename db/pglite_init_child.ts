@@ -8,7 +8,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { type ChildJob, isPgliteDir } from "./pglite_init.ts";
 import { configurePglite } from "./pglite_health.ts";
-import { openPglite } from "./pglite.ts";
+import { openPglite, removeRestFile } from "./pglite.ts";
 import { startParams } from "./pglite_start.ts";
 import { migrate, readMigrations } from "./migrate.ts";
 import { projectDueAt } from "./project_due.ts";
@@ -32,9 +32,13 @@ async function child(dir: string, job: ChildJob): Promise<void> {
   });
   try {
     await migrate(db, await readMigrations(prepare.migrations));
-  } finally {
+  } catch (err) {
     await db.close();
+    // Its schema is not this version's: no rest file may say otherwise to the platform.
+    if (prepare.rest) await removeRestFile(prepare.rest.file);
+    throw err;
   }
+  await db.close();
 }
 
 if (import.meta.main) {

@@ -66,6 +66,8 @@ export class ProjectService {
    * list projects every few seconds, and that must not keep the control database open (it closes when idle).
    */
   private everyProject: { list: Promise<Project[]>; generation: number } | null = null;
+  /** Counts the changes of projects and keys made here (see {@linkcode preload}). */
+  private changes = 0;
 
   constructor(private readonly dbs: Databases, private readonly cipher: Cipher) {
     // On PGlite this process is the only writer of the control database, and it forgets what it changes: a
@@ -125,19 +127,22 @@ export class ProjectService {
 
   /**
    * On PGlite, reads every project and the owner of every live key into what is kept (bounded as ever), so that
-   * requests after the start resolve their caller without the control database, which may then rest. Answers
-   * every project.
+   * requests after the start resolve their caller without the control database, which may then rest. Kept only
+   * if no project or key changed meanwhile (a key rotated or a project deleted while it read must not come back);
+   * a key that cannot be decrypted is left to its first lookup. Answers every project.
    */
   async preload(): Promise<Project[]> {
     const all = await this.list();
     if (this.dbs.kind !== "pglite") return all;
-    for (const project of all) this.projects.set(project.ref, project);
+    const before = this.changes;
+    const owners: [string, KeyOwner][] = [];
     for (const key of await projectStore.allLiveKeys(this.dbs.control)) {
-      this.keyOwners.set(await this.cipher.decrypt(key.key_encrypted), {
-        ref: key.project_ref,
-        kind: key.kind,
-      });
+      const clear = await this.cipher.decrypt(key.key_encrypted).catch(() => null);
+      if (clear !== null) owners.push([clear, { ref: key.project_ref, kind: key.kind }]);
     }
+    if (this.changes !== before) return all;
+    for (const project of all) this.projects.set(project.ref, project);
+    for (const [key, owner] of owners) this.keyOwners.set(key, owner);
     return all;
   }
 
@@ -216,6 +221,7 @@ export class ProjectService {
       await projectStore.revokeKeys(tx, ref, kind);
       await projectStore.insertKey(tx, ref, kind, await sha256Hex(key), await this.cipher.encrypt(key));
     });
+    this.changes++;
     this.keyOwners.deleteWhere((owner) => owner?.ref === ref);
     return await this.keys(ref);
   }
@@ -257,6 +263,7 @@ export class ProjectService {
   }
 
   private forget(ref: string): void {
+    this.changes++;
     this.projects.delete(ref);
     this.signingKeys.delete(ref);
     this.keyOwners.deleteWhere((owner) => owner?.ref === ref);
