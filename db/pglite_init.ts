@@ -59,20 +59,18 @@ export async function preparePgliteDir(
 }
 
 /**
- * What a child may read: its directory, the platform's `db` and `lib` folders (the migrations, and the engine
- * thread's modules, which a worker is started from), and the packages of PGlite and pgvector (the engine's files
- * and the extensions' archives); anything, when a package is not on a local disk. Not the data directory's
- * secret, nor anything else of the platform's.
+ * What a child may read: what it writes (its directory; a rest file, which renaming reads), the platform's `db`
+ * and `lib` folders (the migrations, and the engine thread's modules, which a worker is started from), and the
+ * packages of PGlite and pgvector (the engine's files and the extensions' archives); anything, when a package is
+ * not on a local disk. Not the data directory's secret, nor anything else of the platform's.
  */
-function readable(dir: string): string {
+function readable(writable: string[]): string {
   const packages = ["@electric-sql/pglite", "@electric-sql/pglite-pgvector"].map((name) =>
     new URL(".", import.meta.resolve(name))
   );
   if (packages.some((url) => url.protocol !== "file:")) return "--allow-read";
   const code = [new URL(".", import.meta.url), new URL("../lib/", import.meta.url)];
-  return `--allow-read=${
-    [dir, ...code, ...packages].map((url) => url instanceof URL ? url.pathname : url).join(",")
-  }`;
+  return `--allow-read=${[...writable, ...[...code, ...packages].map((url) => url.pathname)].join(",")}`;
 }
 
 /** The environment a child gets from the platform's. */
@@ -84,7 +82,7 @@ async function runChild(dir: string, job: ChildJob, writable: string[]): Promise
     args: [
       "run",
       `--config=${config}`,
-      readable(dir),
+      readable(writable),
       `--allow-write=${writable.join(",")}`,
       "--allow-env",
       "--unstable-worker-options",

@@ -309,9 +309,8 @@ Deno.test("pglite idle: after a restart, a cleanly closed project stays closed u
   let firstClosed = false;
   let second: TestPlatform | undefined;
   try {
-    // Far enough ahead for the restart and the checks below to come first.
-    const due = await tickIn(first, "restart-cron", "restart-tick", 20);
-    // A second project with a row, asked for by its host after the restart.
+    // A second project with a row, asked for by its host after the restart (made first: a creation runs a
+    // child process, which a loaded machine makes slow).
     await first.platform.projects.create({ ref: "sleeper" });
     const sleeperKey = (await first.platform.projects.keys("sleeper")).secret_key;
     const made = await first.fetch("http://sleeper.localhost/v1/sql", {
@@ -320,6 +319,8 @@ Deno.test("pglite idle: after a restart, a cleanly closed project stays closed u
       json: { query: "create table public.naps (id int primary key); insert into public.naps values (7);" },
     });
     assertEquals(made.status, 200, await made.text());
+    // Far enough ahead for the restart and the checks below to come first.
+    const due = await tickIn(first, "restart-cron", "restart-tick", 20);
     await first.close({ keepSandbox: true });
     firstClosed = true;
 
