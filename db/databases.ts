@@ -337,8 +337,8 @@ export class Databases {
    * opens it again. Never on PostgreSQL, whose databases stay open.
    */
   resting(ref: string): boolean {
-    // Being made by a child: nothing in it is due, and it rests once made.
-    if (this.creating.has(ref) || this.early?.ref === ref) return this.kind === "pglite";
+    // Being made by a child (PGlite only): nothing in it is due, and it rests once made.
+    if (this.creating.has(ref) || this.early?.ref === ref) return true;
     const open = this.embedded.get(ref);
     if (open) return open.isResting(Date.now());
     return Date.now() < (this.restedBefore.get(ref) ?? 0);
