@@ -168,6 +168,8 @@ async function runCase(label: string, projects: number, postgres: boolean) {
   const sandbox = await makeSandbox();
   const env: Record<string, string> = { ...Deno.env.toObject(), ...sandbox.env };
   if (!postgres) delete env.DATABASE_URL;
+  // A first start as a user's: its own templates, made by it, not the test suite's shared ones.
+  delete env.PGLITE_TEMPLATE_DIR;
   try {
     const first = await start(env);
     let all: Project[];

@@ -4,6 +4,7 @@ import { migrate, type Migration, readMigrations } from "./migrate.ts";
 import { type EmbeddedDb, inBackground, openPglite, readRestFile, removeRestFile } from "./pglite.ts";
 import { pgliteLimits } from "./pglite_health.ts";
 import { isPgliteDir, preparePgliteDir } from "./pglite_init.ts";
+import { copyTemplate, removeUnfinishedCopies, type TemplateRecipe } from "./pglite_template.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
 import { openPostgres } from "./postgres.ts";
 import { PROJECT_DUE_SQL, projectDueAt } from "./project_due.ts";
@@ -59,15 +60,67 @@ async function projectRestTag(migrations: Migration[]): Promise<string> {
 }
 
 /**
- * Makes and migrates a project's embedded database `dir` in a child process (db/pglite_init.ts); its clean close
- * there writes its rest file (`<dir>.rest`, with `tag`) when idle databases rest.
+ * The template every new project database is copied from (db/pglite_template.ts): made and migrated by a child
+ * process (db/pglite_init.ts), its clean close there writing its rest file with `tag`.
  */
-function prepareProjectDir(dir: string, tag: string): Promise<void> {
-  return preparePgliteDir(dir, pgliteSettings(), {
+function projectRecipe(migrations: Migration[], tag: string): TemplateRecipe {
+  const settings = pgliteSettings();
+  return {
+    kind: "project",
+    migrations,
+    inputs: { settings, searchPath: TENANT_SEARCH_PATH, tag },
+    make: (dir, restFile) =>
+      preparePgliteDir(dir, settings, {
+        migrations: "project",
+        limits: TEMPLATE_LIMITS(),
+        searchPath: TENANT_SEARCH_PATH,
+        rest: restFile ? { file: restFile, tag } : undefined,
+      }),
+  };
+}
+
+/** The control database's template, for a first start that finds one (DatabasesOptions.templates). */
+function controlRecipe(migrations: Migration[]): TemplateRecipe {
+  const settings = pgliteSettings();
+  return {
+    kind: "control",
+    migrations,
+    inputs: { settings, sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB },
+    make: (dir) =>
+      preparePgliteDir(dir, settings, {
+        migrations: "control",
+        limits: pgliteLimits,
+        sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
+      }),
+  };
+}
+
+/**
+ * The bounds a template is made under: the platform's, except that its rest file is written even when idle
+ * databases never rest here (the template serves later starts, which may let them).
+ */
+const TEMPLATE_LIMITS = () => ({ ...pgliteLimits, idleSecs: Math.max(pgliteLimits.idleSecs, 3600) });
+
+/**
+ * Makes a project's embedded database `dir`, a copy of the project template in `templates`, with its rest file
+ * (`<dir>.rest`) when idle databases rest. A directory made already (an earlier creation) is brought up to date
+ * by a child instead.
+ */
+async function makeProjectDir(
+  dir: string,
+  templates: string,
+  migrations: Migration[],
+  tag: string,
+): Promise<void> {
+  const restFile = pgliteLimits.idleSecs > 0 ? `${dir}.rest` : undefined;
+  if (!await isPgliteDir(dir)) {
+    return await copyTemplate(templates, projectRecipe(migrations, tag), dir, restFile);
+  }
+  await preparePgliteDir(dir, pgliteSettings(), {
     migrations: "project",
     limits: pgliteLimits,
     searchPath: TENANT_SEARCH_PATH,
-    rest: pgliteLimits.idleSecs > 0 ? { file: `${dir}.rest`, tag } : undefined,
+    rest: restFile ? { file: restFile, tag } : undefined,
   });
 }
 
@@ -86,6 +139,12 @@ export interface DatabasesOptions {
    * control database, in parallel, rather than after it.
    */
   firstProject?: string;
+  /**
+   * Where the templates of new embedded databases are kept (db/pglite_template.ts). Default:
+   * `<dataDir>/pglite/templates`, for project databases. A directory given here may be shared by several data
+   * directories (PGLITE_TEMPLATE_DIR): the control database of a first start is copied from there too.
+   */
+  templates?: string;
 }
 
 /** Where owner SQL runs: a connection as the owner, and the role to switch to in each transaction. */
@@ -182,24 +241,30 @@ export class Databases {
   /** Opens and migrates the control database. */
   static async open(options: DatabasesOptions): Promise<Databases> {
     const controlDir = join(options.dataDir, "pglite", "control");
-    // A first start: the control database made and migrated by a child, whose memory goes with it; the first
-    // project's beside it.
+    const templates = Databases.templates(options);
+    // A first start: the control database made and migrated by a child, whose memory goes with it (or copied from
+    // a shared template); the first project's beside it.
     const firstStart = !options.databaseUrl && !await isPgliteDir(controlDir);
+    if (!options.databaseUrl) {
+      await removeUnfinishedCopies(join(options.dataDir, "pglite"));
+      await removeUnfinishedCopies(join(options.dataDir, "pglite", "projects"));
+    }
     let early: Databases["early"] = null;
     if (firstStart && options.firstProject) {
-      const tag = await projectRestTag(await readMigrations("project"));
+      const migrations = await readMigrations("project");
       const dir = join(options.dataDir, "pglite", "projects", options.firstProject);
-      early = { ref: options.firstProject, made: prepareProjectDir(dir, tag) };
+      early = {
+        ref: options.firstProject,
+        made: makeProjectDir(dir, templates, migrations, await projectRestTag(migrations)),
+      };
       early.made.catch(() => {}); // its failure is the creation's to report
     }
     let control: Db | undefined;
     try {
       if (firstStart) {
-        await preparePgliteDir(controlDir, pgliteSettings(), {
-          migrations: "control",
-          limits: pgliteLimits,
-          sharedBuffersMb: CONTROL_SHARED_BUFFERS_MB,
-        });
+        const recipe = controlRecipe(await readMigrations("control"));
+        if (options.templates) await copyTemplate(options.templates, recipe, controlDir);
+        else await recipe.make(controlDir);
       }
       control = options.databaseUrl
         ? openPostgres(options.databaseUrl, { max: options.poolSize })
@@ -220,6 +285,11 @@ export class Databases {
       await early?.made.catch(() => {});
       throw err;
     }
+  }
+
+  /** Where the templates of new embedded databases are (DatabasesOptions.templates). */
+  private static templates(options: DatabasesOptions): string {
+    return options.templates ?? join(options.dataDir, "pglite", "templates");
   }
 
   /** The name of a project's PostgreSQL database: `<control database>_<ref>`. */
@@ -286,7 +356,8 @@ export class Databases {
         made = this.early.made;
         this.early = null;
       } else {
-        made = prepareProjectDir(this.projectDir(ref), this.restTag);
+        const templates = Databases.templates(this.options);
+        made = makeProjectDir(this.projectDir(ref), templates, this.projectMigrations, this.restTag);
       }
       return keepUntilSettled(this.creating, ref, made.then(() => this.restsAfterMade(ref)));
     }

@@ -50,6 +50,8 @@ export const Env = z.object({
   PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(1024).default(8),
   // Seconds, fractions allowed (tests close databases within a second); 0 keeps every database open.
   PGLITE_IDLE_SECS: z.coerce.number().min(0).max(86_400).default(300),
+  // The templates new embedded databases are copied from; unset: <DATA_DIR>/pglite/templates (projects only).
+  PGLITE_TEMPLATE_DIR: absolutePath.optional(),
   CORS_ORIGINS: z.string().default("*"),
   AUTH_RATE_PER_MIN: z.coerce.number().int().min(1).default(30),
   AUTH_EMAIL_INTERVAL_SECS: z.coerce.number().int().min(0).max(86_400).default(60),

@@ -99,6 +99,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
     poolSize: config.PG_POOL_SIZE,
     ownerSecret: secret,
     firstProject: config.DEFAULT_PROJECT_REF,
+    templates: config.PGLITE_TEMPLATE_DIR,
   });
   let kv: Deno.Kv | undefined;
   try {

@@ -2,7 +2,7 @@ import postgres from "postgres";
 import { Databases } from "../db/databases.ts";
 import { createHandler, type Handler } from "../routes/mod.ts";
 import { type Config, loadConfig } from "../services/config.ts";
-import { randomHex } from "../lib/crypto.ts";
+import { randomHex, sha256Hex } from "../lib/crypto.ts";
 import { closePlatform, openPlatform, type Platform } from "../services/platform.ts";
 import { startWorkers, type Workers } from "../workers/mod.ts";
 import { within } from "./assert.ts";
@@ -25,6 +25,15 @@ export interface Sandbox {
 /** The server URL of `DATABASE_URL` when the suite runs against PostgreSQL. */
 export const serverUrl = Deno.env.get("DATABASE_URL");
 
+/**
+ * The templates of new embedded databases, shared by every sandbox of this checkout (PGLITE_TEMPLATE_DIR): the
+ * first sandbox makes them, the others copy them rather than running initdb and the migrations each time.
+ */
+export async function sharedTemplates(): Promise<string> {
+  const checkout = (await sha256Hex(new URL("..", import.meta.url).pathname)).slice(0, 12);
+  return `${Deno.env.get("TMPDIR") ?? "/tmp"}/platform-test-templates-${checkout}`;
+}
+
 /** Makes a sandbox; `env` overrides the defaults. */
 export async function makeSandbox(env: Record<string, string> = {}): Promise<Sandbox> {
   const id = randomHex(6);
@@ -33,6 +42,7 @@ export async function makeSandbox(env: Record<string, string> = {}): Promise<San
   const secretKey = `sk_default_${randomHex(16)}`;
   const base: Record<string, string> = {
     DATA_DIR: dataDir,
+    PGLITE_TEMPLATE_DIR: await sharedTemplates(),
     DEFAULT_PUBLIC_KEY: publicKey,
     DEFAULT_SECRET_KEY: secretKey,
     ADMIN_EMAIL: ADMIN.email,
@@ -136,6 +146,7 @@ export function openSandboxDatabases(sandbox: Sandbox, poolSize = 2): Promise<Da
     dataDir: sandbox.env.DATA_DIR!,
     poolSize,
     ownerSecret: "test-owner-secret",
+    templates: sandbox.env.PGLITE_TEMPLATE_DIR,
   });
 }
 
