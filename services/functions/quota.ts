@@ -95,8 +95,19 @@ export class InvocationQuota {
     return await usageStore.add(this.control, ref, month, n);
   }
 
-  /** Adds the pending counts to the shared ones, and learns the totals of every instance. */
-  async flush(): Promise<void> {
+  /**
+   * Adds the pending counts to the shared ones, and learns the totals of every instance. Flushes run one after
+   * the other: one that returns has stored every count taken before it was called, even those an earlier flush
+   * (the timer's) was storing meanwhile.
+   */
+  flush(): Promise<void> {
+    this.flushed = this.flushed.then(() => this.store());
+    return this.flushed;
+  }
+
+  private flushed: Promise<void> = Promise.resolve();
+
+  private async store(): Promise<void> {
     for (const [ref, u] of this.usage) {
       if (u.pending === 0) continue;
       const n = u.pending;
@@ -104,7 +115,9 @@ export class InvocationQuota {
       try {
         u.stored = await this.add(ref, u.month, n);
       } catch (err) {
-        u.pending += n;
+        // Counted again on the usage as it is now (a read meanwhile replaces it); lost if its month ended meanwhile.
+        const now = this.usage.get(ref);
+        (now?.month === u.month ? now : u).pending += n;
         log.warn("cannot store invocation counts", { project: ref, cause: describeError(err) });
       }
     }
