@@ -39,9 +39,6 @@ async function exactTop(p: TestPlatform, query: string) {
 Deno.test("AI vector index: recall, writes, reindex, restart, another instance", async (t) => {
   let p = await startPlatform(ENV);
   try {
-    const ready = await p.fetch("/v1/ready").then(json);
-    assertEquals(ready.body.data.vector, "platform-hnsw");
-
     for (let d = 0; d < 10; d++) {
       const text = Array.from({ length: 300 }, () => sentence(14) + ".").join(" ");
       const res = await post(p, "/v1/ai/rag/ingest", {
@@ -56,6 +53,9 @@ Deno.test("AI vector index: recall, writes, reindex, restart, another instance",
       "select count(*)::int as chunks from platform.ai_chunks",
     ) as Json[];
     assert(chunks >= 2000, `${chunks} chunks`);
+    // Told by readiness once the default project's database is open (the ingest opened it).
+    const ready = await p.fetch("/v1/ready").then(json);
+    assertEquals(ready.body.data.vector, "platform-hnsw");
     const queries = Array.from({ length: 20 }, () => sentence(4));
 
     await t.step(

@@ -18,8 +18,13 @@ Deno.test("envelope, request id and bad input", async (t) => {
       assertEquals(status, 200);
       const { pglite, vector, ...rest } = body.data;
       assertEquals(rest, { status: "ready", database: "ok", kv: "ok" });
-      // What serves semantic search: pgvector where the database has it, else the platform's HNSW index.
-      assertEquals(vector, await p.platform.ai.corpus.vectorSearch(await p.platform.dbs.project("default")));
+      // What serves semantic search (pgvector where the database has it, else the platform's HNSW index) is
+      // told once the default project's database is open: a probe does not open a resting one (PGlite).
+      const resting = p.platform.dbs.resting("default");
+      assertEquals(resting, p.platform.dbs.kind === "pglite", "a new embedded project rests until used");
+      if (resting) assertEquals(vector, undefined);
+      const served = await p.platform.ai.corpus.vectorSearch(await p.platform.dbs.project("default"));
+      assertEquals((await json(await p.fetch("/v1/ready"))).body.data.vector, served);
       // The embedded databases are reported on PGlite only.
       assertEquals(pglite === undefined, p.platform.dbs.kind === "postgres");
     });
