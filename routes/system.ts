@@ -16,7 +16,8 @@ const Ready = z.object({
       }),
   }).optional().openapi({ description: "The embedded databases open in this process (PGlite only)" }),
   vector: z.enum(["pgvector", "platform-hnsw", "exact"]).optional().openapi({
-    description: "What serves semantic search: pgvector, the platform's own HNSW index, or an exact scan",
+    description: "What serves semantic search: pgvector, the platform's own HNSW index, or an exact scan. " +
+      "Absent while the default project's embedded database rests (a probe does not open it)",
   }),
 });
 
