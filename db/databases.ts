@@ -397,6 +397,8 @@ export class Databases {
   /** The database of a project, opened and migrated on first use. */
   project(ref: string): Promise<Db> {
     if (this.closing) return Promise.reject(new Error("The databases are closed"));
+    // The first project's database, still being made beside the control database: its creation finishes first.
+    if (this.early?.ref === ref) return this.createProject(ref).then(() => this.project(ref));
     const waiting = this.creating.get(ref) ?? this.dropping.get(ref)?.catch(() => {});
     if (waiting) return waiting.then(() => this.project(ref));
     return this.projects.get(ref) ?? keepUntilRejected(this.projects, ref, this.openProject(ref));
