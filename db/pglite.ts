@@ -73,6 +73,8 @@ class PgliteClient {
   openTransactions = 0;
   /** When a call was last sent or answered (Date.now()): the engine's idle time is counted from it. */
   lastActive = Date.now();
+  /** Calls sent and answers received (not background ones): every use changes it, even within a millisecond. */
+  uses = 0;
   /** Called once when the engine's thread broke or died on its own (not on close or fence). */
   onFailure: (err: Error) => void = () => {};
   private readonly pending = new Map<number, Pending>();
@@ -81,6 +83,11 @@ class PgliteClient {
   private readonly listeners = new Map<number, (payload: string) => void>();
   private nextId = 1;
   private failure: Error | undefined;
+
+  private used(): void {
+    this.lastActive = Date.now();
+    this.uses++;
+  }
 
   constructor(dir: string) {
     this.worker = engineThread(dir);
@@ -115,7 +122,7 @@ class PgliteClient {
     const id = options.id ?? this.nextId++;
     const { timeoutMs } = options;
     const quiet = background.getStore() === true;
-    if (!quiet) this.lastActive = Date.now();
+    if (!quiet) this.used();
     const request = { ...call, id } as WorkerRequest;
     if (timeoutMs !== undefined) (request as { watch?: boolean }).watch = true;
     return new Promise<T>((resolve, reject) => {
@@ -220,7 +227,7 @@ class PgliteClient {
     pending: Pending,
     m: { ok: true; value: unknown } | { ok: false; error: SerializedError },
   ): void {
-    if (!pending.quiet) this.lastActive = Date.now();
+    if (!pending.quiet) this.used();
     clearTimeout(pending.timer);
     if (m.ok) pending.resolve(m.value);
     else pending.reject(deserializeError(m.error));
@@ -382,7 +389,7 @@ class EmbeddedDatabase implements Monitored {
   private asleep = false;
   /** An idle engine is asked when its work falls due, before it closes. */
   private askingDue = false;
-  /** Set by restSoon: the engine's last use then; it rests once idle if no use came since. */
+  /** Set by restSoon: the engine's use count then; it rests once idle if no use came since. */
   private restIfUnusedSince: number | null = null;
   private restarts = 0;
   private restarting = false;
@@ -443,11 +450,11 @@ class EmbeddedDatabase implements Monitored {
    * can write to the directory while it rests (one process holds it), so no notification is missed.
    */
   private rest(client: PgliteClient): void {
-    const since = client.lastActive;
+    const since = client.uses;
     this.askingDue = true;
     this.askDue(client).then((dueAt) => {
       this.askingDue = false;
-      const called = !client.idle || client.lastActive !== since;
+      const called = !client.idle || client.uses !== since;
       if (called || this.client !== client || this.reopening || this.closed) return;
       this.reopening = (async () => {
         const clean = await closeWithin(client, CLOSE_MS).catch(() => false);
@@ -484,13 +491,13 @@ class EmbeddedDatabase implements Monitored {
 
   /** See {@linkcode EmbeddedDb.restSoon}. */
   restSoon(): void {
-    if (this.client) this.restIfUnusedSince = this.client.lastActive;
+    if (this.client) this.restIfUnusedSince = this.client.uses;
   }
 
   /** Whether restSoon asked this engine to rest and nothing has used it since. */
   private unusedSinceRestSoon(client: PgliteClient): boolean {
     if (this.restIfUnusedSince === null) return false;
-    if (client.lastActive === this.restIfUnusedSince) return true;
+    if (client.uses === this.restIfUnusedSince) return true;
     this.restIfUnusedSince = null; // used: it rests after PGLITE_IDLE_SECS, as any other
     return false;
   }
