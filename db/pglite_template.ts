@@ -91,7 +91,7 @@ function ensureTemplate(templates: string, template: string, recipe: TemplateRec
   if (pending) return pending;
   const made = (async () => {
     if (await isPgliteDir(template)) return;
-    await Deno.mkdir(templates, { recursive: true });
+    await Deno.mkdir(templates, { recursive: true, mode: 0o700 }); // only the platform's user reads or writes it
     const temp = `${template}.tmp-${crypto.randomUUID().slice(0, 8)}`;
     try {
       await recipe.make(temp, `${temp}.rest`);
