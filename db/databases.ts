@@ -230,6 +230,8 @@ export class Databases {
    */
   private restTag = "";
   private generation = 0;
+  /** The generation of each project created or dropped by this process (a ref's last change). */
+  private readonly refGenerations = new Map<string, number>();
   /** Set once {@linkcode close} begins: nothing opens a database any more. */
   private closing = false;
   private projectMigrations: Migration[] = [];
@@ -345,7 +347,7 @@ export class Databases {
     if (this.closing) return Promise.reject(new Error("The databases are closed"));
     const dropping = this.dropping.get(ref);
     if (dropping) return dropping.catch(() => {}).then(() => this.createProject(ref));
-    this.projectsChanged();
+    this.projectsChanged(ref);
     if (this.kind === "pglite") {
       const open = this.projects.get(ref);
       if (open) return open.then(() => {}); // opened (so made) already by this process
@@ -431,16 +433,26 @@ export class Databases {
 
   /**
    * Changes whenever a project is created or dropped: what is kept of the projects' rows in the control database
-   * (the list of projects, their settings) is read again after, so a ref deleted and created again never gets
-   * the old project's.
+   * (the list of projects) is read again after.
    */
   get projectsGeneration(): number {
     return this.generation;
   }
 
-  /** A project was created or dropped, or its row is being written: see {@linkcode projectsGeneration}. */
-  projectsChanged(): void {
-    this.generation++;
+  /**
+   * Changes whenever project `ref` is created or dropped: what is kept of its row (its settings) is read again
+   * after, so a ref deleted and created again never gets the old project's, while the other projects' stay.
+   */
+  projectGeneration(ref: string): number {
+    return this.refGenerations.get(ref) ?? 0;
+  }
+
+  /**
+   * Project `ref` was created or dropped, or its row is being written: see {@linkcode projectsGeneration} and
+   * {@linkcode projectGeneration}.
+   */
+  projectsChanged(ref: string): void {
+    this.refGenerations.set(ref, ++this.generation);
   }
 
   /**
@@ -626,7 +638,7 @@ export class Databases {
   }
 
   private async drop(ref: string): Promise<void> {
-    this.projectsChanged();
+    this.projectsChanged(ref);
     await this.creating.get(ref)?.catch(() => {});
     const owner = this.owners.get(ref);
     this.owners.delete(ref);
@@ -649,7 +661,7 @@ export class Databases {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       });
     }
-    this.projectsChanged();
+    this.projectsChanged(ref);
   }
 
   /** Closes every database. */

@@ -180,7 +180,7 @@ export class ProjectService {
       if (sqlState(err) === "23505") throw errors.conflict(`Project "${input.ref}" already exists`);
       throw err;
     } finally {
-      this.dbs.projectsChanged();
+      this.dbs.projectsChanged(input.ref);
     }
     this.projects.delete(input.ref);
     // A key given to the new project may have been looked up, and found unknown, before.
@@ -188,7 +188,9 @@ export class ProjectService {
     try {
       await this.dbs.createProject(input.ref);
     } catch (err) {
-      await projectStore.delete(this.dbs.control, input.ref).finally(() => this.dbs.projectsChanged());
+      await projectStore.delete(this.dbs.control, input.ref).finally(() =>
+        this.dbs.projectsChanged(input.ref)
+      );
       throw errors.unavailable(`Cannot create the database of project "${input.ref}"`, err);
     }
     return await this.get(input.ref);
@@ -197,7 +199,7 @@ export class ProjectService {
   /** Deletes a project, its keys and its database. */
   async delete(ref: string): Promise<void> {
     await this.get(ref);
-    await projectStore.delete(this.dbs.control, ref).finally(() => this.dbs.projectsChanged());
+    await projectStore.delete(this.dbs.control, ref).finally(() => this.dbs.projectsChanged(ref));
     this.forget(ref);
     await this.dbs.dropProject(ref);
   }

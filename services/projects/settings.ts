@@ -11,8 +11,8 @@ export interface SettingsStore<S> {
 // Another instance sees a change within this time; the instance that made it, at once.
 const CACHE_MS = 10_000;
 
-/** What settings are read from: the control database, its kind, and the projects' generation. */
-export type SettingsSource = Pick<Databases, "control" | "kind" | "projectsGeneration">;
+/** What settings are read from: the control database, its kind, and each project's generation. */
+export type SettingsSource = Pick<Databases, "control" | "kind" | "projectGeneration">;
 
 /**
  * ProjectSettings reads and changes one kind of per-project settings (data, auth): the stored fields of a
@@ -27,7 +27,7 @@ export class ProjectSettings<S extends object, R> {
     private readonly inForce: (stored: S) => R,
   ) {
     // On PGlite this process is the only writer of the control database: settings are kept until it changes
-    // them (update, or a project created or dropped), so a request after a long rest need not open it.
+    // them (update, or that project created or dropped), so a request after a long rest need not open it.
     this.cache = new TtlCache({ ttlMs: source.kind === "pglite" ? Infinity : CACHE_MS, maxEntries: 10_000 });
   }
 
@@ -37,7 +37,7 @@ export class ProjectSettings<S extends object, R> {
 
   /** The settings of project `ref` in force: cached, so a request pays for them once every few seconds at most. */
   resolve(ref: string): Promise<R> {
-    const generation = this.source.projectsGeneration;
+    const generation = this.source.projectGeneration(ref);
     const hit = this.cache.get(ref);
     if (hit && hit.generation === generation) return hit.settings;
     const settings = this.store.find(this.control, ref).then(this.inForce);
