@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { type Db, quoteIdent, sqlState } from "./driver.ts";
 import { migrate, type Migration, readMigrations } from "./migrate.ts";
 import { type EmbeddedDb, inBackground, openPglite, readRestFile, removeRestFile } from "./pglite.ts";
-import { pgliteLimits } from "./pglite_health.ts";
+import { type PgliteLimits, pgliteLimits } from "./pglite_health.ts";
 import { isPgliteDir, preparePgliteDir } from "./pglite_init.ts";
 import { copyTemplate, removeUnfinishedCopies, type TemplateRecipe } from "./pglite_template.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
@@ -72,7 +72,7 @@ function projectRecipe(migrations: Migration[], tag: string): TemplateRecipe {
     make: (dir, restFile) =>
       preparePgliteDir(dir, settings, {
         migrations: "project",
-        limits: TEMPLATE_LIMITS(),
+        limits: templateLimits(),
         searchPath: TENANT_SEARCH_PATH,
         rest: restFile ? { file: restFile, tag } : undefined,
       }),
@@ -99,7 +99,9 @@ function controlRecipe(migrations: Migration[]): TemplateRecipe {
  * The bounds a template is made under: the platform's, except that its rest file is written even when idle
  * databases never rest here (the template serves later starts, which may let them).
  */
-const TEMPLATE_LIMITS = () => ({ ...pgliteLimits, idleSecs: Math.max(pgliteLimits.idleSecs, 3600) });
+function templateLimits(): PgliteLimits {
+  return { ...pgliteLimits, idleSecs: Math.max(pgliteLimits.idleSecs, 3600) };
+}
 
 /**
  * Makes a project's embedded database `dir`, a copy of the project template in `templates`, with its rest file
@@ -192,6 +194,9 @@ const TENANT_SEARCH_PATH = `"$user", public, extensions`;
  */
 const CONTROL_SHARED_BUFFERS_MB = 4;
 
+/** How many projects' generations are kept (Databases.projectGeneration) before they are all reset. */
+const MAX_REF_GENERATIONS = 10_000;
+
 /** PostgreSQL's longest identifier, in bytes. */
 const MAX_IDENTIFIER = 63;
 
@@ -230,8 +235,13 @@ export class Databases {
    */
   private restTag = "";
   private generation = 0;
-  /** The generation of each project created or dropped by this process (a ref's last change). */
+  /**
+   * The generation of each project created or dropped by this process (a ref's last change); a ref not in it
+   * has `generationFloor`. Bounded: when full it is emptied and the floor raised, which makes every project's
+   * settings read again once.
+   */
   private readonly refGenerations = new Map<string, number>();
+  private generationFloor = 0;
   /** Set once {@linkcode close} begins: nothing opens a database any more. */
   private closing = false;
   private projectMigrations: Migration[] = [];
@@ -444,7 +454,7 @@ export class Databases {
    * after, so a ref deleted and created again never gets the old project's, while the other projects' stay.
    */
   projectGeneration(ref: string): number {
-    return this.refGenerations.get(ref) ?? 0;
+    return this.refGenerations.get(ref) ?? this.generationFloor;
   }
 
   /**
@@ -452,6 +462,10 @@ export class Databases {
    * {@linkcode projectGeneration}.
    */
   projectsChanged(ref: string): void {
+    if (this.refGenerations.size >= MAX_REF_GENERATIONS) {
+      this.refGenerations.clear();
+      this.generationFloor = this.generation + 1;
+    }
     this.refGenerations.set(ref, ++this.generation);
   }
 

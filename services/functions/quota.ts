@@ -29,6 +29,8 @@ interface ProjectUsage {
 export class InvocationQuota {
   private readonly usage = new Map<string, ProjectUsage>();
   private readonly timer: ReturnType<typeof setInterval>;
+  /** The last flush asked for: the next runs after it. */
+  private flushed: Promise<void> = Promise.resolve();
 
   constructor(private readonly control: Queryable, private readonly defaultLimit: number) {
     this.timer = setInterval(() => this.flush(), FLUSH_MS);
@@ -104,8 +106,6 @@ export class InvocationQuota {
     this.flushed = this.flushed.then(() => this.store());
     return this.flushed;
   }
-
-  private flushed: Promise<void> = Promise.resolve();
 
   private async store(): Promise<void> {
     for (const [ref, u] of this.usage) {

@@ -38,6 +38,14 @@ Deno.test("project settings: kept per project; creating or deleting one reads th
     await projects.create({ ref: "kept" });
     assertEquals(await settings.resolve("kept"), null);
     assertEquals(reads.at(-1), "kept");
+
+    // What is kept of the projects' generations is bounded: past it, every project's settings are read once more.
+    await settings.resolve("kept");
+    for (let i = 0; i < 10_000; i++) dbs.projectsChanged(`churn-${i}`);
+    const before = reads.length;
+    assertEquals(await settings.resolve("kept"), null);
+    assertEquals(await settings.resolve("kept"), null);
+    assertEquals(reads.length, before + 1, "read again once, then kept");
   } finally {
     await dbs.close();
     await sandbox.destroy();
