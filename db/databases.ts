@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type Db, quoteIdent, sqlState } from "./driver.ts";
+import { type Db, type Queryable, quoteIdent, sqlState } from "./driver.ts";
 import { migrate, type Migration, readMigrations } from "./migrate.ts";
 import { type EmbeddedDb, inBackground, openPglite, readRestFile, removeRestFile } from "./pglite.ts";
 import { type PgliteLimits, pgliteLimits } from "./pglite_health.ts";
@@ -63,18 +63,18 @@ async function projectRestTag(migrations: Migration[]): Promise<string> {
  * The template every new project database is copied from (db/pglite_template.ts): made and migrated by a child
  * process (db/pglite_init.ts), its clean close there writing its rest file with `tag`.
  */
-function projectRecipe(migrations: Migration[], tag: string): TemplateRecipe {
+function projectRecipe(migrations: Migration[], tag: string, memoSchemas: readonly string[]): TemplateRecipe {
   const settings = pgliteSettings();
   return {
     kind: "project",
     migrations,
-    inputs: { settings, searchPath: TENANT_SEARCH_PATH, tag },
+    inputs: { settings, searchPath: TENANT_SEARCH_PATH, tag, memoSchemas },
     make: (dir, restFile) =>
       preparePgliteDir(dir, settings, {
         migrations: "project",
         limits: templateLimits(),
         searchPath: TENANT_SEARCH_PATH,
-        rest: restFile ? { file: restFile, tag } : undefined,
+        rest: restFile ? { file: restFile, tag, memoSchemas } : undefined,
       }),
   };
 }
@@ -105,25 +105,39 @@ function templateLimits(): PgliteLimits {
 
 /**
  * Makes a project's embedded database `dir`, a copy of the project template in `templates`, with its rest file
- * (`<dir>.rest`) when idle databases rest. A directory made already (an earlier creation) is brought up to date
- * by a child instead.
+ * (`<dir>.rest`, with the schema memo of `memoSchemas`) when idle databases rest. A directory made already (an
+ * earlier creation) is brought up to date by a child instead.
  */
 async function makeProjectDir(
   dir: string,
   templates: string,
   migrations: Migration[],
   tag: string,
+  memoSchemas: readonly string[],
 ): Promise<void> {
   const restFile = pgliteLimits.idleSecs > 0 ? `${dir}.rest` : undefined;
   if (!await isPgliteDir(dir)) {
-    return await copyTemplate(templates, projectRecipe(migrations, tag), dir, restFile);
+    return await copyTemplate(templates, projectRecipe(migrations, tag, memoSchemas), dir, restFile);
   }
   await preparePgliteDir(dir, pgliteSettings(), {
     migrations: "project",
     limits: pgliteLimits,
     searchPath: TENANT_SEARCH_PATH,
-    rest: restFile ? { file: restFile, tag } : undefined,
+    rest: restFile ? { file: restFile, tag, memoSchemas } : undefined,
   });
+}
+
+/**
+ * What a project database's rest file keeps for the next process besides when its work falls due: the data
+ * API's schema caches (services/data/schema_caches.ts). Made as the database closes cleanly; handed back when a
+ * later process first opens it, after its migrations' check and before any other statement runs on it, so that
+ * its first request does not wait for the catalog to be read.
+ */
+export interface ProjectMemos {
+  /** The memo of project `ref`'s database, read on `q` as it closes (null: none). */
+  make(ref: string, q: Queryable): Promise<string | null>;
+  /** Project `ref`'s database `db` opened with `memo`, from an earlier clean close. */
+  opened(ref: string, db: Db, memo: string): void;
 }
 
 /** Options of {@linkcode Databases.open}. */
@@ -147,6 +161,12 @@ export interface DatabasesOptions {
    * directories (PGLITE_TEMPLATE_DIR): the control database of a first start is copied from there too.
    */
   templates?: string;
+  /**
+   * The exposed schemas (the data API's, the first the default): new project databases are made with their
+   * schema memo (ProjectMemos) ready, so even a project's first request does not read its catalog. Default
+   * `public`.
+   */
+  exposedSchemas?: readonly string[];
 }
 
 /** Where owner SQL runs: a connection as the owner, and the role to switch to in each transaction. */
@@ -245,6 +265,7 @@ export class Databases {
   /** Set once {@linkcode close} begins: nothing opens a database any more. */
   private closing = false;
   private projectMigrations: Migration[] = [];
+  private memos: ProjectMemos | undefined;
 
   private constructor(private readonly options: DatabasesOptions, readonly control: Db) {
     this.kind = control.kind;
@@ -267,7 +288,13 @@ export class Databases {
       const dir = join(options.dataDir, "pglite", "projects", options.firstProject);
       early = {
         ref: options.firstProject,
-        made: makeProjectDir(dir, templates, migrations, await projectRestTag(migrations)),
+        made: makeProjectDir(
+          dir,
+          templates,
+          migrations,
+          await projectRestTag(migrations),
+          Databases.memoSchemas(options),
+        ),
       };
       early.made.catch(() => {}); // its failure is the creation's to report
     }
@@ -343,8 +370,8 @@ export class Databases {
     for (const entry of entries) {
       const ref = entry.isFile && entry.name.endsWith(".rest") ? entry.name.slice(0, -".rest".length) : "";
       if (!projects.has(ref)) continue;
-      const due = await readRestFile(join(dir, entry.name), join(dir, ref), this.restTag);
-      if (due !== undefined) this.restedBefore.set(ref, due ?? Infinity);
+      const rest = await readRestFile(join(dir, entry.name), join(dir, ref), this.restTag);
+      if (rest !== undefined) this.restedBefore.set(ref, rest.dueAt ?? Infinity);
     }
   }
 
@@ -369,7 +396,13 @@ export class Databases {
         this.early = null;
       } else {
         const templates = Databases.templates(this.options);
-        made = makeProjectDir(this.projectDir(ref), templates, this.projectMigrations, this.restTag);
+        made = makeProjectDir(
+          this.projectDir(ref),
+          templates,
+          this.projectMigrations,
+          this.restTag,
+          Databases.memoSchemas(this.options),
+        );
       }
       return keepUntilSettled(this.creating, ref, made.then(() => this.restsAfterMade(ref)));
     }
@@ -388,8 +421,8 @@ export class Databases {
   /** A project database made by a child process rests until its first call, as after a restart. */
   private async restsAfterMade(ref: string): Promise<void> {
     if (pgliteLimits.idleSecs <= 0) return; // no rest file was written
-    const due = await readRestFile(this.restFile(ref), this.projectDir(ref), this.restTag);
-    if (due !== undefined) this.restedBefore.set(ref, due ?? Infinity);
+    const rest = await readRestFile(this.restFile(ref), this.projectDir(ref), this.restTag);
+    if (rest !== undefined) this.restedBefore.set(ref, rest.dueAt ?? Infinity);
   }
 
   private async createDatabase(ref: string): Promise<void> {
@@ -469,6 +502,16 @@ export class Databases {
     this.refGenerations.set(ref, ++this.generation);
   }
 
+  /** What the projects' rest files keep for the next process (PGlite; see {@linkcode ProjectMemos}). */
+  keepMemos(memos: ProjectMemos): void {
+    this.memos = memos;
+  }
+
+  /** The exposed schemas a new project database's memo is made for. */
+  private static memoSchemas(options: DatabasesOptions): readonly string[] {
+    return options.exposedSchemas?.length ? options.exposedSchemas : ["public"];
+  }
+
   /**
    * The embedded databases open now rest as soon as nothing runs on them, unless a request uses them first:
    * called once the platform's start is done with them (what requests read from the control database is kept
@@ -494,14 +537,21 @@ export class Databases {
   }
 
   private async openProject(ref: string): Promise<Db> {
-    const db = this.kind === "postgres"
-      ? openPostgres(this.projectUrl(ref), { max: this.options.poolSize, searchPath: INTERNAL_SEARCH_PATH })
+    const { db, memo } = this.kind === "postgres"
+      ? {
+        db: openPostgres(this.projectUrl(ref), {
+          max: this.options.poolSize,
+          searchPath: INTERNAL_SEARCH_PATH,
+        }),
+      }
       : await this.openEmbeddedProject(ref);
     for (let attempt = 1;; attempt++) {
       try {
         // pgvector installs into the first schema of the platform's search path, which must exist.
         if (this.kind === "postgres") await db.exec("create schema if not exists extensions");
         await migrate(db, this.projectMigrations);
+        // Before anyone else has the database: nothing but the platform's check above has run on it.
+        if (memo !== undefined) this.memos?.opened(ref, db, memo);
         return db;
       } catch (err) {
         // Role statements update cluster-wide catalogs; two databases migrating at once may collide there
@@ -518,11 +568,21 @@ export class Databases {
     }
   }
 
-  private async openEmbeddedProject(ref: string): Promise<Db> {
-    this.restedBefore.delete(ref);
-    const db = await openPglite(this.projectDir(ref), {
+  /** A project's embedded database, and the memo of its rest file when it rested since an earlier process. */
+  private async openEmbeddedProject(ref: string): Promise<{ db: Db; memo?: string }> {
+    const dir = this.projectDir(ref);
+    // Read again as it opens (the file goes then): it still describes the directory, which nothing has opened.
+    const rest = this.restedBefore.delete(ref)
+      ? await readRestFile(this.restFile(ref), dir, this.restTag)
+      : undefined;
+    const db = await openPglite(dir, {
       searchPath: TENANT_SEARCH_PATH,
-      closeWhenIdle: { dueAt: projectDueAt, restFile: this.restFile(ref), restTag: this.restTag },
+      closeWhenIdle: {
+        dueAt: projectDueAt,
+        restFile: this.restFile(ref),
+        restTag: this.restTag,
+        memo: (q) => this.memos?.make(ref, q) ?? Promise.resolve(null),
+      },
     });
     this.embedded.set(ref, db);
     const close = db.close;
@@ -530,7 +590,7 @@ export class Databases {
       if (this.embedded.get(ref) === db) this.embedded.delete(ref);
       await close();
     };
-    return db;
+    return rest?.memo === undefined ? { db } : { db, memo: rest.memo };
   }
 
   /**

@@ -281,7 +281,25 @@ export interface PgliteOptions {
      * later process with another tag does not trust the file.
      */
     restTag?: string;
+    /**
+     * A memo of the database for the next process, made on the engine as it closes cleanly (after `dueAt`) and
+     * written in the rest file: what a later process would otherwise read from the database first (the data
+     * API's schema cache). It describes the directory as that clean close left it, as the rest of the file
+     * does. Null, a failure or more than MAX_MEMO_BYTES: none is kept.
+     */
+    memo?: (q: Queryable) => Promise<string | null>;
   };
+}
+
+/** The largest memo a rest file keeps (a larger one is left out: the next process reads the database). */
+const MAX_MEMO_BYTES = 8 * 1048576;
+
+/** What a rest file says (see {@linkcode readRestFile}). */
+export interface RestRecord {
+  /** When the work stored in the database next falls due (epoch ms; null: nothing is). */
+  dueAt: number | null;
+  /** The memo made as it closed (PgliteOptions.closeWhenIdle.memo), if one was. */
+  memo?: string;
 }
 
 /**
@@ -294,19 +312,16 @@ async function dirFingerprint(dir: string): Promise<string> {
 }
 
 /**
- * What the rest file `path` of directory `dir` says: when the work stored in the database next falls due (epoch
- * ms; null: nothing is), or undefined when there is no such file (the database was not closed cleanly since it
- * last opened), it cannot be read, or it was written for another state of the directory.
+ * What the rest file `path` of directory `dir` says: when the work stored in the database next falls due, and
+ * its memo; undefined when there is no such file (the database was not closed cleanly since it last opened), it
+ * cannot be read, or it was written for another state of the directory or under another tag.
  */
-export async function readRestFile(
-  path: string,
-  dir: string,
-  tag = "",
-): Promise<number | null | undefined> {
+export async function readRestFile(path: string, dir: string, tag = ""): Promise<RestRecord | undefined> {
   try {
-    const { due_at, state, tag: written } = JSON.parse(await Deno.readTextFile(path));
+    const { due_at, state, tag: written, memo } = JSON.parse(await Deno.readTextFile(path));
     if (written !== tag || state !== await dirFingerprint(dir)) return undefined;
-    return due_at === null || (typeof due_at === "number" && Number.isFinite(due_at)) ? due_at : undefined;
+    if (due_at !== null && !(typeof due_at === "number" && Number.isFinite(due_at))) return undefined;
+    return typeof memo === "string" ? { dueAt: due_at, memo } : { dueAt: due_at };
   } catch {
     return undefined;
   }
@@ -316,9 +331,9 @@ export async function readRestFile(
  * Writes a rest file whole and durably: a crash, of the process or of the machine, leaves the old one or none,
  * never half of one.
  */
-async function writeRestFile(path: string, dir: string, tag: string, dueAt: number | null): Promise<void> {
+async function writeRestFile(path: string, dir: string, tag: string, rest: RestRecord): Promise<void> {
   const next = `${path}.next`;
-  const text = JSON.stringify({ due_at: dueAt, state: await dirFingerprint(dir), tag });
+  const text = JSON.stringify({ due_at: rest.dueAt, state: await dirFingerprint(dir), tag, memo: rest.memo });
   const file = await Deno.open(next, { write: true, create: true, truncate: true });
   try {
     await file.write(new TextEncoder().encode(text));
@@ -406,11 +421,13 @@ class EmbeddedDatabase implements Monitored {
   async start(): Promise<void> {
     const { searchPath, sharedBuffersMb } = this.options;
     const buffers = Math.min(sharedBuffersMb ?? Infinity, pgliteLimits.sharedBuffersMb);
-    const [module, extensions] = await Promise.all([engineModule(), extensionFiles()]);
     const restFile = this.options.closeWhenIdle?.restFile;
     if (restFile) await removeRestFile(restFile);
+    // The thread loads PGlite's code while this one compiles its module (once per process) and reads the
+    // extensions: on two cores the two overlap.
     const client = new PgliteClient(this.dir);
     try {
+      const [module, extensions] = await Promise.all([engineModule(), extensionFiles()]);
       await client.call({
         op: "open",
         dir: this.dir,
@@ -452,7 +469,7 @@ class EmbeddedDatabase implements Monitored {
   private rest(client: PgliteClient): void {
     const since = client.uses;
     this.askingDue = true;
-    this.askDue(client).then((dueAt) => {
+    this.askRest(client).then(({ dueAt, memo }) => {
       this.askingDue = false;
       const called = !client.idle || client.uses !== since;
       if (called || this.client !== client || this.reopening || this.closed) return;
@@ -461,30 +478,47 @@ class EmbeddedDatabase implements Monitored {
         this.client = null;
         this.dueAt = dueAt;
         this.asleep = true;
-        if (clean) await this.rested(dueAt);
+        if (clean) await this.rested(dueAt, memo);
         // Much of what the ended engine's thread allocated stays in malloc's arenas until trimmed.
         trimSoon();
-        const idleSecs = Math.round((Date.now() - since) / 1000);
+        const idleSecs = Math.round((Date.now() - client.lastActive) / 1000);
         log.info("embedded database closed while idle", { database: this.name, idle_secs: idleSecs });
       })().finally(() => this.reopening = null);
     });
   }
 
-  /** When work stored in the database next falls due (Infinity: none; 0: unknown, so the checks open it). */
-  private askDue(client: PgliteClient): Promise<number> {
-    return background.run(true, () => this.options.closeWhenIdle!.dueAt(queryable(client)))
-      .then((due) => due ?? Infinity, (err) => {
-        log.warn("embedded database: due work unknown", { database: this.name, cause: String(err) });
-        return 0;
-      });
+  /**
+   * When work stored in the database next falls due (Infinity: none; 0: unknown, so the checks open it), and
+   * the memo for the rest file (closeWhenIdle.memo; undefined: none).
+   */
+  private async askRest(client: PgliteClient): Promise<{ dueAt: number; memo?: string }> {
+    const { dueAt: askDue, memo: makeMemo } = this.options.closeWhenIdle!;
+    const q = queryable(client);
+    const dueAt = await background.run(true, () => askDue(q)).then((due) => due ?? Infinity, (err) => {
+      log.warn("embedded database: due work unknown", { database: this.name, cause: String(err) });
+      return 0;
+    });
+    if (!makeMemo || dueAt === 0 || !this.options.closeWhenIdle?.restFile) return { dueAt };
+    const memo = await background.run(true, () => makeMemo(q)).catch((err) => {
+      log.warn("embedded database: no memo for the next start", { database: this.name, cause: String(err) });
+      return null;
+    });
+    return memo !== null && memo.length <= MAX_MEMO_BYTES ? { dueAt, memo } : { dueAt };
   }
 
-  /** Writes the rest file once the engine ended cleanly with work due at `dueAt` (unknown: none is written). */
-  private async rested(dueAt: number): Promise<void> {
+  /**
+   * Writes the rest file once the engine ended cleanly with work due at `dueAt` (unknown: none is written) and
+   * `memo`.
+   */
+  private async rested(dueAt: number, memo?: string): Promise<void> {
     const path = this.options.closeWhenIdle?.restFile;
     if (dueAt === 0 || !path || pgliteLimits.idleSecs <= 0) return;
     const tag = this.options.closeWhenIdle?.restTag ?? "";
-    await writeRestFile(path, this.dir, tag, dueAt === Infinity ? null : dueAt).catch((err) =>
+    const rest: RestRecord = {
+      dueAt: dueAt === Infinity ? null : dueAt,
+      ...(memo === undefined ? {} : { memo }),
+    };
+    await writeRestFile(path, this.dir, tag, rest).catch((err) =>
       log.warn("embedded database: rest not recorded", { database: this.name, cause: String(err) })
     );
   }
@@ -663,13 +697,15 @@ class EmbeddedDatabase implements Monitored {
     this.client = null;
     const asked = this.options.closeWhenIdle?.restFile && pgliteLimits.idleSecs > 0 && client.idle &&
       !this.restarting;
-    const dueAt = asked ? await valueWithin(this.askDue(client), DUE_ON_CLOSE_MS, 0) : 0;
+    const { dueAt, memo } = asked
+      ? await valueWithin(this.askRest(client), DUE_ON_CLOSE_MS, { dueAt: 0 })
+      : { dueAt: 0 };
     if (asked && dueAt === 0) {
       log.warn("embedded database: due work not read as it closed; the next start opens it to look", {
         database: this.name,
       });
     }
-    if (await closeWithin(client, CLOSE_MS)) await this.rested(dueAt);
+    if (await closeWithin(client, CLOSE_MS)) await this.rested(dueAt, memo);
   }
 }
 

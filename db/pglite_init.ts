@@ -17,8 +17,11 @@ export interface PrepareJob {
   limits: PgliteLimits;
   searchPath?: string;
   sharedBuffersMb?: number;
-  /** For a project database: the rest file its clean close writes (db/pglite.ts), with the platform's tag. */
-  rest?: { file: string; tag: string };
+  /**
+   * For a project database: the rest file its clean close writes (db/pglite.ts), with the platform's tag and the
+   * schema memo of the exposed schemas `memoSchemas` (db/databases.ts, ProjectMemos).
+   */
+  rest?: { file: string; tag: string; memoSchemas?: readonly string[] };
 }
 
 /** What the child is asked (db/pglite_init_child.ts). */

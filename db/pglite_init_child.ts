@@ -12,6 +12,7 @@ import { openPglite, removeRestFile } from "./pglite.ts";
 import { startParams } from "./pglite_start.ts";
 import { migrate, readMigrations } from "./migrate.ts";
 import { projectDueAt } from "./project_due.ts";
+import { schemaMemo } from "./rest/schema.ts";
 import { setLogLevel } from "../lib/log.ts";
 
 async function child(dir: string, job: ChildJob): Promise<void> {
@@ -23,11 +24,17 @@ async function child(dir: string, job: ChildJob): Promise<void> {
   if (!prepare) return;
   setLogLevel("warn");
   configurePglite(prepare.limits);
+  const memoSchemas = prepare.rest?.memoSchemas;
   const db = await openPglite(dir, {
     searchPath: prepare.searchPath,
     sharedBuffersMb: prepare.sharedBuffersMb,
     closeWhenIdle: prepare.rest
-      ? { dueAt: projectDueAt, restFile: prepare.rest.file, restTag: prepare.rest.tag }
+      ? {
+        dueAt: projectDueAt,
+        restFile: prepare.rest.file,
+        restTag: prepare.rest.tag,
+        memo: memoSchemas ? (q) => schemaMemo(q, memoSchemas) : undefined,
+      }
       : undefined,
   });
   try {

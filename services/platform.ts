@@ -100,7 +100,21 @@ export async function openPlatform(config: Config): Promise<Platform> {
     ownerSecret: secret,
     firstProject: config.DEFAULT_PROJECT_REF,
     templates: config.PGLITE_TEMPLATE_DIR,
+    exposedSchemas: config.DATA_SCHEMAS,
   });
+  const data = new DataService(dbs, {
+    maxRows: config.DATA_MAX_ROWS,
+    schemas: config.DATA_SCHEMAS,
+    aggregates: config.DATA_AGGREGATES,
+    plan: config.DATA_PLAN,
+    serverTiming: config.DATA_SERVER_TIMING,
+    openapiMode: config.DATA_OPENAPI_MODE,
+    openapiSecurityActive: config.DATA_OPENAPI_SECURITY_ACTIVE,
+    hoistedTxSettings: config.DATA_HOISTED_TX_SETTINGS,
+    statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
+  });
+  // What a project's rest file keeps for the next start: its schema caches.
+  dbs.keepMemos(data.schemas);
   let kv: Deno.Kv | undefined;
   try {
     kv = await openKv({ url: config.KV_URL, path: config.KV_PATH, dataDir: config.DATA_DIR });
@@ -167,17 +181,7 @@ export async function openPlatform(config: Config): Promise<Platform> {
       }, { siteUrl: config.PUBLIC_URL ?? null }),
       admins,
       authLimit: new SharedRateLimit(dbs.control, { perMinute: config.AUTH_RATE_PER_MIN, name: "password" }),
-      data: new DataService(dbs, {
-        maxRows: config.DATA_MAX_ROWS,
-        schemas: config.DATA_SCHEMAS,
-        aggregates: config.DATA_AGGREGATES,
-        plan: config.DATA_PLAN,
-        serverTiming: config.DATA_SERVER_TIMING,
-        openapiMode: config.DATA_OPENAPI_MODE,
-        openapiSecurityActive: config.DATA_OPENAPI_SECURITY_ACTIVE,
-        hoistedTxSettings: config.DATA_HOISTED_TX_SETTINGS,
-        statementTimeoutMs: config.DATA_STATEMENT_TIMEOUT_MS,
-      }),
+      data,
       realtime,
       queue,
       workBus: dbs.kind === "postgres" ? workBus(dbs.control) : null,

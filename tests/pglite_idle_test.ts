@@ -364,12 +364,13 @@ Deno.test("pglite idle: after a restart, a cleanly closed project stays closed u
   }
 });
 
-Deno.test("pglite idle: a rest file says when work falls due once the engine ends cleanly, and goes when it opens", async () => {
+Deno.test("pglite idle: a rest file says when work falls due, with its memo, once the engine ends cleanly, and goes when it opens", async () => {
   const dir = await Deno.makeTempDir({ prefix: "pglite-rest-" });
   const restFile = `${dir}.rest`;
   const before = pgliteLimits.idleSecs;
   configurePglite({ idleSecs: 0.2 });
   let failDue = false;
+  let memo: string | Error | null = "the catalog as it closed";
   const db = await openPglite(dir, {
     closeWhenIdle: {
       dueAt: async (q) => {
@@ -378,48 +379,67 @@ Deno.test("pglite idle: a rest file says when work falls due once the engine end
       },
       restFile,
       restTag: "v2",
+      memo: async (q) => {
+        await q.query("select 1");
+        if (memo instanceof Error) throw memo;
+        return memo;
+      },
     },
   });
   const name = dir.split("/").filter(Boolean).at(-1)!;
   const open = () => pgliteHealth().instances.find((i) => i.name === name)?.open;
+  const due = async (tag = "v2") => (await readRestFile(restFile, dir, tag))?.dueAt;
   try {
-    assertEquals(await readRestFile(restFile, dir, "v2"), undefined);
+    assertEquals(await due(), undefined);
     await waitUntil("the engine to rest", () => open() === false);
-    await waitUntil("the rest file", async () => await readRestFile(restFile, dir, "v2") === 12345);
+    await waitUntil("the rest file", async () => await due() === 12345);
+    assertEquals(await readRestFile(restFile, dir, "v2"), { dueAt: 12345, memo: "the catalog as it closed" });
     // A call opens the database: the file goes before the engine starts, so a crash now leaves none.
     await db.query("select 1");
-    assertEquals(await readRestFile(restFile, dir, "v2"), undefined);
+    assertEquals(await due(), undefined);
     // Due work that cannot be read: no file, and the next process opens the database to look.
     failDue = true;
     await waitUntil("the engine to rest again", () => open() === false);
-    assertEquals(await readRestFile(restFile, dir, "v2"), undefined);
+    assertEquals(await due(), undefined);
     failDue = false;
+    // A memo that cannot be made, or too large to keep: the file says when work falls due, without one.
+    for (const failing of [new Error("catalog unreadable"), "x".repeat(8 * 1048576 + 1), null]) {
+      memo = failing;
+      await db.query("select 1");
+      await waitUntil("the engine to rest once more", () => open() === false);
+      await waitUntil("the rest file again", async () => await due() === 12345);
+      assertEquals(await readRestFile(restFile, dir, "v2"), { dueAt: 12345 });
+    }
+    memo = "the catalog as it closed";
     await db.query("select 1");
     // A close (the platform stopping) asks too.
     await db.close();
-    assertEquals(await readRestFile(restFile, dir, "v2"), 12345);
+    assertEquals(await readRestFile(restFile, dir, "v2"), { dueAt: 12345, memo: "the catalog as it closed" });
     // A file written under another tag (before an upgrade: another migration level) is not trusted.
-    assertEquals(await readRestFile(restFile, dir, "v3"), undefined);
+    assertEquals(await due("v3"), undefined);
     // Nor one written for another state of the directory (a copy put back, an open since).
     const written = JSON.parse(await Deno.readTextFile(restFile));
     const control = `${dir}/global/pg_control`;
     const state = await Deno.readFile(control);
     await Deno.writeFile(control, state.map((b, i) => i === 100 ? b ^ 1 : b));
-    assertEquals(await readRestFile(restFile, dir, "v2"), undefined);
+    assertEquals(await due(), undefined);
     await Deno.writeFile(control, state);
-    assertEquals(await readRestFile(restFile, dir, "v2"), 12345);
+    assertEquals(await due(), 12345);
     // Nor is a file that says anything else.
-    for (const due of ['"soon"', "1e999", "{}"]) {
-      const text = `{"due_at":${due},"state":"${written.state}","tag":"v2"}`;
+    for (const dueAt of ['"soon"', "1e999", "{}"]) {
+      const text = `{"due_at":${dueAt},"state":"${written.state}","tag":"v2"}`;
       await Deno.writeTextFile(restFile, text);
-      assertEquals(await readRestFile(restFile, dir, "v2"), undefined, text);
+      assertEquals(await due(), undefined, text);
     }
     for (const text of ["", "{", "[]", '{"due_at":null}']) {
       await Deno.writeTextFile(restFile, text);
-      assertEquals(await readRestFile(restFile, dir, "v2"), undefined, text);
+      assertEquals(await due(), undefined, text);
     }
+    // A memo that is not text is no memo.
+    await Deno.writeTextFile(restFile, JSON.stringify({ ...written, memo: { tables: [] } }));
+    assertEquals(await readRestFile(restFile, dir, "v2"), { dueAt: 12345 });
     await Deno.writeTextFile(restFile, JSON.stringify({ ...written, due_at: null }));
-    assertEquals(await readRestFile(restFile, dir, "v2"), null);
+    assertEquals(await due(), null);
   } finally {
     configurePglite({ idleSecs: before });
     await db.close();

@@ -591,8 +591,48 @@ export async function introspect(
   schema: string = EXPOSED_SCHEMA,
   exposed: readonly string[] = [schema],
 ): Promise<SchemaCache> {
+  return schemaCacheOf(schema, await catalogOf(db, schema, exposed));
+}
+
+/** What the catalog says of schema `schema` (the JSON {@linkcode schemaCacheOf} reads). */
+async function catalogOf(db: Queryable, schema: string, exposed: readonly string[]): Promise<string> {
   const [row] = await db.query<{ cache: string }>(INTROSPECT, [schema, JSON.stringify(exposed)]);
-  const raw = JSON.parse(row!.cache) as RawCache;
+  return row!.cache;
+}
+
+/**
+ * The schema caches of every exposed schema, as text to keep beside a database that closes (its rest file): the
+ * catalog's answers, which {@linkcode schemaCachesOfMemo} reads back without asking the catalog again.
+ */
+export async function schemaMemo(db: Queryable, exposed: readonly string[]): Promise<string> {
+  const catalogs: string[] = [];
+  for (const schema of exposed) catalogs.push(await catalogOf(db, schema, exposed));
+  return JSON.stringify({ exposed, catalogs });
+}
+
+/**
+ * The schema caches a memo of {@linkcode schemaMemo} holds, by schema, with the exposed schemas it was made for;
+ * undefined when it cannot be read.
+ */
+export function schemaCachesOfMemo(
+  memo: string,
+): { exposed: string[]; caches: Map<string, SchemaCache> } | undefined {
+  try {
+    const { exposed, catalogs } = JSON.parse(memo) as { exposed?: unknown; catalogs?: unknown };
+    if (!Array.isArray(exposed) || !Array.isArray(catalogs) || catalogs.length !== exposed.length) {
+      return undefined;
+    }
+    if (exposed.length === 0 || !exposed.every((s) => typeof s === "string")) return undefined;
+    const caches = new Map(exposed.map((schema, i) => [schema, schemaCacheOf(schema, String(catalogs[i]))]));
+    return { exposed, caches };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The schema cache of schema `schema` from the catalog's answer. */
+function schemaCacheOf(schema: string, catalog: string): SchemaCache {
+  const raw = JSON.parse(catalog) as RawCache;
   const tables = new Map<string, TableInfo>();
   const casts = domainCasts(raw.representations);
   const sources = viewSources(raw);

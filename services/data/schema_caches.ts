@@ -1,5 +1,6 @@
-import type { Db } from "../../db/driver.ts";
-import { introspect, type SchemaCache } from "../../db/rest/schema.ts";
+import type { ProjectMemos } from "../../db/databases.ts";
+import type { Db, Queryable } from "../../db/driver.ts";
+import { introspect, type SchemaCache, schemaCachesOfMemo, schemaMemo } from "../../db/rest/schema.ts";
 import { log } from "../../lib/log.ts";
 
 /** The channel the project migration 0030 notifies after DDL (an event trigger). */
@@ -24,6 +25,8 @@ interface Entry {
   generation: number;
   /** The exposed schemas the cache holds, joined: a project whose setting changes loads them again. */
   exposed: string;
+  /** The same, as a list. */
+  schemas: readonly string[];
   unlisten?: Promise<(() => Promise<void>) | undefined>;
   /** Approximate size of the loaded caches (0 while loading). */
   bytes: number;
@@ -34,8 +37,10 @@ interface Entry {
 /**
  * SchemaCaches keeps the schema caches of each project, one per exposed schema: introspected on first use, reloaded after a `NOTIFY` on
  * {@linkcode SCHEMA_CHANNEL} (sent by DDL) or an explicit {@linkcode SchemaCaches.invalidate} (after `POST /v1/sql`).
+ * On PGlite they are also what a project's rest file keeps for the next process ({@linkcode ProjectMemos}): the
+ * catalog as the database closed, so that its first request after a restart does not wait for the catalog.
  */
-export class SchemaCaches {
+export class SchemaCaches implements ProjectMemos {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
   private uses = 0;
@@ -83,6 +88,7 @@ export class SchemaCaches {
         cache: listening.then(() => this.load(ref, db, exposed)),
         generation: ++this.generation,
         exposed: key,
+        schemas: exposed,
         bytes: 0,
         used: 0,
       };
@@ -93,6 +99,7 @@ export class SchemaCaches {
       entry.cache = this.load(ref, db, exposed);
       entry.generation = ++this.generation;
       entry.exposed = key;
+      entry.schemas = exposed;
     }
     entry.used = ++this.uses;
     return entry.cache;
@@ -131,6 +138,40 @@ export class SchemaCaches {
   private forget(ref: string, entry: Entry): void {
     this.entries.delete(ref);
     entry.unlisten?.then((unlisten) => unlisten?.()).catch(() => {});
+  }
+
+  /**
+   * The memo of project `ref`'s database as it closes: the catalog of the exposed schemas its requests used last
+   * (the platform's when none came).
+   */
+  make(ref: string, q: Queryable): Promise<string> {
+    return schemaMemo(q, this.entries.get(ref)?.schemas ?? this.exposed);
+  }
+
+  /**
+   * Project `ref`'s database `db` has just opened with the memo of its last clean close: its caches are taken
+   * from it, and its DDL is listened to from now on (the listen is sent before any statement of its callers).
+   * A project whose exposed schemas differ from the memo's loads its own on its first request, as usual.
+   */
+  opened(ref: string, db: Db, memo: string): void {
+    const entry = this.entries.get(ref);
+    if (entry?.db === db) return;
+    const read = schemaCachesOfMemo(memo);
+    if (!read) return;
+    if (entry) this.forget(ref, entry);
+    const unlisten = db.listen(SCHEMA_CHANNEL, () => this.invalidate(ref)).catch(() => undefined);
+    this.entries.set(ref, {
+      db,
+      // Served once listening, as a loaded cache is: DDL from then on is heard.
+      cache: unlisten.then(() => read.caches),
+      generation: ++this.generation,
+      exposed: read.exposed.join(","),
+      schemas: read.exposed,
+      unlisten,
+      bytes: 0,
+      used: ++this.uses,
+    });
+    this.loaded(ref, db, read.caches);
   }
 
   /** Marks the cache of `ref` stale: the next request reloads it. */

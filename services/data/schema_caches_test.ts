@@ -1,0 +1,68 @@
+import { assert, assertEquals } from "../../tests/assert.ts";
+import { makeSandbox, openSandboxDatabases } from "../../tests/harness.ts";
+import { waitUntil } from "../../tests/jobs_fixtures.ts";
+import type { Db } from "../../db/driver.ts";
+import { SchemaCaches } from "./schema_caches.ts";
+
+/** The data API's introspection, told by its text. */
+const INTROSPECTION = "'tables', coalesce(";
+
+/** `db`, counting the introspections run on it. */
+function counting(db: Db): { db: Db; introspections: () => number } {
+  let count = 0;
+  const query: Db["query"] = (sql, params) => {
+    if (sql.includes(INTROSPECTION)) count++;
+    return db.query(sql, params);
+  };
+  return { db: { ...db, query }, introspections: () => count };
+}
+
+Deno.test("schema caches: a memo made as a database closes serves its next open without reading the catalog", async () => {
+  const sandbox = await makeSandbox();
+  const dbs = await openSandboxDatabases(sandbox);
+  try {
+    await dbs.createProject("memo");
+    const project = await dbs.project("memo");
+    await project.exec("create table public.things (id int primary key, name text not null)");
+    // What the closing database's memo says (its requests used the platform's exposed schemas).
+    const memo = await new SchemaCaches(["public"]).make("memo", project);
+
+    const caches = new SchemaCaches(["public"]);
+    const { db, introspections } = counting(project);
+    caches.opened("memo", db, memo);
+    const cache = await caches.get("memo", db);
+    assertEquals([...cache.tables.keys()], ["things"]);
+    assertEquals(cache.tables.get("things")!.primaryKey, ["id"]);
+    assertEquals(introspections(), 0);
+
+    // DDL after the open is heard as before: the next request reads the catalog again.
+    await project.exec("alter table public.things add column size int");
+    await waitUntil("the DDL to be heard", async () => {
+      const next = await caches.get("memo", db);
+      return next.tables.get("things")!.columns.has("size");
+    });
+    assertEquals(introspections(), 1);
+
+    // A project that exposes other schemas than the memo's reads its own on its first request.
+    await project.exec("create schema api; create table api.items (id int)");
+    const other = new SchemaCaches(["public"]);
+    const second = counting(project);
+    other.opened("memo", second.db, memo);
+    const api = await other.get("memo", second.db, "api", ["api", "public"]);
+    assertEquals([...api.tables.keys()], ["items"]);
+    assertEquals(second.introspections(), 2);
+
+    // A memo that cannot be read is no memo: the catalog is read.
+    const third = counting(project);
+    const broken = new SchemaCaches(["public"]);
+    for (const bad of ["", "{", '{"exposed":["public"],"catalogs":[]}', '{"exposed":[],"catalogs":[]}']) {
+      broken.opened("memo", third.db, bad);
+    }
+    assert((await broken.get("memo", third.db)).tables.has("things"));
+    assertEquals(third.introspections(), 1);
+    await Promise.all([caches.close(), other.close(), broken.close()]);
+  } finally {
+    await dbs.close();
+    await sandbox.destroy();
+  }
+});
