@@ -52,11 +52,13 @@ function keepUntilSettled<T>(map: Map<string, Promise<T>>, key: string, value: P
 }
 
 /**
- * What a project's rest file must say it was written under: its last migration and the due-work query. A file
- * written before an upgrade is not trusted: the project opens, migrates and is asked again.
+ * What a project's rest file must say it was written under: its migrations (each one's name and text) and the
+ * due-work query. A file written before an upgrade is not trusted: the project opens, migrates and is asked
+ * again. One that is trusted says every migration of this version has run: its first open skips the check.
  */
 async function projectRestTag(migrations: Migration[]): Promise<string> {
-  return `${migrations.at(-1)?.name ?? ""} ${(await sha256Hex(PROJECT_DUE_SQL)).slice(0, 16)}`;
+  const all = JSON.stringify([migrations.map((m) => [m.name, m.sql]), PROJECT_DUE_SQL]);
+  return `${migrations.at(-1)?.name ?? ""} ${(await sha256Hex(all)).slice(0, 16)}`;
 }
 
 /**
@@ -537,7 +539,7 @@ export class Databases {
   }
 
   private async openProject(ref: string): Promise<Db> {
-    const { db, memo } = this.kind === "postgres"
+    const { db, memo, migrated } = this.kind === "postgres"
       ? {
         db: openPostgres(this.projectUrl(ref), {
           max: this.options.poolSize,
@@ -549,7 +551,7 @@ export class Databases {
       try {
         // pgvector installs into the first schema of the platform's search path, which must exist.
         if (this.kind === "postgres") await db.exec("create schema if not exists extensions");
-        await migrate(db, this.projectMigrations);
+        if (!migrated) await migrate(db, this.projectMigrations);
         // Before anyone else has the database: nothing but the platform's check above has run on it.
         if (memo !== undefined) this.memos?.opened(ref, db, memo);
         return db;
@@ -568,8 +570,11 @@ export class Databases {
     }
   }
 
-  /** A project's embedded database, and the memo of its rest file when it rested since an earlier process. */
-  private async openEmbeddedProject(ref: string): Promise<{ db: Db; memo?: string }> {
+  /**
+   * A project's embedded database, and when it rested since an earlier process (or since it was made), the memo
+   * of its rest file and that its migrations have all run (the file's tag says so).
+   */
+  private async openEmbeddedProject(ref: string): Promise<{ db: Db; memo?: string; migrated?: boolean }> {
     const dir = this.projectDir(ref);
     // Read again as it opens (the file goes then): it still describes the directory, which nothing has opened.
     const rest = this.restedBefore.delete(ref)
@@ -590,7 +595,8 @@ export class Databases {
       if (this.embedded.get(ref) === db) this.embedded.delete(ref);
       await close();
     };
-    return rest?.memo === undefined ? { db } : { db, memo: rest.memo };
+    if (!rest) return { db };
+    return rest.memo === undefined ? { db, migrated: true } : { db, memo: rest.memo, migrated: true };
   }
 
   /**

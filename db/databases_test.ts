@@ -68,7 +68,8 @@ Deno.test({
       assertEquals(await db.query("select count(*)::int as n from auth.users"), [{ n: 0 }]);
       assert(await dbs.project("first") === db, "the same database");
       // The directory made for it, not one the open made on its own (another cluster: another system id).
-      const [template] = [...Deno.readDirSync(templates)].filter((e) => e.isDirectory).map((e) => e.name);
+      const [template] = [...Deno.readDirSync(templates)]
+        .filter((e) => e.isDirectory && e.name.startsWith("project-")).map((e) => e.name);
       const control = await Deno.readFile(join(templates, template!, "global", "pg_control"));
       const made = new DataView(control.buffer).getBigUint64(0, true).toString();
       const [row] = await db.query<{ id: string }>(
