@@ -8,6 +8,7 @@ import { copyTemplate, removeUnfinishedCopies, type TemplateRecipe } from "./pgl
 import { pgliteSettings } from "./pglite_settings.ts";
 import { openPostgres } from "./postgres.ts";
 import { PROJECT_DUE_SQL, projectDueAt } from "./project_due.ts";
+import { memoVersion } from "./rest/schema.ts";
 import { sha256Hex } from "../lib/crypto.ts";
 
 function isConcurrentCatalogUpdate(err: unknown): boolean {
@@ -65,12 +66,13 @@ async function projectRestTag(migrations: Migration[]): Promise<string> {
  * The template every new project database is copied from (db/pglite_template.ts): made and migrated by a child
  * process (db/pglite_init.ts), its clean close there writing its rest file with `tag`.
  */
-function projectRecipe(migrations: Migration[], tag: string, memoSchemas: readonly string[]): TemplateRecipe {
+function projectRecipe(migrations: Migration[], tag: string): TemplateRecipe {
   const settings = pgliteSettings();
+  const memoSchemas = TEMPLATE_MEMO_SCHEMAS;
   return {
     kind: "project",
     migrations,
-    inputs: { settings, searchPath: TENANT_SEARCH_PATH, tag, memoSchemas },
+    inputs: { settings, searchPath: TENANT_SEARCH_PATH, tag, memo: [memoSchemas, memoVersion()] },
     make: (dir, restFile) =>
       preparePgliteDir(dir, settings, {
         migrations: "project",
@@ -106,26 +108,32 @@ function templateLimits(): PgliteLimits {
 }
 
 /**
+ * The exposed schemas of the schema memo a new project database is made with (ProjectMemos): PostgREST's
+ * default. Not the platform's setting: data directories that share a templates directory share one template
+ * whatever they expose; a project exposing others reads its catalog on its first request.
+ */
+const TEMPLATE_MEMO_SCHEMAS = ["public"];
+
+/**
  * Makes a project's embedded database `dir`, a copy of the project template in `templates`, with its rest file
- * (`<dir>.rest`, with the schema memo of `memoSchemas`) when idle databases rest. A directory made already (an
- * earlier creation) is brought up to date by a child instead.
+ * (`<dir>.rest`, with a schema memo) when idle databases rest. A directory made already (an earlier creation) is
+ * brought up to date by a child instead.
  */
 async function makeProjectDir(
   dir: string,
   templates: string,
   migrations: Migration[],
   tag: string,
-  memoSchemas: readonly string[],
 ): Promise<void> {
   const restFile = pgliteLimits.idleSecs > 0 ? `${dir}.rest` : undefined;
   if (!await isPgliteDir(dir)) {
-    return await copyTemplate(templates, projectRecipe(migrations, tag, memoSchemas), dir, restFile);
+    return await copyTemplate(templates, projectRecipe(migrations, tag), dir, restFile);
   }
   await preparePgliteDir(dir, pgliteSettings(), {
     migrations: "project",
     limits: pgliteLimits,
     searchPath: TENANT_SEARCH_PATH,
-    rest: restFile ? { file: restFile, tag, memoSchemas } : undefined,
+    rest: restFile ? { file: restFile, tag, memoSchemas: TEMPLATE_MEMO_SCHEMAS } : undefined,
   });
 }
 
@@ -163,12 +171,6 @@ export interface DatabasesOptions {
    * directories (PGLITE_TEMPLATE_DIR): the control database of a first start is copied from there too.
    */
   templates?: string;
-  /**
-   * The exposed schemas (the data API's, the first the default): new project databases are made with their
-   * schema memo (ProjectMemos) ready, so even a project's first request does not read its catalog. Default
-   * `public`.
-   */
-  exposedSchemas?: readonly string[];
 }
 
 /** Where owner SQL runs: a connection as the owner, and the role to switch to in each transaction. */
@@ -290,13 +292,7 @@ export class Databases {
       const dir = join(options.dataDir, "pglite", "projects", options.firstProject);
       early = {
         ref: options.firstProject,
-        made: makeProjectDir(
-          dir,
-          templates,
-          migrations,
-          await projectRestTag(migrations),
-          Databases.memoSchemas(options),
-        ),
+        made: makeProjectDir(dir, templates, migrations, await projectRestTag(migrations)),
       };
       early.made.catch(() => {}); // its failure is the creation's to report
     }
@@ -398,13 +394,7 @@ export class Databases {
         this.early = null;
       } else {
         const templates = Databases.templates(this.options);
-        made = makeProjectDir(
-          this.projectDir(ref),
-          templates,
-          this.projectMigrations,
-          this.restTag,
-          Databases.memoSchemas(this.options),
-        );
+        made = makeProjectDir(this.projectDir(ref), templates, this.projectMigrations, this.restTag);
       }
       return keepUntilSettled(this.creating, ref, made.then(() => this.restsAfterMade(ref)));
     }
@@ -507,11 +497,6 @@ export class Databases {
   /** What the projects' rest files keep for the next process (PGlite; see {@linkcode ProjectMemos}). */
   keepMemos(memos: ProjectMemos): void {
     this.memos = memos;
-  }
-
-  /** The exposed schemas a new project database's memo is made for. */
-  private static memoSchemas(options: DatabasesOptions): readonly string[] {
-    return options.exposedSchemas?.length ? options.exposedSchemas : ["public"];
   }
 
   /**

@@ -285,14 +285,14 @@ export interface PgliteOptions {
      * A memo of the database for the next process, made on the engine as it closes cleanly (after `dueAt`) and
      * written in the rest file: what a later process would otherwise read from the database first (the data
      * API's schema cache). It describes the directory as that clean close left it, as the rest of the file
-     * does. Null, a failure or more than MAX_MEMO_BYTES: none is kept.
+     * does. Null, a failure, more than MAX_MEMO_CHARS or, on a close, more than MEMO_ON_CLOSE_MS: none is kept.
      */
     memo?: (q: Queryable) => Promise<string | null>;
   };
 }
 
 /** The largest memo a rest file keeps (a larger one is left out: the next process reads the database). */
-const MAX_MEMO_BYTES = 8 * 1048576;
+const MAX_MEMO_CHARS = 8 * 1048576;
 
 /** What a rest file says (see {@linkcode readRestFile}). */
 export interface RestRecord {
@@ -492,18 +492,28 @@ class EmbeddedDatabase implements Monitored {
    * the memo for the rest file (closeWhenIdle.memo; undefined: none).
    */
   private async askRest(client: PgliteClient): Promise<{ dueAt: number; memo?: string }> {
-    const { dueAt: askDue, memo: makeMemo } = this.options.closeWhenIdle!;
-    const q = queryable(client);
-    const dueAt = await background.run(true, () => askDue(q)).then((due) => due ?? Infinity, (err) => {
-      log.warn("embedded database: due work unknown", { database: this.name, cause: String(err) });
-      return 0;
-    });
-    if (!makeMemo || dueAt === 0 || !this.options.closeWhenIdle?.restFile) return { dueAt };
-    const memo = await background.run(true, () => makeMemo(q)).catch((err) => {
+    const dueAt = await this.askDue(client);
+    return { dueAt, memo: dueAt === 0 ? undefined : await this.makeMemo(client) };
+  }
+
+  /** When work stored in the database next falls due (Infinity: none; 0: unknown, so the checks open it). */
+  private askDue(client: PgliteClient): Promise<number> {
+    return background.run(true, () => this.options.closeWhenIdle!.dueAt(queryable(client)))
+      .then((due) => due ?? Infinity, (err) => {
+        log.warn("embedded database: due work unknown", { database: this.name, cause: String(err) });
+        return 0;
+      });
+  }
+
+  /** The memo for the rest file (closeWhenIdle.memo), or undefined: none is made, or it failed. */
+  private async makeMemo(client: PgliteClient): Promise<string | undefined> {
+    const { memo: make, restFile } = this.options.closeWhenIdle!;
+    if (!make || !restFile) return undefined;
+    const memo = await background.run(true, () => make(queryable(client))).catch((err) => {
       log.warn("embedded database: no memo for the next start", { database: this.name, cause: String(err) });
       return null;
     });
-    return memo !== null && memo.length <= MAX_MEMO_BYTES ? { dueAt, memo } : { dueAt };
+    return memo !== null && memo.length <= MAX_MEMO_CHARS ? memo : undefined;
   }
 
   /**
@@ -697,20 +707,24 @@ class EmbeddedDatabase implements Monitored {
     this.client = null;
     const asked = this.options.closeWhenIdle?.restFile && pgliteLimits.idleSecs > 0 && client.idle &&
       !this.restarting;
-    const { dueAt, memo } = asked
-      ? await valueWithin(this.askRest(client), DUE_ON_CLOSE_MS, { dueAt: 0 })
-      : { dueAt: 0 };
+    const dueAt = asked ? await valueWithin(this.askDue(client), DUE_ON_CLOSE_MS, 0) : 0;
     if (asked && dueAt === 0) {
       log.warn("embedded database: due work not read as it closed; the next start opens it to look", {
         database: this.name,
       });
     }
+    // Late, the rest file is written without it: the next start reads the catalog.
+    const memo = dueAt === 0
+      ? undefined
+      : await valueWithin(this.makeMemo(client), MEMO_ON_CLOSE_MS, undefined);
     if (await closeWithin(client, CLOSE_MS)) await this.rested(dueAt, memo);
   }
 }
 
 /** How long closing waits for the engine to say when its work falls due (not told: the next start opens it). */
 const DUE_ON_CLOSE_MS = 5_000;
+/** How long closing waits for the memo of the rest file (not made: the next start reads the database). */
+const MEMO_ON_CLOSE_MS = 5_000;
 
 /**
  * Closes an engine; one that does not finish within `ms` is given up (a stop must not hang). True when it

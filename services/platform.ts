@@ -100,7 +100,6 @@ export async function openPlatform(config: Config): Promise<Platform> {
     ownerSecret: secret,
     firstProject: config.DEFAULT_PROJECT_REF,
     templates: config.PGLITE_TEMPLATE_DIR,
-    exposedSchemas: config.DATA_SCHEMAS,
   });
   const data = new DataService(dbs, {
     maxRows: config.DATA_MAX_ROWS,

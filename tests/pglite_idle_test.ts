@@ -448,6 +448,28 @@ Deno.test("pglite idle: a rest file says when work falls due, with its memo, onc
   }
 });
 
+Deno.test("pglite idle: a memo too slow for the platform's stop is left out of the rest file, not the rest", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-rest-" });
+  const restFile = `${dir}.rest`;
+  const db = await openPglite(dir, {
+    closeWhenIdle: {
+      dueAt: () => Promise.resolve(null),
+      restFile,
+      // Never made: the close waits for it its 5 s, then writes the file without it.
+      memo: () => new Promise<never>(() => {}),
+    },
+  });
+  try {
+    await db.query("select 1");
+    await db.close();
+    assertEquals(await readRestFile(restFile, dir), { dueAt: null });
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(restFile).catch(() => {});
+  }
+});
+
 Deno.test("pglite idle: with PGLITE_IDLE_SECS=0 (never closed when idle) no rest file is written", async () => {
   const dir = await Deno.makeTempDir({ prefix: "pglite-rest-never-" });
   const restFile = `${dir}.rest`;

@@ -1,4 +1,5 @@
 import { type Queryable, quoteIdent } from "../driver.ts";
+import { fnv1a } from "../../lib/fnv.ts";
 
 /** A column of an exposed table. */
 export interface ColumnInfo {
@@ -607,18 +608,30 @@ async function catalogOf(db: Queryable, schema: string, exposed: readonly string
 export async function schemaMemo(db: Queryable, exposed: readonly string[]): Promise<string> {
   const catalogs: string[] = [];
   for (const schema of exposed) catalogs.push(await catalogOf(db, schema, exposed));
-  return JSON.stringify({ exposed, catalogs });
+  return JSON.stringify({ version: memoVersion(), exposed, catalogs });
+}
+
+let version: string | undefined;
+
+/**
+ * What a memo's catalogs were read with: a hash of the introspection's text. A memo of another version of the
+ * platform, whose introspection read other fields, is not read.
+ */
+export function memoVersion(): string {
+  return version ??= fnv1a(INTROSPECT).toString(16);
 }
 
 /**
  * The schema caches a memo of {@linkcode schemaMemo} holds, by schema, with the exposed schemas it was made for;
- * undefined when it cannot be read.
+ * undefined when it cannot be read or was made by another version of the introspection.
  */
 export function schemaCachesOfMemo(
   memo: string,
 ): { exposed: string[]; caches: Map<string, SchemaCache> } | undefined {
   try {
-    const { exposed, catalogs } = JSON.parse(memo) as { exposed?: unknown; catalogs?: unknown };
+    const parsed = JSON.parse(memo) as { version?: unknown; exposed?: unknown; catalogs?: unknown };
+    const { exposed, catalogs } = parsed;
+    if (parsed.version !== memoVersion()) return undefined;
     if (!Array.isArray(exposed) || !Array.isArray(catalogs) || catalogs.length !== exposed.length) {
       return undefined;
     }

@@ -1,4 +1,5 @@
 import { normalize } from "./vectors.ts";
+import { fnv1a } from "../../lib/fnv.ts";
 
 /** The model name recorded for vectors made by {@linkcode embedLocally}. */
 export const LOCAL_EMBEDDING_MODEL = "local-lexical-v1";
@@ -13,15 +14,6 @@ const LIGHT = new Set(
     "should will tell give")
     .split(" "),
 );
-
-function fnv1a(text: string, seed: number): number {
-  let h = 0x811c9dc5 ^ seed;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
 
 function add(vector: Float32Array, feature: string, weight: number): void {
   const h = fnv1a(feature, 0);

@@ -42,6 +42,11 @@ interface Entry {
  */
 export class SchemaCaches implements ProjectMemos {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * The exposed schemas of each project whose caches {@linkcode close} dropped: the databases close after this,
+   * and each one's memo is made for the schemas its requests used.
+   */
+  private readonly closedSchemas = new Map<string, readonly string[]>();
   private generation = 0;
   private uses = 0;
 
@@ -123,6 +128,11 @@ export class SchemaCaches implements ProjectMemos {
     const entry = this.entries.get(ref);
     if (!entry || entry.db !== db) return;
     entry.bytes = schemaBytes(caches);
+    this.bound(ref);
+  }
+
+  /** Drops the least recently used caches but `ref`'s while all of them pass the bound. */
+  private bound(ref: string): void {
     let total = this.bytes;
     while (total > this.maxBytes) {
       let oldest: [string, Entry] | null = null;
@@ -145,7 +155,7 @@ export class SchemaCaches implements ProjectMemos {
    * (the platform's when none came).
    */
   make(ref: string, q: Queryable): Promise<string> {
-    return schemaMemo(q, this.entries.get(ref)?.schemas ?? this.exposed);
+    return schemaMemo(q, this.entries.get(ref)?.schemas ?? this.closedSchemas.get(ref) ?? this.exposed);
   }
 
   /**
@@ -168,10 +178,12 @@ export class SchemaCaches implements ProjectMemos {
       exposed: read.exposed.join(","),
       schemas: read.exposed,
       unlisten,
-      bytes: 0,
-      used: ++this.uses,
+      // The memo's length: its caches as JSON, about, without making that JSON again.
+      bytes: memo.length,
+      // Not a use: a periodic check may have opened the database. The least recent until a request asks.
+      used: 0,
     });
-    this.loaded(ref, db, read.caches);
+    this.bound(ref);
   }
 
   /** Marks the cache of `ref` stale: the next request reloads it. */
@@ -196,6 +208,7 @@ export class SchemaCaches implements ProjectMemos {
   /** Stops listening for every project. */
   async close(): Promise<void> {
     const entries = [...this.entries.values()];
+    for (const [ref, entry] of this.entries) this.closedSchemas.set(ref, entry.schemas);
     this.entries.clear();
     await Promise.all(entries.map(async (e) => {
       const unlisten = await e.unlisten;

@@ -52,15 +52,28 @@ Deno.test("schema caches: a memo made as a database closes serves its next open 
     assertEquals([...api.tables.keys()], ["items"]);
     assertEquals(second.introspections(), 2);
 
-    // A memo that cannot be read is no memo: the catalog is read.
+    // A memo that cannot be read, or was made by another version of the introspection, is no memo.
     const third = counting(project);
     const broken = new SchemaCaches(["public"]);
-    for (const bad of ["", "{", '{"exposed":["public"],"catalogs":[]}', '{"exposed":[],"catalogs":[]}']) {
+    const other_version = JSON.stringify({ ...JSON.parse(memo), version: "another" });
+    for (
+      const bad of [
+        "",
+        "{",
+        '{"exposed":["public"],"catalogs":[]}',
+        '{"exposed":[],"catalogs":[]}',
+        other_version,
+      ]
+    ) {
       broken.opened("memo", third.db, bad);
     }
     assert((await broken.get("memo", third.db)).tables.has("things"));
     assertEquals(third.introspections(), 1);
-    await Promise.all([caches.close(), other.close(), broken.close()]);
+    // The databases close after the data API: a project's memo is still made for the schemas it used.
+    await other.close();
+    assertEquals(JSON.parse(await other.make("memo", project)).exposed, ["api", "public"]);
+    assertEquals(JSON.parse(await other.make("unknown", project)).exposed, ["public"]);
+    await Promise.all([caches.close(), broken.close()]);
   } finally {
     await dbs.close();
     await sandbox.destroy();

@@ -23,6 +23,7 @@ import {
   type ServerEvent,
   specMatches,
 } from "./types.ts";
+import { fnv1a } from "../../lib/fnv.ts";
 
 const encoder = new TextEncoder();
 
@@ -431,7 +432,7 @@ export class PhoenixProtocol implements Protocol {
     for (const [key, metas] of Object.entries(state)) {
       const byRef = new Map<string, Record<string, unknown>>();
       for (const meta of metas) {
-        const ref = typeof meta.phx_ref === "string" ? meta.phx_ref : `k${hash(key + JSON.stringify(meta))}`;
+        const ref = typeof meta.phx_ref === "string" ? meta.phx_ref : `k${fnv1a(key + JSON.stringify(meta))}`;
         byRef.set(ref, { ...meta, phx_ref: ref });
       }
       next.set(key, byRef);
@@ -519,15 +520,5 @@ function toPhoenix(state: Map<string, Map<string, Record<string, unknown>>>): Ph
 
 /** The id of a change spec, the same for the same spec on every connection (as Supabase Realtime's). */
 function changeId(spec: ChangeSpec): number {
-  return hash(`${spec.event}|${spec.schema}|${spec.table}|${spec.filterText ?? ""}`);
-}
-
-/** FNV-1a, 32 bits. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
+  return fnv1a(`${spec.event}|${spec.schema}|${spec.table}|${spec.filterText ?? ""}`);
 }
