@@ -17,7 +17,7 @@
  *   the rest, timed for each project, opens its database again)
  *   DATABASE_URL=postgres://… adds one project on PostgreSQL
  */
-import { ADMIN, makeSandbox, rawRequest } from "../tests/harness.ts";
+import { ADMIN, makeSandbox, rawRequest, startTaskEnv } from "../tests/harness.ts";
 import { treeRss } from "./_proc.ts";
 
 const REST_SECS = Number(Deno.env.get("BENCH_REST_SECS") ?? 20);
@@ -41,7 +41,7 @@ interface Started {
   output: string[];
 }
 
-/** Starts main.ts and waits for `/v1/health` to answer 200. */
+/** Starts main.ts as `deno task start` does (its environment too) and waits for `/v1/health` to answer 200. */
 async function start(env: Record<string, string>): Promise<Started> {
   const port = freePort();
   const t0 = performance.now();
@@ -55,7 +55,14 @@ async function start(env: Record<string, string>): Promise<Started> {
       MAIN,
     ],
     clearEnv: true,
-    env: { ...env, PORT: String(port), HOSTNAME: "127.0.0.1", LOG_LEVEL: "warn", QUIET: "true" },
+    env: {
+      ...startTaskEnv(),
+      ...env,
+      PORT: String(port),
+      HOSTNAME: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      QUIET: "true",
+    },
     stdout: "piped",
     stderr: "piped",
   }).spawn();

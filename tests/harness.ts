@@ -271,6 +271,21 @@ export interface ChildPlatform {
 }
 
 /** Starts `main.ts` in a child process with `env` and waits until it listens. */
+/**
+ * The environment `deno task start` sets before `deno run` (its leading `NAME=value` words in deno.json), so that
+ * a platform started as a child runs as a user's does.
+ */
+export function startTaskEnv(): Record<string, string> {
+  const tasks = JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url))).tasks;
+  const env: Record<string, string> = {};
+  for (const word of String(tasks.start).split(/\s+/)) {
+    const assignment = /^([A-Z_][A-Z0-9_]*)=(\S*)$/.exec(word);
+    if (!assignment) break;
+    env[assignment[1]!] = assignment[2]!;
+  }
+  return env;
+}
+
 export async function spawnPlatform(env: Record<string, string>): Promise<ChildPlatform> {
   const main = new URL("../main.ts", import.meta.url).pathname;
   const process = new Deno.Command(Deno.execPath(), {
@@ -282,7 +297,7 @@ export async function spawnPlatform(env: Record<string, string>): Promise<ChildP
       "--unstable-no-legacy-abort",
       main,
     ],
-    env: { ...env, PORT: "0", HOSTNAME: "127.0.0.1", LOG_LEVEL: "info", QUIET: "false" },
+    env: { ...startTaskEnv(), ...env, PORT: "0", HOSTNAME: "127.0.0.1", LOG_LEVEL: "info", QUIET: "false" },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
