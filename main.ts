@@ -83,10 +83,11 @@ if (import.meta.main) {
     if (!config.QUIET) await printBanner(platform, url);
     log.info("listening", { port: bound, database: platform.dbs.kind });
   }
-  // In the background: the signal handlers below must be in place while it reads.
+  // In the background: the signal handlers below must be in place while it reads. The start's garbage (a
+  // first start's databases made and copied, what the preload read) is collected once it is done.
   restAfterStart(platform).catch((err) =>
     log.warn("the start's databases were not rested", { cause: describeError(err) })
-  );
+  ).finally(() => rest.touch());
 
   // A stop drains: readiness answers 503 at once (a balancer stops sending), the listener keeps accepting for
   // DRAIN_DELAY_MS (a second signal cuts it short), then it closes, realtime clients are closed with 1001 (SSE
