@@ -46,6 +46,9 @@ async function vectorLine(platform: Platform): Promise<string> {
   return "unavailable (AI_VECTOR_STORE=pgvector but the database has no pgvector)";
 }
 
+/** How long after the start is done its garbage is collected (lib/rest_gc.ts). */
+const START_SETTLE_MS = 3000;
+
 if (import.meta.main) {
   const config = loadConfig();
   // The server listens first: liveness answers while the platform opens (migrations, the first admin's password
@@ -84,10 +87,11 @@ if (import.meta.main) {
     log.info("listening", { port: bound, database: platform.dbs.kind });
   }
   // In the background: the signal handlers below must be in place while it reads. The start's garbage (a
-  // first start's databases made and copied, what the preload read) is collected once it is done.
+  // first start's databases made and copied, what the preload read) is collected once the databases it opened
+  // have closed (they rest within a second or two of this), not only at the next rest.
   restAfterStart(platform).catch((err) =>
     log.warn("the start's databases were not rested", { cause: describeError(err) })
-  ).finally(() => rest.touch());
+  ).finally(() => rest.collectSoon(START_SETTLE_MS));
 
   // A stop drains: readiness answers 503 at once (a balancer stops sending), the listener keeps accepting for
   // DRAIN_DELAY_MS (a second signal cuts it short), then it closes, realtime clients are closed with 1001 (SSE

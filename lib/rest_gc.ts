@@ -17,6 +17,11 @@ import { mallocTrim } from "./malloc_trim.ts";
 export interface RestCollector {
   /** Marks work: the next rest ends with a collection. Cheap enough for every request. */
   touch(): void;
+  /**
+   * Collects once `ms` from now, whatever the requests do meanwhile: for work that ends at a known moment (the
+   * platform's start), whose garbage should not wait for the next rest.
+   */
+  collectSoon(ms: number): void;
   stop(): void;
 }
 
@@ -69,6 +74,13 @@ export function restCollector(restMs: number, options: RestOptions = {}): RestCo
   let windowTouches = 0;
   let lastWindowTouches = Infinity;
   let afterCollection = 0;
+  const collectNow = () => {
+    gc();
+    // What the collection and the compilers freed is still resident in malloc's arenas until trimmed.
+    trim();
+    afterCollection = Deno.memoryUsage().heapTotal;
+  };
+  let soon: ReturnType<typeof setTimeout> | undefined;
   const timer = setInterval(() => {
     if (trimWanted) {
       trimWanted = false;
@@ -87,10 +99,7 @@ export function restCollector(restMs: number, options: RestOptions = {}): RestCo
       Deno.memoryUsage().heapTotal - afterCollection >= POLLED_GROWTH_BYTES;
     if (!idle && !polled) return;
     worked = false;
-    gc();
-    // What the collection and the compilers freed is still resident in malloc's arenas until trimmed.
-    trim();
-    afterCollection = Deno.memoryUsage().heapTotal;
+    collectNow();
   }, Math.max(100, restMs / 2));
   Deno.unrefTimer(timer);
   return {
@@ -99,6 +108,14 @@ export function restCollector(restMs: number, options: RestOptions = {}): RestCo
       worked = true;
       windowTouches++;
     },
-    stop: () => clearInterval(timer),
+    collectSoon(ms) {
+      clearTimeout(soon);
+      soon = setTimeout(collectNow, ms);
+      Deno.unrefTimer(soon);
+    },
+    stop: () => {
+      clearInterval(timer);
+      clearTimeout(soon);
+    },
   };
 }

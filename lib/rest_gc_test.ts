@@ -56,3 +56,23 @@ Deno.test("restCollector: a busy window never collects; a polled rest collects o
     rest.stop();
   }
 });
+
+Deno.test("restCollector: collectSoon collects once at the moment asked, not at the next rest", async () => {
+  let collections = 0;
+  let trims = 0;
+  // A rest of a minute: only collectSoon can collect within this test.
+  const rest = restCollector(60_000, { collect: () => collections++, trim: () => trims++ });
+  try {
+    rest.collectSoon(50);
+    for (let i = 0; i < 200 && collections === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assertEquals([collections, trims], [1, 1]);
+    // Asked again before it ran: once, as last asked.
+    rest.collectSoon(10_000);
+    rest.collectSoon(50);
+    for (let i = 0; i < 200 && collections === 1; i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 200));
+    assertEquals(collections, 2);
+  } finally {
+    rest.stop();
+  }
+});
