@@ -9,6 +9,7 @@ import {
 } from "./driver.ts";
 import {
   deserializeError,
+  type Opened,
   type SerializedError,
   statementTimeout,
   TimeoutGate,
@@ -28,7 +29,7 @@ import {
 import { initPgliteDir } from "./pglite_init.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
 import { extensionFiles } from "./pglite_extensions.ts";
-import { engineModule, engineThread } from "./pglite_threads.ts";
+import { engineModule, engineThread, foundLibraryDigests, libraryDigests } from "./pglite_threads.ts";
 import { log } from "../lib/log.ts";
 import { sha256Hex } from "../lib/crypto.ts";
 import { valueWithin } from "../lib/deadline.ts";
@@ -422,13 +423,17 @@ class EmbeddedDatabase implements Monitored {
     const { searchPath, sharedBuffersMb } = this.options;
     const buffers = Math.min(sharedBuffersMb ?? Infinity, pgliteLimits.sharedBuffersMb);
     const restFile = this.options.closeWhenIdle?.restFile;
-    if (restFile) await removeRestFile(restFile);
-    // The thread loads PGlite's code while this one compiles its module (once per process) and reads the
-    // extensions: on two cores the two overlap.
+    // The thread loads PGlite's code while this one removes the rest file, compiles PGlite's module and reads the
+    // extensions (once per process): on two cores the two overlap. The engine opens the directory only once the
+    // rest file is gone.
     const client = new PgliteClient(this.dir);
     try {
-      const [module, extensions] = await Promise.all([engineModule(), extensionFiles()]);
-      await client.call({
+      const [module, extensions] = await Promise.all([
+        engineModule(),
+        extensionFiles(),
+        restFile ? removeRestFile(restFile) : undefined,
+      ]);
+      const opened = await client.call<Opened>({
         op: "open",
         dir: this.dir,
         gate: client.gate.buffer,
@@ -439,7 +444,9 @@ class EmbeddedDatabase implements Monitored {
         settings: { ...pgliteSettings(buffers), ...(searchPath ? { search_path: searchPath } : {}) },
         module,
         extensions,
+        libraryDigests: libraryDigests(),
       });
+      if (opened.libraryDigests) foundLibraryDigests(opened.libraryDigests);
     } catch (err) {
       client.fence(err as Error);
       throw err;
