@@ -9,7 +9,6 @@ import {
 } from "./driver.ts";
 import {
   deserializeError,
-  type Opened,
   type SerializedError,
   statementTimeout,
   TimeoutGate,
@@ -29,7 +28,7 @@ import {
 import { initPgliteDir } from "./pglite_init.ts";
 import { pgliteSettings } from "./pglite_settings.ts";
 import { extensionFiles } from "./pglite_extensions.ts";
-import { engineModule, engineThread, foundLibraryDigests, libraryDigests } from "./pglite_threads.ts";
+import { engineModule, engineThread } from "./pglite_threads.ts";
 import { log } from "../lib/log.ts";
 import { sha256Hex } from "../lib/crypto.ts";
 import { valueWithin } from "../lib/deadline.ts";
@@ -433,7 +432,7 @@ class EmbeddedDatabase implements Monitored {
         extensionFiles(),
         restFile ? removeRestFile(restFile) : undefined,
       ]);
-      const opened = await client.call<Opened>({
+      await client.call({
         op: "open",
         dir: this.dir,
         gate: client.gate.buffer,
@@ -444,9 +443,7 @@ class EmbeddedDatabase implements Monitored {
         settings: { ...pgliteSettings(buffers), ...(searchPath ? { search_path: searchPath } : {}) },
         module,
         extensions,
-        libraryDigests: libraryDigests(),
       });
-      if (opened.libraryDigests) foundLibraryDigests(opened.libraryDigests);
     } catch (err) {
       client.fence(err as Error);
       throw err;

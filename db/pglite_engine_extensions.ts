@@ -6,7 +6,7 @@
 import type { Extension } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import type { ExtensionFile } from "./pglite_extensions.ts";
-import { guardLibraries, lockDigests, lockLibraries } from "./pglite_library_guard.ts";
+import { guardLibraries, lockLibraries } from "./pglite_library_guard.ts";
 
 /** What this file uses of PGlite's Emscripten module. */
 interface EngineFiles {
@@ -28,7 +28,7 @@ interface EngineFiles {
  * still before PostgreSQL starts and reads anything of the project's (its data directory, whose settings the
  * project's SQL can write), the libraries of the install tree become the only ones the engine loads.
  */
-function extensionsFrom(files: ExtensionFile[], libraries: LibraryDigests): Extension {
+function extensionsFrom(files: ExtensionFile[]): Extension {
   return {
     name: "extensions",
     setup: (_pg, options) =>
@@ -41,12 +41,7 @@ function extensionsFrom(files: ExtensionFile[], libraries: LibraryDigests): Exte
               mod.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
               mod.FS.writeFile(full, data);
             }
-            if (libraries.known) lockDigests(libraries.known);
-            else {
-              // Locked whether or not anyone is told (an optional call would skip evaluating its argument).
-              const found = lockLibraries(shippedLibraries(mod));
-              libraries.found?.(found);
-            }
+            lockLibraries(shippedLibraries(mod));
           }],
         },
       }),
@@ -69,27 +64,10 @@ function shippedLibraries(mod: EngineFiles): Uint8Array[] {
 }
 
 /**
- * The digests of the libraries of an install tree (db/pglite_library_guard.ts). Every engine of a process has the
- * same tree (PGlite's file bundle and the same extensions' files), so the first one reads and digests its
- * libraries (6.5 MB, on each open's path) and the next ones lock to what it found.
- */
-export interface LibraryDigests {
-  /** Found by an engine of this process, with the same extensions' files. */
-  known?: string[];
-  /** Told what this engine found (when nothing was known). */
-  found?: (digests: string[]) => void;
-}
-
-/**
  * The `extensions` option of `PGlite.create`, with this thread's compiles guarded. Without the platform's files
  * (the packages not on disk), PGlite's own pgvector, which the lock may then refuse: that fallback fails closed.
  */
-export function engineExtensions(
-  files: ExtensionFile[] | undefined,
-  libraries: LibraryDigests = {},
-): Record<string, Extension> {
+export function engineExtensions(files: ExtensionFile[] | undefined): Record<string, Extension> {
   guardLibraries();
-  return files
-    ? { extensions: extensionsFrom(files, libraries) }
-    : { vector, extensions: extensionsFrom([], libraries) };
+  return files ? { extensions: extensionsFrom(files) } : { vector, extensions: extensionsFrom([]) };
 }

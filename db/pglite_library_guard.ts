@@ -109,18 +109,8 @@ export function allowBinaries(binaries: Iterable<Uint8Array>): void {
   for (const bytes of binaries) allowed.add(digest(bytes));
 }
 
-/**
- * The libraries found in the engine's install tree, read before any SQL ran; from now on, only these load.
- * Answers their digests, which {@linkcode lockDigests} takes for another engine with the same install tree.
- */
-export function lockLibraries(libraries: Iterable<Uint8Array>): string[] {
-  const digests = Array.from(libraries, digest);
-  lockDigests(digests);
-  return digests;
-}
-
-/** As {@linkcode lockLibraries}, from the digests an engine with the same install tree found. */
-export function lockDigests(digests: Iterable<string>): void {
-  for (const d of digests) allowed.add(d);
+/** The libraries found in the engine's install tree, read before any SQL ran; from now on, only these load. */
+export function lockLibraries(libraries: Iterable<Uint8Array>): void {
+  for (const bytes of libraries) allowed.add(digest(bytes));
   locked = true;
 }

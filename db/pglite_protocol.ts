@@ -21,12 +21,6 @@ export type WorkerCall =
     module?: WebAssembly.Module;
     /** The extensions' files, shared (db/pglite_extensions.ts); unset: PGlite's own pgvector loads itself. */
     extensions?: ExtensionFile[];
-    /**
-     * The digests of the libraries an earlier engine of this process found in the same install tree (the same
-     * extensions' files): this one locks to them instead of reading its own. Unset: it reads them, and its open
-     * answers {@linkcode Opened}.
-     */
-    libraryDigests?: string[];
   }
   | { op: "query"; tx?: number; sql: string; params: unknown[]; watch?: boolean }
   | { op: "exec"; tx?: number; sql: string; watch?: boolean }
@@ -46,11 +40,6 @@ export type WorkerCall =
   | { op: "listen"; channel: string }
   | { op: "unlisten"; listener: number }
   | { op: "close" };
-
-/** The answer of an `open`: the digests its engine found, when it was not given them. */
-export interface Opened {
-  libraryDigests?: string[];
-}
 
 /** A call with the id its answer carries. */
 export type WorkerRequest = WorkerCall & { id: number };

@@ -1,6 +1,5 @@
 import { sqlState } from "./driver.ts";
 import { openPglite } from "./pglite.ts";
-import { libraryDigests } from "./pglite_threads.ts";
 import { assert, assertEquals, assertRejects, within } from "../tests/assert.ts";
 
 // The engine runs on its own thread: values, errors, transactions and notifications must cross it unchanged.
@@ -172,35 +171,22 @@ Deno.test("pglite driver: pgvector installs, answers, and works again after the 
   }
 });
 
-// The first engine of a process digests the libraries of its install tree; the next ones lock to what it found
-// (db/pglite_threads.ts). A later engine must load the shipped libraries and refuse any other, as the first does.
-Deno.test("pglite driver: an engine opened after another locks to the libraries the first found", async () => {
-  const dirs = [
-    await Deno.makeTempDir({ prefix: "pglite-digests-a-" }),
-    await Deno.makeTempDir({ prefix: "pglite-digests-b-" }),
-  ];
-  const first = await openPglite(dirs[0]!);
+// The engine loads only the libraries it ships, byte for byte (db/pglite_library_guard.ts): a shipped library
+// whose file SQL changed by one byte is refused before it compiles, and the others still load.
+Deno.test("pglite driver: a shipped library changed by one byte is refused, the others load", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pglite-library-" });
+  const db = await openPglite(dir);
   try {
-    await first.query("select 1");
-    const found = libraryDigests();
-    assert(found !== undefined && found.length > 0, "the first engine's digests were not kept");
-    const later = await openPglite(dirs[1]!);
-    try {
-      assertEquals(libraryDigests(), found);
-      // A shipped library loads; a shipped library's file changed by one byte from SQL is refused before it compiles.
-      await later.exec("create extension citext");
-      assertEquals(await later.query("select 'A'::citext = 'a' as ci"), [{ ci: true }]);
-      await later.exec(
-        "select lo_from_bytea(4243, overlay(b placing '\\xff'::bytea from length(b) - 1)) " +
-          "from (select pg_read_binary_file('/pglite/lib/postgresql/hstore.so') as b) as shipped; " +
-          "select lo_export(4243, '/pglite/lib/postgresql/hstore.so')",
-      );
-      await assertRejects(() => later.exec("create extension hstore"), /loads only the libraries it ships/);
-    } finally {
-      await later.close();
-    }
+    await db.exec(
+      "select lo_from_bytea(4243, overlay(b placing '\\xff'::bytea from length(b) - 1)) " +
+        "from (select pg_read_binary_file('/pglite/lib/postgresql/hstore.so') as b) as shipped; " +
+        "select lo_export(4243, '/pglite/lib/postgresql/hstore.so')",
+    );
+    await assertRejects(() => db.exec("create extension hstore"), /loads only the libraries it ships/);
+    await db.exec("create extension citext");
+    assertEquals(await db.query("select 'A'::citext = 'a' as ci"), [{ ci: true }]);
   } finally {
-    await first.close();
-    for (const dir of dirs) await Deno.remove(dir, { recursive: true });
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -38,21 +38,6 @@ export function engineModule(): Promise<WebAssembly.Module | undefined> {
   return compiled;
 }
 
-let digests: string[] | undefined;
-
-/**
- * The digests of the libraries in an engine's install tree, as the first engine of the process found them before
- * it started PostgreSQL (an open's answer comes before any SQL of its database runs); undefined until then.
- */
-export function libraryDigests(): string[] | undefined {
-  return digests;
-}
-
-/** Keeps what an engine found for the engines opened after it (see {@linkcode libraryDigests}). */
-export function foundLibraryDigests(found: string[]): void {
-  digests ??= found;
-}
-
 /** What an engine's thread may do: read PGlite's package and its directory, write its directory. */
 export function enginePermissions(dir: string): Deno.PermissionOptionsObject {
   const entry = pgliteEntry();

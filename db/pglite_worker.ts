@@ -12,7 +12,6 @@ import { pglitePipeline } from "./pglite_pipeline.ts";
 import { startParams } from "./pglite_start.ts";
 import { restCollector } from "../lib/rest_gc.ts";
 import {
-  type Opened,
   type SerializedError,
   serializeError,
   statementTimeout,
@@ -223,11 +222,9 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       fenceImports();
       // int8 as a string, as postgres.js returns it: the same SQL gives the same JSON on both drivers.
       // pgvector and the contrib modules are there, so that `create extension` works as on a server that has them.
-      const opened: Opened = {};
-      const libraries = { known: req.libraryDigests, found: (d: string[]) => opened.libraryDigests = d };
       pg = await PGlite.create(req.dir, {
         parsers: { [types.INT8]: (value: string) => value },
-        extensions: engineExtensions(req.extensions, libraries),
+        extensions: engineExtensions(req.extensions),
         startParams: startParams(req.settings),
         pgliteWasmModule: req.module,
       });
@@ -244,7 +241,7 @@ async function answer(req: WorkerRequest): Promise<unknown> {
       pg.onNotification(notify);
       pipeline = pglitePipeline(pg, { onNotification: notify, maxPrepared: req.maxPrepared });
       gate = new TimeoutGate(req.gate);
-      return opened;
+      return null;
     }
     case "query":
     case "exec":
