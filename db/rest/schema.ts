@@ -1,4 +1,4 @@
-import { type Queryable, quoteIdent } from "../driver.ts";
+import { type Db, type Queryable, quoteIdent } from "../driver.ts";
 import { fnv1a } from "../../lib/fnv.ts";
 
 /** A column of an exposed table. */
@@ -595,9 +595,26 @@ export async function introspect(
   return schemaCacheOf(schema, await catalogOf(db, schema, exposed));
 }
 
-/** What the catalog says of schema `schema` (the JSON {@linkcode schemaCacheOf} reads). */
+/** The statement that turns PostgreSQL's JIT off for the transaction it runs in. */
+export const NO_JIT = "set local jit = off";
+
+/**
+ * What the catalog says of schema `schema` (the JSON {@linkcode schemaCacheOf} reads). On PostgreSQL it is asked
+ * with JIT off: the query's estimated cost passes `jit_above_cost`, and compiling its plan with LLVM took 600–720
+ * ms of a 660–820 ms run on a new project, against 32–35 ms for the whole query without (PostgreSQL 15). Every
+ * load of the schema cache paid it: a start's first request, each reload after DDL or a missing table. PGlite
+ * has no JIT.
+ */
 async function catalogOf(db: Queryable, schema: string, exposed: readonly string[]): Promise<string> {
-  const [row] = await db.query<{ cache: string }>(INTROSPECT, [schema, JSON.stringify(exposed)]);
+  const params = [schema, JSON.stringify(exposed)];
+  if ((db as Partial<Db>).kind === "postgres" && (db as Partial<Db>).pipeline) {
+    const [, rows] = await (db as Db).pipeline(
+      [{ sql: NO_JIT, params: [] }, { sql: INTROSPECT, params }],
+      { end: "rollback", readOnly: true },
+    );
+    return (rows![0] as { cache: string }).cache;
+  }
+  const [row] = await db.query<{ cache: string }>(INTROSPECT, params);
   return row!.cache;
 }
 

@@ -2,20 +2,51 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { makeSandbox, openSandboxDatabases } from "../../tests/harness.ts";
 import { waitUntil } from "../../tests/jobs_fixtures.ts";
 import type { Db } from "../../db/driver.ts";
+import { NO_JIT } from "../../db/rest/schema.ts";
 import { SchemaCaches } from "./schema_caches.ts";
 
 /** The data API's introspection, told by its text. */
 const INTROSPECTION = "'tables', coalesce(";
 
-/** `db`, counting the introspections run on it. */
-function counting(db: Db): { db: Db; introspections: () => number } {
+/** `db`, counting the introspections run on it, and keeping the pipelines that ran one. */
+function counting(db: Db): { db: Db; introspections: () => number; pipelines: string[][] } {
   let count = 0;
+  const pipelines: string[][] = [];
   const query: Db["query"] = (sql, params) => {
     if (sql.includes(INTROSPECTION)) count++;
     return db.query(sql, params);
   };
-  return { db: { ...db, query }, introspections: () => count };
+  const pipeline: Db["pipeline"] = (statements, options) => {
+    if (statements.some((s) => s.sql.includes(INTROSPECTION))) {
+      count++;
+      pipelines.push(statements.map((s) => s.sql));
+    }
+    return db.pipeline(statements, options);
+  };
+  return { db: { ...db, query, pipeline }, introspections: () => count, pipelines };
 }
+
+Deno.test("schema caches: PostgreSQL reads the catalog with JIT off (compiling its plan cost 20 times the query)", async () => {
+  const sandbox = await makeSandbox();
+  const dbs = await openSandboxDatabases(sandbox);
+  try {
+    await dbs.createProject("nojit");
+    const project = await dbs.project("nojit");
+    await project.exec("create table public.things (id int primary key)");
+    const { db, introspections, pipelines } = counting(project);
+    const caches = new SchemaCaches(["public"]);
+    assert((await caches.get("nojit", db)).tables.has("things"));
+    assertEquals(introspections(), 1);
+    if (project.kind === "postgres") {
+      assertEquals(pipelines.length, 1);
+      assertEquals(pipelines[0]![0], NO_JIT);
+    } else assertEquals(pipelines, []);
+    await caches.close();
+  } finally {
+    await dbs.close();
+    await sandbox.destroy();
+  }
+});
 
 Deno.test("schema caches: a memo made as a database closes serves its next open without reading the catalog", async () => {
   const sandbox = await makeSandbox();
